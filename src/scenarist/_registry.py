@@ -1,0 +1,101 @@
+"""Kind registries: pydantic base classes whose subclasses are rebuilt from ``{"kind": ...}``.
+
+Checks and interaction specs are both families of small typed configs registered under a
+``kind`` string. A dict with a ``kind`` validates into the registered subclass; dumping an
+instance writes its ``kind`` first. Subclasses forbid unknown fields, so a typo in a
+hand-written scenario file fails loudly instead of producing a check that asserts nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+__all__ = ["KindRegistered"]
+
+M = TypeVar("M", bound="KindRegistered")
+
+
+class KindRegistered(BaseModel):
+    """Base of a family of models registered by ``kind`` (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    kind: ClassVar[str] = ""
+    _kinds: ClassVar[dict[str, type[KindRegistered]]]
+    _family: ClassVar[str] = "component"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_kinds" not in cls.__dict__ and not any("_kinds" in b.__dict__ for b in cls.__mro__[1:-1]):
+            cls._kinds = {}
+
+    @classmethod
+    def register(cls: type[M], kind: str) -> Callable[[type[M]], type[M]]:
+        """Class decorator: register a subclass under ``kind`` (a duplicate is an error)."""
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"kind must be a non-empty string, got {kind!r}")
+
+        def decorator(subclass: type[M]) -> type[M]:
+            registry = cls._kinds
+            existing = registry.get(kind)
+            if existing is not None and existing is not subclass:
+                raise ValueError(
+                    f"{cls._family} kind {kind!r} is already registered by "
+                    f"{existing.__module__}.{existing.__qualname__}; choose another kind"
+                )
+            subclass.kind = kind
+            registry[kind] = subclass
+            return subclass
+
+        return decorator
+
+    @classmethod
+    def kinds(cls) -> list[str]:
+        """The registered kinds, sorted."""
+        return sorted(cls._kinds)
+
+    @classmethod
+    def kind_class(cls, kind: str) -> type[KindRegistered]:
+        """The class registered under ``kind``; ``ValueError`` naming the known kinds if none."""
+        try:
+            return cls._kinds[kind]
+        except KeyError:
+            raise ValueError(
+                f"unknown {cls._family} kind {kind!r}; registered kinds: "
+                f"{', '.join(sorted(cls._kinds))}"
+            ) from None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _dispatch_on_kind(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        if isinstance(data, dict) and "kind" in data:
+            target = cls.kind_class(data["kind"])
+            rest = {k: v for k, v in data.items() if k != "kind"}
+            if target is cls:
+                return handler(rest)
+            if not issubclass(target, cls):
+                raise ValueError(f"kind {data['kind']!r} is not a {cls.__name__}")
+            return target.model_validate(rest)
+        if isinstance(data, dict) and not cls.kind:
+            raise ValueError(
+                f"a {cls._family} needs a 'kind' field; registered kinds: "
+                f"{', '.join(sorted(cls._kinds))}"
+            )
+        return handler(data)
+
+    @model_serializer(mode="wrap")
+    def _dump_with_kind(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            return {"kind": self.kind, **data}
+        return data

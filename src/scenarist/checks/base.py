@@ -1,0 +1,61 @@
+"""The ``Check`` base class: a small typed config plus one ``run(trace)`` method."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any, Self
+
+from pydantic import SerializeAsAny
+
+from scenarist._registry import KindRegistered
+from scenarist.results import CheckResult
+from scenarist.trace import Trace
+
+__all__ = ["AnyCheck", "Check"]
+
+
+class Check(KindRegistered):
+    """Base of every check.
+
+    Subclass it, declare the parameters as fields, implement ``run(self, trace)`` (sync or
+    ``async``) returning a :class:`CheckResult`, and register it::
+
+        @Check.register("max_words")
+        class MaxWords(Check):
+            limit: int
+
+            def run(self, trace: Trace) -> CheckResult:
+                words = len(str(trace.last.outputs).split())
+                if words <= self.limit:
+                    return CheckResult.success(f"{words} words")
+                return CheckResult.failure(f"{words} words, expected at most {self.limit}")
+
+    A failed expectation is a ``CheckResult.failure``; a value that cannot be evaluated
+    (missing key, wrong type) is a ``CheckResult.error``. Raise only for bugs.
+    """
+
+    _family = "check"
+
+    name: str | None = None
+    description: str | None = None
+
+    def run(self, trace: Trace[Any, Any]) -> CheckResult | Awaitable[CheckResult]:
+        """Evaluate the check against ``trace``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement run(trace)")
+
+    @property
+    def label(self) -> str:
+        """How reports name this check: its ``name``, else its kind."""
+        return self.name or self.kind or type(self).__name__
+
+    def to_spec(self) -> dict[str, Any]:
+        """The check as JSON-ready data (with its ``kind``), without name and description."""
+        data: dict[str, Any] = self.model_dump(mode="json", exclude={"name", "description"})
+        return data
+
+    def copy_with(self, **changes: Any) -> Self:
+        """A validated copy with some fields changed."""
+        return self.model_validate({**self.model_dump(), **changes, "kind": self.kind})
+
+
+AnyCheck = SerializeAsAny[Check]

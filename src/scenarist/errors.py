@@ -1,0 +1,58 @@
+"""Every exception scenarist raises, in one tree.
+
+    ScenaristError
+    ├── UserError                  misuse of the API, raised early with the fix
+    │   └── SerializationError     something that cannot be written as JSON (a callable)
+    ├── TestCaseError              a step could not be produced (carried as data on results)
+    │   ├── InteractionGenerationError  inputs or outputs could not be produced
+    │   └── InputGenerationException    an input generator could not produce an input
+    └── StepTimeoutError           an interaction did not finish within ``timeout_s``
+
+Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
+a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
+they are recorded as ERROR results (see :mod:`scenarist.results`). ``UserError`` derives
+from :class:`ValueError` too, so code written against giskard-checks that catches
+``ValueError`` for misuse keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InputGenerationException",
+    "InteractionGenerationError",
+    "ScenaristError",
+    "SerializationError",
+    "StepTimeoutError",
+    "TestCaseError",
+    "UserError",
+]
+
+
+class ScenaristError(Exception):
+    """Base class of every exception raised by scenarist itself."""
+
+
+class UserError(ScenaristError, ValueError):
+    """The API was used in a way that cannot work; the message says how to fix it."""
+
+
+class SerializationError(UserError):
+    """A value (usually a callable) cannot be written to JSON."""
+
+
+class TestCaseError(ScenaristError):
+    """A scenario step could not be produced; recorded on the step's result."""
+
+    __test__ = False  # not a pytest test class
+
+
+class InteractionGenerationError(TestCaseError):
+    """The inputs or outputs of an interaction could not be produced."""
+
+
+class InputGenerationException(InteractionGenerationError):
+    """An input generator (a simulated user, a dataset) could not produce the next input."""
+
+
+class StepTimeoutError(ScenaristError, TimeoutError):
+    """An interaction took longer than the configured ``timeout_s``."""

@@ -1,0 +1,281 @@
+"""Paths into a trace: ``trace.last.outputs.answer``, ``trace.interactions[*].inputs``.
+
+Every ``*_key`` field of a check is a path. The syntax is the JSONPath subset that
+giskard-checks users write, rooted at ``trace``:
+
+=========================  ======================================================
+``.name`` / ``['a.b']``    a mapping key, a model field or a (computed) property
+``[0]`` / ``[-1]``         an index into a list
+``[*]`` / ``.*``           every item of a list, every value of a mapping or model
+``..name``                 ``name`` at any depth (``last`` is a property, not stored,
+                           so it is never visited twice)
+``[1:3]`` / ``[::2]``      a slice
+``[0, 2]`` / ``['a','b']`` a union of indexes or keys
+=========================  ======================================================
+
+Paths are parsed once (:func:`compile_path`, cached) and resolved directly against the
+live objects: a model's fields are read with ``getattr`` and no trace is ever dumped to a
+dict. Resolution follows giskard-checks: no match gives :class:`NoMatch` (which checks
+report as ERROR); a path with a wildcard, a slice, a union or ``..`` always gives a list;
+otherwise one match gives the value itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, is_dataclass
+from functools import lru_cache
+from types import BuiltinMethodType, MethodType
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+__all__ = ["NoMatch", "Path", "compile_path", "resolve", "validate_path"]
+
+ROOT: Final = "trace"
+
+
+@dataclass(frozen=True, slots=True)
+class NoMatch:
+    """The value of a path that matched nothing; checks turn it into an ERROR result."""
+
+    key: str
+
+    def __str__(self) -> str:
+        return f"No match for key: {self.key}"
+
+
+# -- compiled form -----------------------------------------------------------------------
+
+_WILDCARD: Final = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """One step of a path: which children to take, and whether to search all depths."""
+
+    selectors: tuple[str | int | slice | object, ...]
+    descendants: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A parsed path; build it with :func:`compile_path`."""
+
+    text: str
+    segments: tuple[_Segment, ...]
+    is_list: bool  # a wildcard, slice, union or descendant segment: always a list
+
+    def resolve(self, root: Any) -> Any:
+        """The value(s) this path selects in ``root``, or :class:`NoMatch`."""
+        if not self.is_list:
+            value = root
+            for segment in self.segments:
+                value = _child(value, segment.selectors[0])
+                if value is _ABSENT:
+                    return NoMatch(self.text)
+            return value
+        nodes = [root]
+        for segment in self.segments:
+            sources = (
+                [d for n in nodes for d in _descendants(n)] if segment.descendants else nodes
+            )
+            nodes = [
+                found
+                for node in sources
+                for selector in segment.selectors
+                for found in _select(node, selector)
+            ]
+            if not nodes:
+                return NoMatch(self.text)
+        return nodes
+
+
+# -- parsing -----------------------------------------------------------------------------
+
+_NAME = re.compile(r"[^.\[\]\s]+")
+_INT = re.compile(r"-?\d+")
+_SLICE = re.compile(r"(-?\d*)\s*:\s*(-?\d*)(?:\s*:\s*(-?\d*))?")
+_QUOTED = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
+
+
+class PathSyntaxError(ValueError):
+    """A path that cannot be parsed; the message shows where."""
+
+
+def _fail(text: str, pos: int, what: str) -> PathSyntaxError:
+    return PathSyntaxError(
+        f"invalid path {text!r}: {what} at position {pos}; "
+        "write paths like 'trace.last.outputs.answer' or 'trace.interactions[0].inputs'"
+    )
+
+
+def _parse_bracket(text: str, pos: int) -> tuple[tuple[str | int | slice | object, ...], int]:
+    """Parse ``[...]`` starting after the ``[``; return the selectors and the end position."""
+    end = text.find("]", pos)
+    # A quoted key may itself contain ']': scan quoted strings explicitly.
+    selectors: list[str | int | slice | object] = []
+    i = pos
+    while True:
+        while i < len(text) and text[i] == " ":
+            i += 1
+        if i >= len(text):
+            raise _fail(text, pos, "unclosed '['")
+        char = text[i]
+        if char == "*":
+            selectors.append(_WILDCARD)
+            i += 1
+        elif char in "'\"":
+            m = _QUOTED.match(text, i)
+            if not m:
+                raise _fail(text, i, "unterminated quoted key")
+            raw = m.group(1) if m.group(1) is not None else m.group(2)
+            selectors.append(re.sub(r"\\(.)", r"\1", raw))
+            i = m.end()
+        elif char == "?":
+            raise _fail(text, i, "filter expressions are not supported")
+        else:
+            m = _SLICE.match(text, i)
+            if m and ":" in m.group(0):
+                start, stop, step = (int(g) if g else None for g in m.groups())
+                if step == 0:
+                    raise _fail(text, i, "slice step cannot be zero")
+                selectors.append(slice(start, stop, step))
+                i = m.end()
+            else:
+                m = _INT.match(text, i)
+                if not m:
+                    raise _fail(text, i, "expected an index, a quoted key, '*' or a slice")
+                selectors.append(int(m.group(0)))
+                i = m.end()
+        while i < len(text) and text[i] == " ":
+            i += 1
+        if i < len(text) and text[i] == ",":
+            i += 1
+            continue
+        if i < len(text) and text[i] == "]":
+            return tuple(selectors), i + 1
+        raise _fail(text, i if end != -1 else pos, "expected ',' or ']'")
+
+
+@lru_cache(maxsize=4096)
+def compile_path(text: str) -> Path:
+    """Parse ``text`` into a :class:`Path` (cached); raise ``ValueError`` if it is invalid."""
+    if not isinstance(text, str):
+        raise TypeError(f"a path must be a string, got {type(text).__name__}")
+    if text != ROOT and not text.startswith((ROOT + ".", ROOT + "[")):
+        raise PathSyntaxError(
+            f"invalid path {text!r}: paths start with 'trace.', "
+            f"for example 'trace.last.outputs' or 'trace.annotations.user_id'"
+        )
+    segments: list[_Segment] = []
+    i = len(ROOT)
+    n = len(text)
+    while i < n:
+        descendants = False
+        if text.startswith("..", i):
+            descendants = True
+            i += 2
+            if i < n and text[i] == "[":
+                selectors, i = _parse_bracket(text, i + 1)
+                segments.append(_Segment(selectors, True))
+                continue
+        elif text[i] == ".":
+            i += 1
+        elif text[i] == "[":
+            selectors, i = _parse_bracket(text, i + 1)
+            segments.append(_Segment(selectors))
+            continue
+        else:
+            raise _fail(text, i, "expected '.' or '['")
+        if i < n and text[i] == "*":
+            segments.append(_Segment((_WILDCARD,), descendants))
+            i += 1
+            continue
+        m = _NAME.match(text, i)
+        if not m:
+            raise _fail(text, i, "expected a name")
+        segments.append(_Segment((m.group(0),), descendants))
+        i = m.end()
+    is_list = any(
+        s.descendants or len(s.selectors) > 1 or not isinstance(s.selectors[0], str | int)
+        for s in segments
+    )
+    return Path(text, tuple(segments), is_list)
+
+
+def validate_path(text: str) -> str:
+    """Return ``text`` if it is a valid path; raise ``ValueError`` saying why otherwise."""
+    compile_path(text)
+    return text
+
+
+def resolve(trace: Any, key: str) -> Any:
+    """Resolve the path ``key`` against ``trace``.
+
+    Returns the single value, a list (several matches, or a wildcard/slice/union/``..``
+    path), or a :class:`NoMatch` whose ``str`` is ``No match for key: <key>``.
+    """
+    return compile_path(key).resolve(trace)
+
+
+# -- navigation over live objects ----------------------------------------------------------
+
+_ABSENT: Final = object()
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
+
+
+def _child(value: Any, selector: Any) -> Any:
+    """The single child ``selector`` names in ``value``, or ``_ABSENT``."""
+    if isinstance(selector, str):
+        if isinstance(value, Mapping):
+            return value.get(selector, _ABSENT)
+        if _is_sequence(value) or value is None or selector.startswith("__"):
+            return _ABSENT
+        found = getattr(value, selector, _ABSENT)
+        if isinstance(found, MethodType | BuiltinMethodType):
+            return _ABSENT
+        return found
+    if _is_sequence(value):
+        try:
+            return value[selector]
+        except IndexError:
+            return _ABSENT
+    return _ABSENT
+
+
+def _children(value: Any) -> Iterator[Any]:
+    """The direct children of ``value``: list items, mapping values, model fields."""
+    if isinstance(value, Mapping):
+        yield from value.values()
+    elif _is_sequence(value):
+        yield from value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield getattr(value, name)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            yield getattr(value, f.name)
+
+
+def _select(value: Any, selector: Any) -> Iterator[Any]:
+    if selector is _WILDCARD:
+        yield from _children(value)
+    elif isinstance(selector, slice):
+        if _is_sequence(value):
+            yield from value[selector]
+    else:
+        found = _child(value, selector)
+        if found is not _ABSENT:
+            yield found
+
+
+def _descendants(value: Any) -> Iterator[Any]:
+    """``value`` and everything below it, in pre-order."""
+    yield value
+    for child in _children(value):
+        yield from _descendants(child)

@@ -1,0 +1,434 @@
+"""Results: what a run produced, as plain data.
+
+``CheckResult`` → ``TestCaseResult`` (one per scenario step) → ``ScenarioResult`` →
+``SuiteResult``; ``SuiteResult.group_by`` gives a ``GroupedSuiteResult``. Every level
+rolls statuses up the same way (:func:`scenarist._status.rollup`). The models hold no
+presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.report`.
+"""
+
+from __future__ import annotations
+
+import traceback as _traceback
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
+
+from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
+from scenarist.trace import Trace
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+__all__ = [
+    "CheckResult",
+    "CheckStatus",
+    "GroupStats",
+    "GroupedSuiteResult",
+    "Metric",
+    "ScenarioResult",
+    "ScenarioStatus",
+    "StepError",
+    "SuiteResult",
+    "TestCaseResult",
+    "TestCaseStatus",
+    "split_tag",
+]
+
+
+class _Renderable(BaseModel):
+    """Results render themselves through the one renderer in :mod:`scenarist.report`."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from scenarist.report import render
+
+        yield from render(self)
+
+    def print_report(self, console: Console | None = None) -> None:
+        """Print this result with Rich (to stdout unless ``console`` is given)."""
+        from scenarist.report import print_report
+
+        print_report(self, console)
+
+
+class Metric(BaseModel):
+    """A named number a check measured (a similarity, a score, an agreement rate)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: float
+
+
+class CheckResult(_Renderable):
+    """The verdict of one check: a status, a message, metrics and details."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: CheckStatus
+    message: str | None = None
+    metrics: list[Metric] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def _make(
+        cls,
+        status: CheckStatus,
+        message: str | None,
+        details: dict[str, Any] | None,
+        metrics: Iterable[Metric] | None,
+    ) -> Self:
+        return cls(
+            status=status, message=message, metrics=list(metrics or ()), details=details or {}
+        )
+
+    @classmethod
+    def success(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A PASS verdict."""
+        return cls._make(CheckStatus.PASS, message, details, metrics)
+
+    @classmethod
+    def failure(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A FAIL verdict: the check ran and the system did not meet it."""
+        return cls._make(CheckStatus.FAIL, message, details, metrics)
+
+    @classmethod
+    def skip(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A SKIP verdict: the check was not evaluated."""
+        return cls._make(CheckStatus.SKIP, message, details, metrics)
+
+    @classmethod
+    def error(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """An ERROR verdict: the check could not be evaluated (bad key, exception...)."""
+        return cls._make(CheckStatus.ERROR, message, details, metrics)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is CheckStatus.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status is CheckStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is CheckStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is CheckStatus.SKIP
+
+    @property
+    def label(self) -> str:
+        """The check's display name: its ``name``, else its kind, else ``"check"``."""
+        return str(self.details.get("check_name") or self.details.get("check_kind") or "check")
+
+
+class StepError(BaseModel):
+    """An exception raised while a step's inputs or outputs were produced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    exception_type: str
+    traceback: str | None = None
+    phase: str = "outputs"
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, phase: str) -> Self:
+        return cls(
+            message=str(exc) or type(exc).__name__,
+            exception_type=type(exc).__name__,
+            traceback="".join(_traceback.format_exception(exc)),
+            phase=phase,
+        )
+
+
+class TestCaseResult(_Renderable):
+    """The result of one scenario step: its check results, timing and any error."""
+
+    __test__ = False  # not a pytest test class
+
+    results: list[CheckResult] = Field(default_factory=list)
+    duration_ms: int = 0
+    last_interaction_index: int | None = None
+    error: StepError | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> TestCaseStatus:
+        if self.error is not None:
+            return TestCaseStatus.ERROR
+        return rollup((r.status for r in self.results), TestCaseStatus)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is TestCaseStatus.PASS
+
+    @property
+    def failures_and_errors(self) -> list[CheckResult]:
+        """The check results that failed or errored, in order."""
+        return [r for r in self.results if r.status in (CheckStatus.FAIL, CheckStatus.ERROR)]
+
+    def format_failures(self) -> str:
+        """One line per failed or errored check (and the step error, if any)."""
+        lines = [f"[{r.status.value.upper()}] {r.label}: {r.message}" for r in self.failures_and_errors]
+        if self.error is not None:
+            lines.insert(
+                0,
+                f"[ERROR] {self.error.phase}: {self.error.exception_type}: {self.error.message}",
+            )
+        return "\n".join(lines)
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` listing the failures unless the step passed."""
+        if self.status is not TestCaseStatus.PASS:
+            raise AssertionError(f"step {self.status.value}:\n{self.format_failures()}")
+
+
+class ScenarioResult(_Renderable):
+    """The result of running one scenario: its steps, final trace and timing."""
+
+    scenario_name: str
+    steps: list[TestCaseResult] = Field(default_factory=list)
+    final_trace: SerializeAsAny[Trace[Any, Any]] = Field(default_factory=Trace)
+    duration_ms: int = 0
+    multiple_runs: int = 1
+    runs_executed: int = 1
+    run_statuses: list[ScenarioStatus] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> ScenarioStatus:
+        return rollup((s.status for s in self.steps), ScenarioStatus)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is ScenarioStatus.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status is ScenarioStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is ScenarioStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is ScenarioStatus.SKIP
+
+    @property
+    def check_count(self) -> int:
+        """How many check verdicts the scenario produced (0 flags an untested pass)."""
+        return sum(len(s.results) for s in self.steps)
+
+    @property
+    def has_checks(self) -> bool:
+        """False for a scenario that passed only because it checked nothing."""
+        return self.check_count > 0
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.final_trace.cost_usd
+
+    @property
+    def tokens_in(self) -> int:
+        return self.final_trace.tokens_in
+
+    @property
+    def tokens_out(self) -> int:
+        return self.final_trace.tokens_out
+
+    @property
+    def failures_and_errors(self) -> list[CheckResult]:
+        return [r for step in self.steps for r in step.failures_and_errors]
+
+    def format_failures(self) -> str:
+        return "\n".join(s.format_failures() for s in self.steps if s.status in ("fail", "error"))
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
+        if self.status is not ScenarioStatus.PASS:
+            raise AssertionError(
+                f"scenario {self.scenario_name!r} {self.status.value}:\n{self.format_failures()}"
+            )
+
+
+def split_tag(tag: str) -> tuple[str, str | None]:
+    """``"Key:Value"`` → ``("Key", "Value")``; a bare label → ``(label, None)``."""
+    key, sep, value = tag.partition(":")
+    return (key, value) if sep else (tag, None)
+
+
+class GroupStats(BaseModel):
+    """Pass/fail counts for one tag value."""
+
+    name: str | None
+    passed: int
+    failed: int
+    errored: int
+    skipped: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errored + self.skipped
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def non_skipped(self) -> int:
+        return self.total - self.skipped
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.non_skipped if self.non_skipped else None
+
+    @property
+    def display_name(self) -> str:
+        """``(untagged)`` for the ``None`` bucket, ``true`` for a bare or empty value."""
+        if self.name is None:
+            return "(untagged)"
+        return self.name or "true"
+
+
+class SuiteResult(_Renderable):
+    """The results of a suite run, in scenario order."""
+
+    results: list[ScenarioResult] = Field(default_factory=list)
+    duration_ms: int = 0
+    suite_name: str | None = None
+    started_at: datetime | None = None
+    recommendation: str | None = None
+    suite: Any = Field(default=None, exclude=True, repr=False)
+
+    def _count(self, status: ScenarioStatus) -> int:
+        return sum(1 for r in self.results if r.status is status)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed_count(self) -> int:
+        return self._count(ScenarioStatus.PASS)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def failed_count(self) -> int:
+        return self._count(ScenarioStatus.FAIL)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def errored_count(self) -> int:
+        return self._count(ScenarioStatus.ERROR)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def skipped_count(self) -> int:
+        return self._count(ScenarioStatus.SKIP)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
+        evaluated = len(self.results) - self.skipped_count
+        return self.passed_count / evaluated if evaluated else None
+
+    @property
+    def status(self) -> ScenarioStatus:
+        return rollup((r.status for r in self.results), ScenarioStatus)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [c for r in self.results if (c := r.cost_usd) is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(r.tokens_in for r in self.results)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(r.tokens_out for r in self.results)
+
+    def group_by(self, key: str) -> GroupedSuiteResult:
+        """Bucket scenarios by the value of their ``key:value`` tags.
+
+        A scenario lands in every bucket whose value it carries (so totals may exceed the
+        number of scenarios); a bare ``key`` tag counts as the value ``""`` (shown as
+        ``true``); scenarios without the key go to the ``None`` bucket.
+        """
+        counts: dict[str | None, dict[str, int]] = {}
+        for result in self.results:
+            values: list[str | None] = []
+            for tag in result.tags:
+                tag_key, value = split_tag(tag)
+                if tag_key == key and (value or "") not in values:
+                    values.append(value or "")
+            for value in values or [None]:
+                bucket = counts.setdefault(value, dict.fromkeys(("pass", "fail", "error", "skip"), 0))
+                bucket[result.status.value] += 1
+        groups = {
+            value: GroupStats(
+                name=value, passed=c["pass"], failed=c["fail"], errored=c["error"], skipped=c["skip"]
+            )
+            for value, c in counts.items()
+        }
+        return GroupedSuiteResult(suite_result=self, key=key, groups=groups)
+
+    def print_report(self, console: Console | None = None, group_by: str | None = None) -> None:
+        """Print the suite report; with ``group_by``, add a pass-rate table per tag value."""
+        from scenarist.report import print_report
+
+        print_report(self.group_by(group_by) if group_by else self, console)
+
+    def to_hub_format(self) -> dict[str, Any]:
+        """A JSON-serialisable payload in the shape the Giskard Hub accepts."""
+        from scenarist.report.hub import to_hub_format
+
+        return to_hub_format(self)
+
+    def to_junit_xml(self, path: str | Any | None = None) -> str:
+        """The run as JUnit XML; with ``path``, also write it there (parents created)."""
+        from scenarist.report.junit import to_junit_xml
+
+        return to_junit_xml(self, path)
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` naming every scenario that did not pass."""
+        bad = [r for r in self.results if r.status is not ScenarioStatus.PASS]
+        if bad:
+            lines = [f"{len(bad)} of {len(self.results)} scenarios did not pass:"]
+            for r in bad:
+                lines.append(f"- {r.scenario_name} [{r.status.value}]")
+                lines.extend(f"    {line}" for line in r.format_failures().splitlines())
+            raise AssertionError("\n".join(lines))
+
+
+class GroupedSuiteResult(_Renderable):
+    """A suite result bucketed by one tag key, with per-bucket stats."""
+
+    suite_result: SuiteResult
+    key: str
+    groups: dict[str | None, GroupStats]

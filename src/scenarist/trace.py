@@ -1,0 +1,232 @@
+"""The trace model: what happened during a scenario run.
+
+A :class:`Trace` is the ordered history of :class:`Interaction` objects (one exchange
+with the system under test each). Each interaction carries the :class:`Span` tree of what
+happened inside the system while it answered: LLM calls, tool calls, retrievals, custom
+steps. One model serves conversation-level checks (giskard style, ``trace.last.outputs``)
+and step-level assertions (Veval style, ``trace.tool_calls``).
+
+Traces are immutable. :meth:`Trace.with_interaction` returns a new trace; the new and the
+old one share their backing storage, so a run that appends ``n`` interactions does ``O(n)``
+work in total rather than copying the history at every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any, Generic, Self, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+__all__ = [
+    "Interaction",
+    "InteractionLog",
+    "Span",
+    "SpanError",
+    "Trace",
+]
+
+InputType = TypeVar("InputType")
+OutputType = TypeVar("OutputType")
+T = TypeVar("T")
+
+
+class SpanError(BaseModel):
+    """Why a span failed: the exception's message and type name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    type: str | None = None
+
+
+class Span(BaseModel):
+    """One step inside the system under test (Veval calls it a step).
+
+    ``kind`` is one of ``"llm"``, ``"tool"``, ``"retrieval"``, ``"agent"``, ``"custom"``,
+    or any other string. Spans nest: ``children`` holds the spans opened inside this one.
+    """
+
+    span_id: str
+    parent_id: str | None = None
+    name: str
+    kind: str = "custom"
+    input: Any = None
+    output: Any = None
+    status: str = "success"
+    error: SpanError | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    duration_ms: float | None = None
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    children: list[Span] = Field(default_factory=list)
+
+    def walk(self) -> Iterator[Span]:
+        """This span, then its descendants, in pre-order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+class Interaction(BaseModel, Generic[InputType, OutputType]):
+    """One exchange with the system under test: what went in, what came out."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    inputs: InputType
+    outputs: OutputType
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spans: list[Span] = Field(default_factory=list)
+    started_at: datetime | None = None
+    duration_ms: float | None = None
+
+
+class InteractionLog(Sequence[T]):
+    """An immutable view of the first ``n`` items of a list that only ever grows.
+
+    Appending to the newest view extends the shared list in place (amortised ``O(1)``);
+    appending to an older view copies its prefix first, so no view ever changes.
+    Compares equal to any sequence with the same items, and serialises as a list.
+    """
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: Sequence[T] = (), /) -> None:
+        self._items: list[T] = list(items)
+        self._n = len(self._items)
+
+    @classmethod
+    def _view(cls, items: list[T], n: int) -> InteractionLog[T]:
+        view: InteractionLog[T] = cls.__new__(cls)
+        view._items = items
+        view._n = n
+        return view
+
+    def appended(self, item: T) -> InteractionLog[T]:
+        """A new log with ``item`` at the end; this one is unchanged."""
+        items = self._items
+        if len(items) != self._n:  # an older view: branch off a copy
+            items = items[: self._n]
+        items.append(item)
+        return InteractionLog._view(items, self._n + 1)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return self._items[: self._n][index]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("interaction index out of range")
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[T]:
+        items = self._items
+        for i in range(self._n):
+            yield items[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, InteractionLog | list | tuple):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._items[: self._n])
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        args = getattr(source, "__args__", None)
+        item_type = args[0] if args else Interaction
+        from_list = core_schema.no_info_after_validator_function(
+            cls, handler.generate_schema(list[item_type])  # type: ignore[valid-type]
+        )
+        return core_schema.union_schema(
+            [core_schema.is_instance_schema(cls), from_list],
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                list, return_schema=handler.generate_schema(list[item_type])  # type: ignore[valid-type]
+            ),
+        )
+
+
+class Trace(BaseModel, Generic[InputType, OutputType]):
+    """The history of a scenario run: its interactions and free-form annotations.
+
+    Subclass it to add computed properties that checks can address by path
+    (``trace.transcript``); pass the subclass as ``Scenario(trace_type=...)``.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    interactions: InteractionLog[Interaction[InputType, OutputType]] = Field(
+        default_factory=InteractionLog
+    )
+    annotations: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def last(self) -> Interaction[InputType, OutputType] | None:
+        """The most recent interaction, or ``None`` before the first one."""
+        log = self.interactions
+        return log[len(log) - 1] if len(log) else None
+
+    def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:
+        """A new trace with ``interaction`` appended; this one is unchanged."""
+        return self.model_copy(update={"interactions": self.interactions.appended(interaction)})
+
+    # -- views over the spans of every interaction ------------------------------------
+
+    @property
+    def spans(self) -> list[Span]:
+        """Every span of every interaction, flattened in pre-order."""
+        return [span for i in self.interactions for root in i.spans for span in root.walk()]
+
+    @property
+    def llm_calls(self) -> list[Span]:
+        """Spans of kind ``"llm"``."""
+        return [s for s in self.spans if s.kind == "llm"]
+
+    @property
+    def tool_calls(self) -> list[Span]:
+        """Spans of kind ``"tool"``."""
+        return [s for s in self.spans if s.kind == "tool"]
+
+    @property
+    def errors(self) -> list[Span]:
+        """Spans whose status is ``"error"``."""
+        return [s for s in self.spans if s.status == "error"]
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Total known cost of all spans; ``None`` when no span has a cost."""
+        costs = [s.cost_usd for s in self.spans if s.cost_usd is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def tokens_in(self) -> int:
+        """Total input tokens over all spans (spans without usage count as 0)."""
+        return sum(s.tokens_in or 0 for s in self.spans)
+
+    @property
+    def tokens_out(self) -> int:
+        """Total output tokens over all spans (spans without usage count as 0)."""
+        return sum(s.tokens_out or 0 for s in self.spans)
+
+    @property
+    def duration_ms(self) -> float:
+        """Time spent producing the interactions, summed (they run one after another)."""
+        return sum(i.duration_ms or 0.0 for i in self.interactions)

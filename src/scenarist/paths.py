@@ -232,15 +232,23 @@ def _is_sequence(value: Any) -> bool:
 def _child(value: Any, selector: Any) -> Any:
     """The single child ``selector`` names in ``value``, or ``_ABSENT``."""
     if isinstance(selector, str):
-        if isinstance(value, Mapping):
+        kind = type(value)
+        if kind is dict:
             return value.get(selector, _ABSENT)
-        if _is_sequence(value) or value is None or selector.startswith("__"):
+        if isinstance(value, BaseModel):
+            if selector in kind.__pydantic_fields__:
+                return getattr(value, selector)
+        elif isinstance(value, Mapping):
+            return value.get(selector, _ABSENT)
+        elif value is None or _is_sequence(value):
+            return _ABSENT
+        if selector.startswith("__"):
             return _ABSENT
         found = getattr(value, selector, _ABSENT)
         if isinstance(found, MethodType | BuiltinMethodType):
             return _ABSENT
         return found
-    if _is_sequence(value):
+    if type(value) is list or _is_sequence(value):
         try:
             return value[selector]
         except IndexError:
@@ -255,7 +263,7 @@ def _children(value: Any) -> Iterator[Any]:
     elif _is_sequence(value):
         yield from value
     elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        for name in type(value).__pydantic_fields__:
             yield getattr(value, name)
     elif is_dataclass(value) and not isinstance(value, type):
         for f in fields(value):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
+from scenarist._fast import construct
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
 from scenarist.trace import Trace
 
@@ -79,8 +80,9 @@ class CheckResult(_Renderable):
         details: dict[str, Any] | None,
         metrics: Iterable[Metric] | None,
     ) -> Self:
-        return cls(
-            status=status, message=message, metrics=list(metrics or ()), details=details or {}
+        return construct(
+            cls,
+            {"status": status, "message": message, "metrics": list(metrics or ()), "details": details or {}},
         )
 
     @classmethod

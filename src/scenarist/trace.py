@@ -20,6 +20,8 @@ from typing import Any, Generic, Self, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from scenarist._fast import replace
+
 __all__ = [
     "Interaction",
     "InteractionLog",
@@ -186,7 +188,7 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
 
     def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:
         """A new trace with ``interaction`` appended; this one is unchanged."""
-        return self.model_copy(update={"interactions": self.interactions.appended(interaction)})
+        return replace(self, interactions=self.interactions.appended(interaction))
 
     # -- views over the spans of every interaction ------------------------------------
 

@@ -1,0 +1,115 @@
+"""Calling user code: binding parameters once, and treating ``def`` and ``async def`` alike.
+
+User callables appear as interaction inputs, interaction outputs and targets. Which
+arguments they receive is decided once, when the scenario is built (:func:`bind`), so a
+callable that cannot work fails at construction with a ``TypeError`` rather than in the
+middle of a run. The rules:
+
+* parameters named ``trace``, ``inputs`` (and ``input_type`` where offered) are passed by
+  name, in any order;
+* otherwise arguments are passed by position, as giskard-checks documents: an outputs
+  callable (or target) with one parameter receives ``inputs``, with two ``(trace, inputs)``;
+  an inputs callable with one parameter receives ``trace``; zero parameters are allowed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+__all__ = ["Binding", "bind", "call_sync_or_async", "is_async_callable"]
+
+Role = Literal["inputs", "outputs"]
+R = TypeVar("R")
+
+_POSITIONAL = {
+    "inputs": (("trace",),),
+    "outputs": (("inputs",), ("trace", "inputs")),
+}
+_NAMES = {"inputs": frozenset({"trace", "input_type"}), "outputs": frozenset({"trace", "inputs"})}
+
+
+def is_async_callable(fn: Any) -> bool:
+    """Whether calling ``fn`` returns a coroutine (functions, methods, callable objects)."""
+    while hasattr(fn, "func") and not inspect.isfunction(fn):  # functools.partial
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - callable objects
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """How to call a user callable: which named values go to which parameters."""
+
+    fn: Callable[..., Any]
+    positional: tuple[str, ...]
+    keywords: tuple[str, ...]
+    is_async: bool
+
+    def arguments(self, values: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (
+            tuple(values[name] for name in self.positional),
+            {name: values[name] for name in self.keywords},
+        )
+
+    def call(self, **values: Any) -> Any:
+        """Call the function with the bound values (the result may be awaitable)."""
+        args, kwargs = self.arguments(values)
+        return self.fn(*args, **kwargs)
+
+
+def _describe(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def bind(fn: Callable[..., Any], role: Role, *, extra_names: frozenset[str] = frozenset()) -> Binding:
+    """Decide how ``fn`` will be called in ``role``; raise ``TypeError`` if it cannot be."""
+    if not callable(fn):
+        raise TypeError(f"expected a callable for {role}, got {type(fn).__name__}")
+    names = _NAMES[role] | extra_names
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins and C callables: assume one argument
+        return Binding(fn, _POSITIONAL[role][0], (), is_async_callable(fn))
+    all_params = list(signature.parameters.values())
+    var_positional = any(p.kind is p.VAR_POSITIONAL for p in all_params)
+    params = [p for p in all_params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    required = [p for p in params if p.default is p.empty]
+    is_async = is_async_callable(fn)
+
+    if params and all(p.name in names for p in required) and any(p.name in names for p in params):
+        positional = tuple(
+            p.name for p in params if p.name in names and p.kind is p.POSITIONAL_ONLY
+        )
+        keywords = tuple(p.name for p in params if p.name in names and p.name not in positional)
+        return Binding(fn, positional, keywords, is_async)
+
+    positional_params = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    n_required = sum(1 for p in required if p in positional_params)
+    if len(required) == n_required:  # no required keyword-only parameter we cannot fill
+        for shape in _POSITIONAL[role]:
+            if n_required <= len(shape) <= len(positional_params) or (
+                var_positional and len(shape) >= n_required
+            ):
+                return Binding(fn, shape, (), is_async)
+        if not required:
+            return Binding(fn, (), (), is_async)
+    expected = (
+        "(trace)" if role == "inputs" else "(inputs) or (trace, inputs)"
+    )
+    raise TypeError(
+        f"cannot call {_describe(fn)}{signature} as {role}: it needs parameters "
+        f"{', '.join(p.name for p in required)}; write it as {expected}, "
+        f"or name its parameters {' and '.join(sorted(names))}"
+    )
+
+
+async def call_sync_or_async(fn: Callable[..., R | Awaitable[R]], *args: Any) -> R:
+    """Call ``fn`` and await the result if it is awaitable."""
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        return await result  # type: ignore[no-any-return]
+    return result

@@ -1,0 +1,50 @@
+"""Run async code from sync code, whether or not an event loop is already running.
+
+``run_sync`` uses :func:`anyio.run` when the thread has no running loop; inside a running
+loop (a notebook, an async test) it runs the coroutine on a fresh loop in a worker thread
+and waits for it, so there is never a nested-loop or "event loop is closed" error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+
+__all__ = ["run_sync"]
+
+R = TypeVar("R")
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def run_sync(fn: Callable[..., Awaitable[R]], /, *args: Any, **kwargs: Any) -> R:
+    """Call the async ``fn(*args, **kwargs)`` and return its result, from sync code."""
+    call = partial(fn, *args, **kwargs)
+    if not _loop_running():
+        return anyio.run(call)
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["result"] = anyio.run(call)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="scenarist-run-sync")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    result: R = box["result"]
+    return result

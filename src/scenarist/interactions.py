@@ -1,0 +1,228 @@
+"""Interaction specs: how a scenario step produces its interactions.
+
+:class:`InteractionSpec` is the extensible base (registered by ``kind``, like checks);
+:class:`Interact` (kind ``interact``) is what ``Scenario.interact(...)`` builds. A spec's
+``run`` receives an :class:`InteractionContext` that knows the current trace, the bound
+target and the run options, and adds interactions to it one by one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+from pydantic import Field, PrivateAttr, field_serializer
+
+from scenarist._callables import Binding, bind
+from scenarist._fast import construct
+from scenarist._missing import MISSING, is_missing
+from scenarist._registry import KindRegistered
+from scenarist.errors import SerializationError, StepTimeoutError, UserError
+from scenarist.trace import Interaction, Trace
+
+__all__ = ["Interact", "InteractionContext", "InteractionSpec"]
+
+InputMode = Literal["static", "callable", "generator", "async_generator"]
+
+NO_TARGET_MESSAGE = (
+    "Interaction outputs are not provided and no target was bound. "
+    "Pass outputs= to .interact(...), or give a target: Scenario(target=...), "
+    ".with_target(...), Suite(target=...) or .run(target=...)."
+)
+
+
+class InteractionContext:
+    """The state a spec works with while a step runs: the trace so far and how to call code.
+
+    ``add`` appends an interaction (the trace is immutable; ``trace`` is replaced).
+    ``call`` runs a bound user callable with the run's rules: awaited if async, in a worker
+    thread when the run offloads sync code (parallel suites), within ``timeout_s``.
+    """
+
+    __slots__ = ("offload_sync", "target", "thread_limiter", "timeout_s", "trace")
+
+    def __init__(
+        self,
+        trace: Trace[Any, Any],
+        target: Binding | None = None,
+        *,
+        timeout_s: float | None = None,
+        offload_sync: bool = False,
+        thread_limiter: anyio.CapacityLimiter | None = None,
+    ) -> None:
+        self.trace = trace
+        self.target = target
+        self.timeout_s = timeout_s
+        self.offload_sync = offload_sync
+        self.thread_limiter = thread_limiter
+
+    def add(self, interaction: Interaction[Any, Any]) -> None:
+        self.trace = self.trace.with_interaction(interaction)
+
+    async def call(self, binding: Binding, **values: Any) -> Any:
+        """Call ``binding`` with the named ``values``, honouring the run's options."""
+        if self.timeout_s is None:
+            return await self._call(binding, values)
+        try:
+            with anyio.fail_after(self.timeout_s):
+                return await self._call(binding, values)
+        except TimeoutError:
+            raise StepTimeoutError(
+                f"{getattr(binding.fn, '__qualname__', 'the call')} did not finish within "
+                f"timeout_s={self.timeout_s}"
+            ) from None
+
+    async def _call(self, binding: Binding, values: dict[str, Any]) -> Any:
+        args, kwargs = binding.arguments(values)
+        if self.offload_sync and not binding.is_async:
+            result = await anyio.to_thread.run_sync(
+                partial(binding.fn, *args, **kwargs),
+                limiter=self.thread_limiter,
+                abandon_on_cancel=self.timeout_s is not None,
+            )
+        else:
+            result = binding.fn(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def call_target(self, inputs: Any) -> Any:
+        if self.target is None:
+            raise UserError(NO_TARGET_MESSAGE)
+        return await self.call(self.target, trace=self.trace, inputs=inputs)
+
+
+class InteractionSpec(KindRegistered):
+    """Base of interaction specs: subclass, implement ``run``, register by ``kind``."""
+
+    _family = "interaction spec"
+
+    async def run(self, context: InteractionContext) -> None:
+        """Produce this spec's interactions, adding each one with ``context.add``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement run(context)")
+
+    @property
+    def needs_target(self) -> bool:
+        """Whether this spec calls the run's target (it has no outputs of its own)."""
+        return False
+
+
+def _input_mode(inputs: Any) -> InputMode:
+    if not callable(inputs) or isinstance(inputs, type):
+        return "static"
+    call = inputs if inspect.isfunction(inputs) or inspect.ismethod(inputs) else inputs.__call__
+    if inspect.isasyncgenfunction(call):
+        return "async_generator"
+    if inspect.isgeneratorfunction(call):
+        return "generator"
+    return "callable"
+
+
+@InteractionSpec.register("interact")
+class Interact(InteractionSpec):
+    """One or more exchanges: inputs (static, computed, or generated) and their outputs.
+
+    ``inputs`` is a value, a callable of the trace, or a (sync or async) generator
+    function that yields several inputs and receives the updated trace after each one.
+    ``outputs`` is a value, a callable of ``inputs`` / ``(trace, inputs)``, or absent
+    (``MISSING``): then the run's target answers. See :mod:`scenarist._callables`.
+    """
+
+    inputs: Any
+    outputs: Any = Field(default=MISSING, exclude_if=is_missing)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _input_mode: InputMode = PrivateAttr("static")
+    _inputs_binding: Binding | None = PrivateAttr(None)
+    _outputs_binding: Binding | None = PrivateAttr(None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._input_mode = _input_mode(self.inputs)
+        if self._input_mode != "static":
+            self._inputs_binding = bind(self.inputs, "inputs")
+        if callable(self.outputs) and not isinstance(self.outputs, type):
+            self._outputs_binding = bind(self.outputs, "outputs")
+
+    @field_serializer("inputs", "outputs")
+    def _no_callables(self, value: Any) -> Any:
+        if callable(value) and not isinstance(value, type):
+            raise SerializationError(
+                f"cannot write {getattr(value, '__qualname__', value)!r} to JSON: interaction "
+                "inputs and outputs that are functions exist only in code; use static values "
+                "(or a target) in scenarios you want to save"
+            )
+        return value
+
+    @property
+    def needs_target(self) -> bool:
+        return is_missing(self.outputs)
+
+    async def run(self, context: InteractionContext) -> None:
+        private = self.__pydantic_private__ or {}
+        mode, binding = private["_input_mode"], private["_inputs_binding"]
+        if mode == "static":
+            await self._exchange(context, self.inputs)
+        elif mode == "callable":
+            assert binding is not None
+            await self._exchange(context, await context.call(binding, trace=context.trace, input_type=None))
+        elif mode == "generator":
+            assert binding is not None
+            generator = binding.call(trace=context.trace, input_type=None)
+            try:
+                value = next(generator)
+                while True:
+                    await self._exchange(context, value)
+                    value = generator.send(context.trace)
+            except StopIteration:
+                pass
+            finally:
+                generator.close()
+        else:
+            assert binding is not None
+            agenerator = binding.call(trace=context.trace, input_type=None)
+            try:
+                value = await agenerator.__anext__()
+                while True:
+                    await self._exchange(context, value)
+                    value = await agenerator.asend(context.trace)
+            except StopAsyncIteration:
+                pass
+            finally:
+                await agenerator.aclose()
+
+    async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
+        started_at = datetime.now(UTC)
+        t0 = time.perf_counter()
+        outputs = self.outputs
+        outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
+        if outputs_binding is not None:
+            outputs = await context.call(outputs_binding, trace=context.trace, inputs=inputs)
+        elif outputs is MISSING:
+            outputs = await context.call_target(inputs)
+        if isinstance(outputs, Interaction):
+            context.add(outputs)
+            return
+        context.add(
+            construct(
+                Interaction,
+                {
+                    "inputs": inputs,
+                    "outputs": outputs,
+                    "metadata": dict(self.metadata),
+                    "spans": [],
+                    "started_at": started_at,
+                    "duration_ms": (time.perf_counter() - t0) * 1000,
+                },
+            )
+        )
+
+
+def describe_callable(fn: Callable[..., Any]) -> str:
+    """A short name for a callable, for messages."""
+    return getattr(fn, "__qualname__", None) or repr(fn)

@@ -1,0 +1,322 @@
+"""The run loop: steps in order, checks after each step, early stop, repeated runs.
+
+For each step: produce its interactions (extending the trace), run **all** its checks,
+record a :class:`TestCaseResult`. If the step did not pass, stop: every later step is
+reported as SKIP (one per declared check, or one synthetic SKIP for a step without
+checks) and the system under test is not called for them.
+
+With ``return_exception=False`` an exception raised by user code (a target, an outputs
+function, a check) propagates unchanged. With ``True`` it becomes data: a step error
+(phase ``input_generation`` or ``timeout``) or an ERROR check result carrying the
+exception type and traceback.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+import typing
+from functools import lru_cache
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, SerializeAsAny
+
+from scenarist._callables import Binding, bind
+from scenarist._fast import construct, replace
+from scenarist._missing import MISSING
+from scenarist._status import CheckStatus, ScenarioStatus, rollup
+from scenarist._sync import run_sync
+from scenarist.checks.base import AnyCheck, Check
+from scenarist.errors import StepTimeoutError
+from scenarist.interactions import InteractionContext
+from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
+from scenarist.scenario import Scenario, Step
+from scenarist.trace import Trace
+
+__all__ = [
+    "ScenarioRunner",
+    "TestCase",
+    "TestCaseRunner",
+    "bind_target",
+    "get_runner",
+    "run_check",
+    "run_step",
+]
+
+
+@lru_cache(maxsize=512)
+def _bind_target_cached(target: Any) -> Binding:
+    return bind(target, "outputs")
+
+
+def bind_target(target: Any) -> Binding | None:
+    """Bind a target callable once (cached per callable)."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _bind_target_cached(target)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return bind(target, "outputs")
+
+
+@lru_cache(maxsize=512)
+def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        return None
+    for name, hint in hints.items():
+        if name == "return":
+            continue
+        origin = typing.get_origin(hint) or hint
+        if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
+            return hint if isinstance(hint, type) else origin
+    return None
+
+
+def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
+    if scenario.trace_type is not None:
+        return scenario.trace_type
+    if target is not MISSING and target is not None:
+        try:
+            inferred = _trace_type_from_annotations(target)
+        except TypeError:  # unhashable callable
+            inferred = None
+        if inferred is not None:
+            return inferred
+    return Trace
+
+
+@lru_cache(maxsize=64)
+def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
+    """A validated empty trace of ``trace_type``; runs start from copies of it."""
+    return trace_type()
+
+
+_ASYNC_RUN: dict[type[Check], bool] = {}
+
+
+def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
+    details = dict(result.details)
+    if duration_ms is not None:
+        details["duration_ms"] = round(duration_ms)
+    details["check_kind"] = check.kind
+    details["check_name"] = check.name
+    details["check_description"] = check.description
+    return construct(
+        CheckResult,
+        {"status": result.status, "message": result.message, "metrics": result.metrics, "details": details},
+    )
+
+
+async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool) -> CheckResult:
+    """Run one check; stamp its details with timing and identity; errors become data if asked."""
+    t0 = time.perf_counter()
+    try:
+        is_async = _ASYNC_RUN.get(type(check))
+        if is_async is None:
+            is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
+        outcome = await check.run(trace) if is_async else check.run(trace)  # type: ignore[misc]
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if not isinstance(outcome, CheckResult):
+            raise TypeError(
+                f"{type(check).__name__}.run returned {type(outcome).__name__}; "
+                "a check must return a CheckResult"
+            )
+    except Exception as exc:
+        if not return_exception:
+            raise
+        outcome = CheckResult.error(
+            f"Check '{check.label}' failed with error: {exc}",
+            details={
+                "exception_type": type(exc).__name__,
+                "traceback": "".join(traceback.format_exception(exc)),
+            },
+        )
+    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
+
+
+def _test_case_result(
+    results: list[CheckResult], t0: float, trace: Trace[Any, Any], error: StepError | None
+) -> TestCaseResult:
+    n = len(trace.interactions)
+    return construct(
+        TestCaseResult,
+        {
+            "results": results,
+            "duration_ms": round((time.perf_counter() - t0) * 1000),
+            "last_interaction_index": n - 1 if n else None,
+            "error": error,
+        },
+    )
+
+
+async def run_step(
+    step: Step, context: InteractionContext, return_exception: bool
+) -> TestCaseResult:
+    """Produce the step's interactions into ``context``, then run all its checks."""
+    t0 = time.perf_counter()
+    error: StepError | None = None
+    for spec in step.interacts:
+        try:
+            await spec.run(context)
+        except Exception as exc:
+            if not return_exception:
+                raise
+            phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
+            error = StepError.from_exception(exc, phase)
+            break
+    trace = context.trace
+    if error is None:
+        results = [await run_check(c, trace, return_exception) for c in step.checks]
+    else:
+        reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
+        results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
+    return _test_case_result(results, t0, trace, error)
+
+
+class TestCase(BaseModel):
+    """Checks over a trace you already have (a recorded conversation, a production log)."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str | None = None
+    trace: SerializeAsAny[Trace[Any, Any]]
+    checks: list[AnyCheck]
+
+    async def run(self, return_exception: bool = False) -> TestCaseResult:
+        return await TestCaseRunner().run(self, return_exception)
+
+    def run_sync(self, return_exception: bool = False) -> TestCaseResult:
+        return run_sync(self.run, return_exception)
+
+    async def assert_passed(self, return_exception: bool = False) -> TestCaseResult:
+        """Run, then raise ``AssertionError`` listing the failures unless every check passed."""
+        result = await self.run(return_exception)
+        result.assert_passed()
+        return result
+
+
+class TestCaseRunner:
+    """Runs a :class:`TestCase`: every check against its trace, in order."""
+
+    __test__ = False  # not a pytest test class
+
+    async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
+        t0 = time.perf_counter()
+        results = [await run_check(c, test_case.trace, return_exception) for c in test_case.checks]
+        return _test_case_result(results, t0, test_case.trace, None)
+
+
+def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
+    message = f"Step {index + 1} was skipped due to previous failure"
+    if step.checks:
+        results = [_stamp(CheckResult.skip(message), c, None) for c in step.checks]
+    else:
+        results = [
+            CheckResult.skip(
+                message, details={"check_kind": "step", "check_name": "step", "check_description": None}
+            )
+        ]
+    return construct(
+        TestCaseResult,
+        {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},
+    )
+
+
+def _validate_multiple_runs(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"multiple_runs must be an int >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"multiple_runs must be greater than or equal to 1, got {value!r}")
+    return value
+
+
+class ScenarioRunner:
+    """Runs scenarios. ``Scenario.run`` uses the process-wide one from :func:`get_runner`."""
+
+    async def run(
+        self,
+        scenario: Scenario,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        multiple_runs: int | None = None,
+        *,
+        timeout_s: float | None = None,
+        stop_on_failure: bool = True,
+        offload_sync: bool = False,
+        thread_limiter: anyio.CapacityLimiter | None = None,
+    ) -> ScenarioResult:
+        """Run ``scenario``; ``target`` overrides the scenario's own target for this run."""
+        runs = _validate_multiple_runs(scenario.multiple_runs if multiple_runs is None else multiple_runs)
+        if target is MISSING or target is None:
+            target = scenario.target
+        binding = bind_target(target)
+        trace_type = _trace_type(scenario, target)
+        timeout = timeout_s if timeout_s is not None else scenario.timeout_s
+        t0 = time.perf_counter()
+        statuses: list[ScenarioStatus] = []
+        steps: list[TestCaseResult] = []
+        empty = _empty_trace(trace_type)
+        trace = empty
+        for _ in range(runs):
+            context = InteractionContext(
+                replace(empty, annotations=dict(scenario.annotations)),
+                binding,
+                timeout_s=timeout,
+                offload_sync=offload_sync,
+                thread_limiter=thread_limiter,
+            )
+            steps = await self._run_once(scenario, context, return_exception, stop_on_failure)
+            trace = context.trace
+            status = rollup((s.status for s in steps), ScenarioStatus)
+            statuses.append(status)
+            if status is not ScenarioStatus.PASS:
+                break
+        return construct(
+            ScenarioResult,
+            {
+                "scenario_name": scenario.name,
+                "steps": steps,
+                "final_trace": trace,
+                "duration_ms": round((time.perf_counter() - t0) * 1000),
+                "multiple_runs": runs,
+                "runs_executed": len(statuses),
+                "run_statuses": statuses,
+                "tags": list(scenario.tags),
+            },
+        )
+
+    async def _run_once(
+        self,
+        scenario: Scenario,
+        context: InteractionContext,
+        return_exception: bool,
+        stop_on_failure: bool,
+    ) -> list[TestCaseResult]:
+        results: list[TestCaseResult] = []
+        stopped = False
+        for index, step in enumerate(scenario.steps):
+            if stopped:
+                last = results[-1].last_interaction_index if results else None
+                results.append(_skipped_step(index, step, last))
+                continue
+            result = await run_step(step, context, return_exception)
+            results.append(result)
+            if stop_on_failure and result.status != CheckStatus.PASS:
+                stopped = True
+        return results
+
+
+_default_runner = ScenarioRunner()
+
+
+def get_runner() -> ScenarioRunner:
+    """The process-wide default :class:`ScenarioRunner`."""
+    return _default_runner

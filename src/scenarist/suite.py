@@ -1,0 +1,193 @@
+"""``Suite``: many scenarios run together, serially or concurrently, results in order.
+
+Parallel runs use a fixed pool of ``max_concurrency`` workers pulling scenarios in order
+(all at once when it is ``None``), so overhead stays flat however large the suite is.
+Sync targets run in worker threads in parallel mode, so one blocking SDK call does not
+stall every other scenario; the thread pool is bounded by ``max_concurrency`` too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+from pydantic import BaseModel, ConfigDict, Field
+
+from scenarist._missing import MISSING
+from scenarist._progress import Progress
+from scenarist._sync import run_sync
+from scenarist.results import ScenarioResult, SuiteResult
+from scenarist.runner import get_runner
+from scenarist.scenario import Scenario
+
+__all__ = ["Suite", "validate_max_concurrency"]
+
+
+def validate_max_concurrency(value: Any) -> int | None:
+    """``None`` or an int ≥ 1; ``TypeError``/``ValueError`` otherwise (checked even when serial)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_concurrency must be None or a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"max_concurrency must be greater than 0, got {value!r}")
+    return value
+
+
+class Suite(BaseModel):
+    """A named collection of scenarios, optionally with a shared target."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    name: str
+    scenarios: list[Scenario] = Field(default_factory=list)
+    target: Any = Field(default=MISSING, exclude=True, repr=False)
+
+    def append(self, scenario: Scenario) -> Self:
+        if not isinstance(scenario, Scenario):
+            raise TypeError(f"Suite.append expects a Scenario, got {type(scenario).__name__}")
+        self.scenarios.append(scenario)
+        return self
+
+    def extend(self, *scenarios: Scenario) -> Self:
+        for scenario in scenarios:
+            self.append(scenario)
+        return self
+
+    def select(
+        self, *, tags: Iterable[str] | None = None, names: Iterable[str] | None = None
+    ) -> Suite:
+        """A suite of the scenarios carrying any of ``tags`` and/or named in ``names``."""
+        wanted_tags = set(tags or ())
+        wanted_names = set(names or ())
+        chosen = [
+            s
+            for s in self.scenarios
+            if (not wanted_tags or wanted_tags & set(s.tags))
+            and (not wanted_names or s.name in wanted_names)
+        ]
+        return Suite(name=self.name, scenarios=chosen, target=self.target)
+
+    async def iter_results(
+        self,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        parallel: bool = False,
+        max_concurrency: int | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> AsyncIterator[tuple[int, ScenarioResult]]:
+        """Yield ``(index, result)`` as scenarios finish (in completion order when parallel)."""
+        max_concurrency = validate_max_concurrency(max_concurrency)
+        target = target if target is not MISSING and target is not None else self.target
+        runner = get_runner()
+        if not parallel:
+            for index, scenario in enumerate(self.scenarios):
+                yield index, await runner.run(
+                    scenario, target, return_exception, timeout_s=timeout_s
+                )
+            return
+
+        workers = min(max_concurrency or len(self.scenarios), len(self.scenarios))
+        if workers == 0:
+            return
+        limiter = anyio.CapacityLimiter(max_concurrency or 40)
+        send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](workers)
+        pending = iter(enumerate(self.scenarios))
+        first_error: list[Exception] = []
+
+        async def worker(out: anyio.abc.ObjectSendStream[tuple[int, ScenarioResult]]) -> None:
+            async with out:
+                for index, scenario in pending:
+                    try:
+                        result = await runner.run(
+                            scenario,
+                            target,
+                            return_exception,
+                            timeout_s=timeout_s,
+                            offload_sync=True,
+                            thread_limiter=limiter,
+                        )
+                    except Exception as exc:  # the first one stops the run and is raised
+                        if not first_error:
+                            first_error.append(exc)
+                        group.cancel_scope.cancel()
+                        return
+                    await out.send((index, result))
+
+        async with anyio.create_task_group() as group:
+            async with send:
+                for _ in range(workers):
+                    group.start_soon(worker, send.clone())
+            async with receive:
+                async for item in receive:
+                    yield item
+        if first_error:
+            raise first_error[0]
+
+    async def run(
+        self,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        parallel: bool = False,
+        max_concurrency: int | None = None,
+        verbose: bool = True,
+        *,
+        timeout_s: float | None = None,
+    ) -> SuiteResult:
+        """Run every scenario; results come back in scenario order.
+
+        ``target`` overrides the suite's target, which overrides each scenario's own.
+        With ``return_exception=False`` the first exception stops the run and is raised.
+        """
+        max_concurrency = validate_max_concurrency(max_concurrency)
+        started_at = datetime.now(UTC)
+        t0 = time.perf_counter()
+        results: list[ScenarioResult | None] = [None] * len(self.scenarios)
+        progress = Progress(self.scenarios) if verbose else None
+        try:
+            async for index, result in self.iter_results(
+                target, return_exception, parallel, max_concurrency, timeout_s=timeout_s
+            ):
+                results[index] = result
+                if progress is not None:
+                    progress.advance(index, result)
+        finally:
+            if progress is not None:
+                progress.close()
+        return SuiteResult(
+            results=[r for r in results if r is not None],
+            duration_ms=round((time.perf_counter() - t0) * 1000),
+            suite_name=self.name,
+            started_at=started_at,
+            suite=self,
+        )
+
+    def run_sync(
+        self,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        parallel: bool = False,
+        max_concurrency: int | None = None,
+        verbose: bool = True,
+        *,
+        timeout_s: float | None = None,
+    ) -> SuiteResult:
+        """:meth:`run` from sync code (safe inside a running event loop)."""
+        return run_sync(
+            self.run, target, return_exception, parallel, max_concurrency, verbose, timeout_s=timeout_s
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Suite:
+        """Load a suite from a JSON or YAML file."""
+        from scenarist._files import load_model
+
+        return load_model(cls, path)
+
+

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from scenarist import Interaction, NoMatch, Trace, resolve
+from scenarist.paths import compile_path
+
+
+def _trace(*outputs: Any, annotations: dict[str, Any] | None = None) -> Trace[Any, Any]:
+    trace: Trace[Any, Any] = Trace(annotations=annotations or {})
+    for i, out in enumerate(outputs):
+        trace = trace.with_interaction(Interaction(inputs=f"q{i}", outputs=out, metadata={"i": i}))
+    return trace
+
+
+def test_resolve_last_outputs_and_nested_keys() -> None:
+    trace = _trace({"answer": "x", "meta": {"score": 3}})
+    assert resolve(trace, "trace.last.outputs.answer") == "x"
+    assert resolve(trace, "trace.last.outputs.meta.score") == 3
+    assert resolve(trace, "trace.interactions[0].inputs") == "q0"
+    assert resolve(trace, "trace.interactions[-1].metadata.i") == 0
+
+
+def test_resolve_missing_key_returns_no_match_with_giskard_message() -> None:
+    value = resolve(_trace("a"), "trace.last.outputs.nope")
+    assert isinstance(value, NoMatch)
+    assert str(value) == "No match for key: trace.last.outputs.nope"
+    assert isinstance(resolve(Trace(), "trace.last.outputs"), NoMatch)
+    assert isinstance(resolve(_trace("a"), "trace.interactions[3]"), NoMatch)
+
+
+def test_resolve_wildcard_returns_a_list_even_for_one_match() -> None:
+    # giskard returns the bare value for a single wildcard match; a list expression
+    # must always give a list so checks see the same shape whatever the trace length.
+    assert resolve(_trace("a"), "trace.interactions[*].outputs") == ["a"]
+    assert resolve(_trace("a", "b"), "trace.interactions[*].outputs") == ["a", "b"]
+    assert resolve(_trace({"x": 1, "y": 2}), "trace.last.outputs.*") == [1, 2]
+
+
+def test_resolve_descendants_do_not_count_last_twice() -> None:
+    assert resolve(_trace("a"), "trace..outputs") == ["a"]
+    assert resolve(_trace("a", "b"), "trace..outputs") == ["a", "b"]
+
+
+def test_resolve_slices_unions_and_quoted_keys() -> None:
+    trace = _trace("a", "b", "c", annotations={"a.b": 1, "k": 2})
+    assert resolve(trace, "trace.interactions[0:2].outputs") == ["a", "b"]
+    assert resolve(trace, "trace.interactions[::2].outputs") == ["a", "c"]
+    assert resolve(trace, "trace.interactions[0, 2].outputs") == ["a", "c"]
+    assert resolve(trace, "trace.annotations['a.b']") == 1
+    assert resolve(trace, 'trace.annotations["k"]') == 2
+    assert resolve(trace, "trace.annotations.k") == 2
+
+
+class Answer(BaseModel):
+    text: str
+    sources: list[str]
+
+
+def test_resolve_reads_model_fields_and_computed_properties_without_dumping() -> None:
+    class Custom(Trace[str, Answer]):
+        @property
+        def first_source(self) -> str:
+            last = self.last
+            return last.outputs.sources[0] if last else ""
+
+    trace = Custom().with_interaction(
+        Interaction(inputs="q", outputs=Answer(text="t", sources=["s1", "s2"]))
+    )
+    assert resolve(trace, "trace.last.outputs.text") == "t"
+    assert resolve(trace, "trace.last.outputs.sources[1]") == "s2"
+    assert resolve(trace, "trace.first_source") == "s1"
+
+
+def test_resolve_never_returns_methods() -> None:
+    assert isinstance(resolve(_trace("abc"), "trace.last.outputs.upper"), NoMatch)
+    assert isinstance(resolve(_trace("abc"), "trace.with_interaction"), NoMatch)
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("outputs.x", "paths start with 'trace.'"),
+        ("last.outputs", "paths start with 'trace.'"),
+        ("trace.[", "expected a name"),
+        ("trace.a[?(@.x == 1)]", "filter expressions are not supported"),
+        ("trace.a[1:2:0]", "slice step cannot be zero"),
+        ("trace.a[1", "expected ',' or ']'"),
+        ("trace.a['x]", "unterminated quoted key"),
+    ],
+)
+def test_compile_path_rejects_invalid_paths_with_the_reason(path: str, fragment: str) -> None:
+    with pytest.raises(ValueError, match="invalid path") as info:
+        compile_path(path)
+    assert fragment in str(info.value)
+
+
+def test_compile_path_is_cached() -> None:
+    assert compile_path("trace.last.outputs.cached") is compile_path("trace.last.outputs.cached")
+
+
+_keys = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=8)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(_keys, _json, min_size=1, max_size=4), st.data())
+def test_resolve_finds_every_key_of_a_dict_output(outputs: dict[str, Any], data: st.DataObject) -> None:
+    key = data.draw(st.sampled_from(sorted(outputs)))
+    trace = _trace(outputs)
+    assert resolve(trace, f"trace.last.outputs['{key}']") == outputs[key]
+    if key.isidentifier():
+        assert resolve(trace, f"trace.last.outputs.{key}") == outputs[key]
+
+
+@given(st.lists(_json, min_size=1, max_size=6), st.integers(-8, 8))
+def test_resolve_index_matches_python_indexing(outputs: list[Any], index: int) -> None:
+    trace = _trace(*outputs)
+    got = resolve(trace, f"trace.interactions[{index}].outputs")
+    if -len(outputs) <= index < len(outputs):
+        assert got == outputs[index]
+    else:
+        assert isinstance(got, NoMatch)
+
+
+@given(st.lists(_json, max_size=6), st.integers(-7, 7) | st.none(), st.integers(-7, 7) | st.none())
+def test_resolve_slice_matches_python_slicing(outputs: list[Any], start: int | None, stop: int | None) -> None:
+    trace = _trace(*outputs)
+    text = f"trace.interactions[{'' if start is None else start}:{'' if stop is None else stop}].outputs"
+    expected = outputs[start:stop]
+    got = resolve(trace, text)
+    assert got == expected if expected else isinstance(got, NoMatch)

@@ -75,7 +75,7 @@ class Scenario(BaseModel):
 
     name: str = "Unnamed Scenario"
     steps: list[Step] = Field(default_factory=list)
-    trace_type: type[Trace[Any, Any]] | None = Field(default=None, exclude=True)
+    trace_type: type[Trace] | None = Field(default=None, exclude=True)  # type: ignore[type-arg]
     multiple_runs: Annotated[StrictInt, Field(ge=1)] = 1
     tags: list[str] = Field(default_factory=list)
     target: Any = Field(default=MISSING, exclude=True, repr=False)

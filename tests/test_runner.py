@@ -1,0 +1,334 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from scenarist import (
+    Check,
+    CheckResult,
+    Equals,
+    FnCheck,
+    Interaction,
+    Scenario,
+    ScenarioStatus,
+    TestCase,
+    Trace,
+    get_runner,
+)
+
+
+def _boom(trace: Any) -> bool:
+    raise RuntimeError("check exploded")
+
+
+def test_runner_stops_after_a_failing_step_and_skips_the_rest_without_calling_the_target() -> None:
+    calls: list[str] = []
+
+    def agent(inputs: str) -> str:
+        calls.append(inputs)
+        return inputs.upper()
+
+    result = (
+        Scenario("stop")
+        .interact("a")
+        .check(Equals(expected_value="wrong"))
+        .check(Equals(expected_value="A"))
+        .interact("b")
+        .check(Equals(expected_value="B"))
+        .check(Equals(expected_value="B", name="second"))
+        .interact("c")
+    ).run_sync(target=agent)
+    assert calls == ["a"]
+    assert [s.status for s in result.steps] == ["fail", "skip", "skip"]
+    # every check of the failing step ran, even after the first failure
+    assert [r.status for r in result.steps[0].results] == ["fail", "pass"]
+    assert [r.message for r in result.steps[1].results] == [
+        "Step 2 was skipped due to previous failure"
+    ] * 2
+    assert [r.message for r in result.steps[2].results] == ["Step 3 was skipped due to previous failure"]
+    assert result.status == ScenarioStatus.FAIL and result.failed and not result.passed
+
+
+def test_runner_stop_on_failure_false_keeps_running_later_steps() -> None:
+    result = (
+        Scenario("diagnose")
+        .interact("a", "x")
+        .check(Equals(expected_value="y"))
+        .interact("b", "z")
+        .check(Equals(expected_value="z"))
+    ).run_sync(stop_on_failure=False)
+    assert [s.status for s in result.steps] == ["fail", "pass"]
+
+
+def test_runner_stamps_check_details_and_labels_unnamed_checks_by_kind() -> None:
+    result = Scenario().interact("a", "b").check(Equals(expected_value="b")).run_sync()
+    details = result.steps[0].results[0].details
+    assert details["check_kind"] == "equals"
+    assert details["check_name"] is None
+    assert "duration_ms" in details and "check_description" in details
+    assert result.steps[0].results[0].label == "equals"
+
+
+def test_runner_check_exception_propagates_by_default() -> None:
+    scenario = Scenario().interact("a", "b").check(FnCheck(fn=_boom))
+    with pytest.raises(RuntimeError, match="check exploded"):
+        scenario.run_sync()
+
+
+def test_runner_check_exception_becomes_error_with_return_exception() -> None:
+    result = Scenario().interact("a", "b").check(FnCheck(fn=_boom, name="boom")).run_sync(
+        return_exception=True
+    )
+    check = result.steps[0].results[0]
+    assert check.status == "error"
+    assert check.message == "Check 'boom' failed with error: check exploded"
+    assert check.details["exception_type"] == "RuntimeError"
+    assert "check exploded" in check.details["traceback"]
+    assert result.errored
+
+
+def test_runner_target_exception_propagates_unchanged_by_default() -> None:
+    def agent(inputs: str) -> str:
+        raise ConnectionError("agent down")
+
+    with pytest.raises(ConnectionError, match="agent down"):
+        Scenario().interact("a").check(Equals(expected_value="x")).run_sync(target=agent)
+
+
+def test_runner_target_exception_keeps_the_partial_trace_with_return_exception() -> None:
+    def agent(inputs: str) -> str:
+        if inputs == "second":
+            raise ConnectionError("agent down")
+        return "ok"
+
+    result = (
+        Scenario()
+        .interact("first")
+        .interact("second")
+        .check(Equals(expected_value="ok"))
+        .interact("third")
+    ).run_sync(target=agent, return_exception=True)
+    step = result.steps[0]
+    assert step.status == "error"
+    assert step.error is not None
+    assert (step.error.exception_type, step.error.phase) == ("ConnectionError", "input_generation")
+    assert step.error.message == "agent down" and "ConnectionError" in (step.error.traceback or "")
+    assert [r.status for r in step.results] == ["skip"]
+    assert [i.inputs for i in result.final_trace.interactions] == ["first"]
+    assert result.steps[1].status == "skip"
+
+
+def test_runner_without_target_or_outputs_raises_value_error_with_the_fix() -> None:
+    scenario = Scenario("no_target").interact("hello").check(Equals(expected_value="x"))
+    with pytest.raises(ValueError, match="no target was bound") as info:
+        scenario.run_sync()
+    assert "Suite(target=...)" in str(info.value)
+    result = scenario.run_sync(return_exception=True)
+    assert result.status == "error"
+    assert result.steps[0].error is not None and "no target" in result.steps[0].error.message
+
+
+def test_target_precedence_run_over_scenario_and_explicit_outputs_never_replaced() -> None:
+    scenario = (
+        Scenario("prec", target=lambda inputs: "scenario")
+        .interact("a")
+        .interact("b", "explicit")
+        .check(Equals(expected_value="explicit"))
+    )
+    from_scenario = scenario.run_sync()
+    from_run = scenario.run_sync(target=lambda inputs: "run")
+    assert [i.outputs for i in from_scenario.final_trace.interactions] == ["scenario", "explicit"]
+    assert [i.outputs for i in from_run.final_trace.interactions] == ["run", "explicit"]
+    assert scenario.target("x") == "scenario"  # binding a run target did not mutate it
+
+
+def test_outputs_callables_bind_by_name_or_by_position() -> None:
+    seen: list[Any] = []
+
+    def by_position(trace: Trace[Any, Any], question: str) -> str:
+        seen.append((len(trace.interactions), question))
+        return "p"
+
+    def by_name(inputs: str, trace: Trace[Any, Any]) -> str:
+        seen.append((inputs, len(trace.interactions)))
+        return "n"
+
+    Scenario().interact("one", lambda q: q).interact("two", by_position).interact(
+        "three", by_name
+    ).interact("four", lambda: "zero").run_sync()
+    assert seen == [(1, "two"), ("three", 2)]
+
+
+async def test_async_targets_and_async_input_callables_are_awaited() -> None:
+    async def agent(inputs: str) -> str:
+        await asyncio.sleep(0)
+        return f"echo {inputs}"
+
+    async def next_input(trace: Trace[Any, Any]) -> str:
+        return f"after {trace.last.outputs}"  # type: ignore[union-attr]
+
+    result = await Scenario().interact("hi").interact(next_input).run(target=agent)
+    assert [i.outputs for i in result.final_trace.interactions] == ["echo hi", "echo after echo hi"]
+
+
+pytestmark = pytest.mark.anyio
+
+
+def test_generator_inputs_yield_several_turns_and_receive_the_updated_trace() -> None:
+    received: list[int] = []
+    closed: list[bool] = []
+
+    def conversation(trace: Trace[Any, Any]) -> Iterator[str]:
+        try:
+            updated = yield "one"
+            received.append(len(updated.interactions))
+            updated = yield "two"
+            received.append(len(updated.interactions))
+        finally:
+            closed.append(True)
+
+    result = Scenario().interact(conversation, lambda inputs: inputs * 2).run_sync()
+    assert [i.outputs for i in result.final_trace.interactions] == ["oneone", "twotwo"]
+    assert received == [1, 2] and closed == [True]
+
+
+async def test_async_generator_inputs_are_closed_at_the_end() -> None:
+    closed: list[bool] = []
+
+    async def conversation(trace: Trace[Any, Any]) -> AsyncIterator[str]:
+        try:
+            for word in ("a", "b", "c"):
+                yield word
+        finally:
+            closed.append(True)
+
+    result = await Scenario().interact(conversation, str.upper).run()
+    assert [i.outputs for i in result.final_trace.interactions] == ["A", "B", "C"]
+    assert closed == [True]
+
+
+def test_outputs_returning_an_interaction_is_used_as_is() -> None:
+    def agent(inputs: str) -> Interaction[str, str]:
+        return Interaction(inputs=inputs, outputs="x", metadata={"model": "m"})
+
+    result = Scenario().interact("a", agent).run_sync()
+    assert result.final_trace.last == Interaction(inputs="a", outputs="x", metadata={"model": "m"})
+
+
+def test_multiple_runs_stops_at_the_first_run_that_does_not_pass() -> None:
+    answers = iter(["ok", "ok", "bad", "ok"])
+    scenario = Scenario("flaky", multiple_runs=4).interact("q").check(Equals(expected_value="ok"))
+    result = scenario.run_sync(target=lambda inputs: next(answers))
+    assert (result.multiple_runs, result.runs_executed) == (4, 3)
+    assert result.run_statuses == ["pass", "pass", "fail"]
+    assert result.status == "fail"
+
+
+def test_multiple_runs_each_run_gets_a_fresh_trace_and_override_wins() -> None:
+    result = Scenario(multiple_runs=5).interact("q", "a").check(
+        FnCheck(fn=lambda trace: len(trace.interactions) == 1)
+    ).run_sync(multiple_runs=3)
+    assert (result.multiple_runs, result.runs_executed, result.status) == (3, 3, "pass")
+
+
+@pytest.mark.parametrize(("value", "error"), [(0, ValueError), (-2, ValueError), (True, TypeError)])
+def test_run_multiple_runs_override_is_validated(value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="multiple_runs"):
+        Scenario().interact("a", "b").run_sync(multiple_runs=value)
+
+
+def test_empty_scenario_and_scenario_without_checks_pass_but_are_flagged() -> None:
+    empty = Scenario("empty").run_sync()
+    unchecked = Scenario("unchecked").interact("a", "b").run_sync()
+    assert empty.status == unchecked.status == "pass"
+    assert not empty.has_checks and not unchecked.has_checks
+
+
+def test_timeout_expires_as_error_with_phase_timeout() -> None:
+    async def slow(inputs: str) -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    t0 = time.perf_counter()
+    result = Scenario(timeout_s=0.05).interact("a").check(Equals(expected_value="x")).run_sync(
+        target=slow, return_exception=True
+    )
+    assert time.perf_counter() - t0 < 2
+    error = result.steps[0].error
+    assert error is not None and error.phase == "timeout"
+    assert "timeout_s=0.05" in error.message
+
+
+class Transcript(Trace[str, str]):
+    @property
+    def transcript(self) -> str:
+        return " | ".join(f"{i.inputs}>{i.outputs}" for i in self.interactions)
+
+
+def test_trace_type_from_scenario_or_target_annotation() -> None:
+    def agent(trace: Transcript, inputs: str) -> str:
+        return inputs.upper()
+
+    inferred = Scenario().interact("a").check(
+        Equals(expected_value="a>A", target_key="trace.transcript")
+    ).run_sync(target=agent)
+    assert isinstance(inferred.final_trace, Transcript) and inferred.passed
+    explicit = Scenario(trace_type=Transcript).interact("b", "B").run_sync()
+    assert isinstance(explicit.final_trace, Transcript)
+
+
+def test_annotations_start_every_trace() -> None:
+    result = Scenario(annotations={"user": "u1"}).interact("a", "b").check(
+        Equals(expected_value="u1", target_key="trace.annotations.user")
+    ).run_sync()
+    assert result.passed
+
+
+def test_async_check_run_is_awaited() -> None:
+    @Check.register("test_runner_async_check")
+    class AsyncCheck(Check):
+        async def run(self, trace: Any) -> CheckResult:
+            await asyncio.sleep(0)
+            return CheckResult.failure("async said no")
+
+    result = Scenario().interact("a", "b").check(AsyncCheck()).run_sync()
+    assert result.steps[0].results[0].message == "async said no"
+
+
+def test_check_returning_a_non_result_is_an_error() -> None:
+    @Check.register("test_runner_bad_return")
+    class BadReturn(Check):
+        def run(self, trace: Any) -> Any:
+            return True
+
+    with pytest.raises(TypeError, match="must return a CheckResult"):
+        Scenario().interact("a", "b").check(BadReturn()).run_sync()
+
+
+async def test_run_sync_works_inside_a_running_event_loop() -> None:
+    result = Scenario().interact("a", "b").check(Equals(expected_value="b")).run_sync()
+    assert result.passed
+
+
+def test_assert_passed_lists_the_failures() -> None:
+    result = Scenario("bad").interact("a", "b").check(Equals(expected_value="c", name="eq")).run_sync()
+    with pytest.raises(AssertionError, match=r"(?s)scenario 'bad' fail.*eq: Expected value"):
+        result.assert_passed()
+    Scenario().interact("a", "b").run_sync().assert_passed()
+
+
+async def test_test_case_runs_checks_over_an_existing_trace() -> None:
+    trace = Trace().with_interaction(Interaction(inputs="q", outputs="recorded"))
+    case = TestCase(trace=trace, checks=[Equals(expected_value="recorded"), Equals(expected_value="x")])
+    result = await case.run()
+    assert [r.status for r in result.results] == ["pass", "fail"]
+    with pytest.raises(AssertionError):
+        await case.assert_passed()
+
+
+def test_get_runner_returns_one_process_wide_runner() -> None:
+    assert get_runner() is get_runner()

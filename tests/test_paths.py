@@ -113,7 +113,9 @@ _json = st.recursive(
 
 
 @given(st.dictionaries(_keys, _json, min_size=1, max_size=4), st.data())
-def test_resolve_finds_every_key_of_a_dict_output(outputs: dict[str, Any], data: st.DataObject) -> None:
+def test_resolve_finds_every_key_of_a_dict_output(
+    outputs: dict[str, Any], data: st.DataObject
+) -> None:
     key = data.draw(st.sampled_from(sorted(outputs)))
     trace = _trace(outputs)
     assert resolve(trace, f"trace.last.outputs['{key}']") == outputs[key]
@@ -132,9 +134,12 @@ def test_resolve_index_matches_python_indexing(outputs: list[Any], index: int) -
 
 
 @given(st.lists(_json, max_size=6), st.integers(-7, 7) | st.none(), st.integers(-7, 7) | st.none())
-def test_resolve_slice_matches_python_slicing(outputs: list[Any], start: int | None, stop: int | None) -> None:
+def test_resolve_slice_matches_python_slicing(
+    outputs: list[Any], start: int | None, stop: int | None
+) -> None:
     trace = _trace(*outputs)
-    text = f"trace.interactions[{'' if start is None else start}:{'' if stop is None else stop}].outputs"
+    bounds = f"{'' if start is None else start}:{'' if stop is None else stop}"
+    text = f"trace.interactions[{bounds}].outputs"
     expected = outputs[start:stop]
     got = resolve(trace, text)
     assert got == expected if expected else isinstance(got, NoMatch)

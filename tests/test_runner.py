@@ -49,7 +49,9 @@ def test_runner_stops_after_a_failing_step_and_skips_the_rest_without_calling_th
     assert [r.message for r in result.steps[1].results] == [
         "Step 2 was skipped due to previous failure"
     ] * 2
-    assert [r.message for r in result.steps[2].results] == ["Step 3 was skipped due to previous failure"]
+    assert [r.message for r in result.steps[2].results] == [
+        "Step 3 was skipped due to previous failure"
+    ]
     assert result.status == ScenarioStatus.FAIL and result.failed and not result.passed
 
 
@@ -80,8 +82,11 @@ def test_runner_check_exception_propagates_by_default() -> None:
 
 
 def test_runner_check_exception_becomes_error_with_return_exception() -> None:
-    result = Scenario().interact("a", "b").check(FnCheck(fn=_boom, name="boom")).run_sync(
-        return_exception=True
+    result = (
+        Scenario()
+        .interact("a", "b")
+        .check(FnCheck(fn=_boom, name="boom"))
+        .run_sync(return_exception=True)
     )
     check = result.steps[0].results[0]
     assert check.status == "error"
@@ -229,9 +234,12 @@ def test_multiple_runs_stops_at_the_first_run_that_does_not_pass() -> None:
 
 
 def test_multiple_runs_each_run_gets_a_fresh_trace_and_override_wins() -> None:
-    result = Scenario(multiple_runs=5).interact("q", "a").check(
-        FnCheck(fn=lambda trace: len(trace.interactions) == 1)
-    ).run_sync(multiple_runs=3)
+    result = (
+        Scenario(multiple_runs=5)
+        .interact("q", "a")
+        .check(FnCheck(fn=lambda trace: len(trace.interactions) == 1))
+        .run_sync(multiple_runs=3)
+    )
     assert (result.multiple_runs, result.runs_executed, result.status) == (3, 3, "pass")
 
 
@@ -254,8 +262,11 @@ def test_timeout_expires_as_error_with_phase_timeout() -> None:
         return "late"
 
     t0 = time.perf_counter()
-    result = Scenario(timeout_s=0.05).interact("a").check(Equals(expected_value="x")).run_sync(
-        target=slow, return_exception=True
+    result = (
+        Scenario(timeout_s=0.05)
+        .interact("a")
+        .check(Equals(expected_value="x"))
+        .run_sync(target=slow, return_exception=True)
     )
     assert time.perf_counter() - t0 < 2
     error = result.steps[0].error
@@ -273,18 +284,24 @@ def test_trace_type_from_scenario_or_target_annotation() -> None:
     def agent(trace: Transcript, inputs: str) -> str:
         return inputs.upper()
 
-    inferred = Scenario().interact("a").check(
-        Equals(expected_value="a>A", target_key="trace.transcript")
-    ).run_sync(target=agent)
+    inferred = (
+        Scenario()
+        .interact("a")
+        .check(Equals(expected_value="a>A", target_key="trace.transcript"))
+        .run_sync(target=agent)
+    )
     assert isinstance(inferred.final_trace, Transcript) and inferred.passed
     explicit = Scenario(trace_type=Transcript).interact("b", "B").run_sync()
     assert isinstance(explicit.final_trace, Transcript)
 
 
 def test_annotations_start_every_trace() -> None:
-    result = Scenario(annotations={"user": "u1"}).interact("a", "b").check(
-        Equals(expected_value="u1", target_key="trace.annotations.user")
-    ).run_sync()
+    result = (
+        Scenario(annotations={"user": "u1"})
+        .interact("a", "b")
+        .check(Equals(expected_value="u1", target_key="trace.annotations.user"))
+        .run_sync()
+    )
     assert result.passed
 
 
@@ -315,7 +332,9 @@ async def test_run_sync_works_inside_a_running_event_loop() -> None:
 
 
 def test_assert_passed_lists_the_failures() -> None:
-    result = Scenario("bad").interact("a", "b").check(Equals(expected_value="c", name="eq")).run_sync()
+    result = (
+        Scenario("bad").interact("a", "b").check(Equals(expected_value="c", name="eq")).run_sync()
+    )
     with pytest.raises(AssertionError, match=r"(?s)scenario 'bad' fail.*eq: Expected value"):
         result.assert_passed()
     Scenario().interact("a", "b").run_sync().assert_passed()
@@ -323,7 +342,9 @@ def test_assert_passed_lists_the_failures() -> None:
 
 async def test_test_case_runs_checks_over_an_existing_trace() -> None:
     trace = Trace().with_interaction(Interaction(inputs="q", outputs="recorded"))
-    case = TestCase(trace=trace, checks=[Equals(expected_value="recorded"), Equals(expected_value="x")])
+    case = TestCase(
+        trace=trace, checks=[Equals(expected_value="recorded"), Equals(expected_value="x")]
+    )
     result = await case.run()
     assert [r.status for r in result.results] == ["pass", "fail"]
     with pytest.raises(AssertionError):

@@ -34,7 +34,9 @@ async def test_suite_max_concurrency_is_validated_even_when_serial(
     parallel: bool, value: Any, error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        await _echo_suite(1).run(target=lambda inputs: inputs, parallel=parallel, max_concurrency=value)
+        await _echo_suite(1).run(
+            target=lambda inputs: inputs, parallel=parallel, max_concurrency=value
+        )
 
 
 async def test_suite_parallel_keeps_results_in_scenario_order() -> None:
@@ -42,7 +44,9 @@ async def test_suite_parallel_keeps_results_in_scenario_order() -> None:
         await asyncio.sleep(0.001 * (10 - int(inputs[1:]) % 10))  # later ones finish first
         return f"echo {inputs}"
 
-    result = await _echo_suite(30).run(target=agent, parallel=True, max_concurrency=7, verbose=False)
+    result = await _echo_suite(30).run(
+        target=agent, parallel=True, max_concurrency=7, verbose=False
+    )
     assert [r.scenario_name for r in result.results] == [f"s{i}" for i in range(30)]
     assert result.passed_count == 30 and result.pass_rate == 1.0
 
@@ -98,7 +102,9 @@ async def test_suite_target_precedence_run_over_suite_over_scenario() -> None:
     from_run = await suite.run(target=lambda inputs: "run", verbose=False)
     assert from_suite.results[0].final_trace.last.outputs == "suite"  # type: ignore[union-attr]
     assert from_run.results[0].final_trace.last.outputs == "run"  # type: ignore[union-attr]
-    alone = await Suite(name="q", scenarios=[Scenario("own", target=lambda inputs: "scenario").interact("x")]).run(verbose=False)
+    alone = await Suite(
+        name="q", scenarios=[Scenario("own", target=lambda inputs: "scenario").interact("x")]
+    ).run(verbose=False)
     assert alone.results[0].final_trace.last.outputs == "scenario"  # type: ignore[union-attr]
 
 
@@ -117,7 +123,9 @@ async def test_suite_return_exception_records_errors_and_keeps_going() -> None:
             raise KeyError(inputs)
         return f"echo {inputs}"
 
-    result = await _echo_suite(3).run(target=agent, return_exception=True, parallel=True, verbose=False)
+    result = await _echo_suite(3).run(
+        target=agent, return_exception=True, parallel=True, verbose=False
+    )
     assert [r.status for r in result.results] == ["pass", "error", "pass"]
     assert (result.passed_count, result.errored_count) == (2, 1)
 
@@ -138,7 +146,12 @@ def _result(statuses: list[str], tags: list[list[str]] | None = None) -> SuiteRe
 
 def test_pass_rate_counts_errors_and_ignores_skips() -> None:
     result = _result(["pass", "fail", "error", "skip", "pass"])
-    assert (result.passed_count, result.failed_count, result.errored_count, result.skipped_count) == (2, 1, 1, 1)
+    assert (
+        result.passed_count,
+        result.failed_count,
+        result.errored_count,
+        result.skipped_count,
+    ) == (2, 1, 1, 1)
     assert result.pass_rate == pytest.approx(2 / 4)
 
 
@@ -164,7 +177,9 @@ def test_group_by_puts_a_scenario_in_every_bucket_it_carries() -> None:
 
 def test_group_stats_pass_rate_is_none_when_everything_skipped() -> None:
     assert GroupStats(name="x", passed=0, failed=0, errored=0, skipped=2).pass_rate is None
-    assert GroupStats(name="x", passed=1, failed=1, errored=1, skipped=1).pass_rate == pytest.approx(1 / 3)
+    assert GroupStats(
+        name="x", passed=1, failed=1, errored=1, skipped=1
+    ).pass_rate == pytest.approx(1 / 3)
 
 
 def test_suite_result_json_round_trip_drops_the_suite() -> None:
@@ -174,7 +189,10 @@ def test_suite_result_json_round_trip_drops_the_suite() -> None:
     assert again.suite is None
     assert [r.status for r in again.results] == ["pass", "fail"]
     assert again.pass_rate == result.pass_rate
-    assert again.results[1].steps[0].results[0].message == result.results[1].steps[0].results[0].message
+    assert (
+        again.results[1].steps[0].results[0].message
+        == result.results[1].steps[0].results[0].message
+    )
 
 
 def test_suite_assert_passed_names_the_bad_scenarios() -> None:
@@ -184,15 +202,22 @@ def test_suite_assert_passed_names_the_bad_scenarios() -> None:
 
 def test_suite_select_by_tag_and_name() -> None:
     suite = Suite(name="sel")
-    suite.extend(Scenario("a", tags=["smoke"]), Scenario("b", tags=["slow"]), Scenario("c", tags=["smoke"]))
+    suite.extend(
+        Scenario("a", tags=["smoke"]), Scenario("b", tags=["slow"]), Scenario("c", tags=["smoke"])
+    )
     assert [s.name for s in suite.select(tags=["smoke"]).scenarios] == ["a", "c"]
     assert [s.name for s in suite.select(names=["b"]).scenarios] == ["b"]
 
 
 async def test_suite_iter_results_streams_every_result() -> None:
-    seen = sorted([i async for i, _ in _echo_suite(12).iter_results(
-        target=lambda inputs: f"echo {inputs}", parallel=True, max_concurrency=3
-    )])
+    seen = sorted(
+        [
+            i
+            async for i, _ in _echo_suite(12).iter_results(
+                target=lambda inputs: f"echo {inputs}", parallel=True, max_concurrency=3
+            )
+        ]
+    )
     assert seen == list(range(12))
 
 

@@ -74,9 +74,11 @@ def test_trace_span_views_flatten_nested_spans_in_pre_order() -> None:
         ],
     )
     second = _span("answer", "llm", tokens_in=3, tokens_out=2, cost_usd=0.02)
-    trace = Trace().with_interaction(
-        Interaction(inputs="q", outputs="a", spans=[root], duration_ms=5.0)
-    ).with_interaction(Interaction(inputs="q2", outputs="b", spans=[second], duration_ms=2.5))
+    trace = (
+        Trace()
+        .with_interaction(Interaction(inputs="q", outputs="a", spans=[root], duration_ms=5.0))
+        .with_interaction(Interaction(inputs="q2", outputs="b", spans=[second], duration_ms=2.5))
+    )
     assert [s.name for s in trace.spans] == ["agent", "plan", "search", "answer"]
     assert [s.name for s in trace.llm_calls] == ["plan", "answer"]
     assert [s.name for s in trace.tool_calls] == ["search"]

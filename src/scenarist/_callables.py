@@ -15,14 +15,13 @@ middle of a run. The rules:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-__all__ = ["Binding", "bind", "call_sync_or_async", "is_async_callable"]
+__all__ = ["Binding", "bind", "is_async_callable"]
 
 Role = Literal["inputs", "outputs"]
-R = TypeVar("R")
 
 _POSITIONAL = {
     "inputs": (("trace",),),
@@ -65,7 +64,9 @@ def _describe(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def bind(fn: Callable[..., Any], role: Role, *, extra_names: frozenset[str] = frozenset()) -> Binding:
+def bind(
+    fn: Callable[..., Any], role: Role, *, extra_names: frozenset[str] = frozenset()
+) -> Binding:
     """Decide how ``fn`` will be called in ``role``; raise ``TypeError`` if it cannot be."""
     if not callable(fn):
         raise TypeError(f"expected a callable for {role}, got {type(fn).__name__}")
@@ -87,7 +88,9 @@ def bind(fn: Callable[..., Any], role: Role, *, extra_names: frozenset[str] = fr
         keywords = tuple(p.name for p in params if p.name in names and p.name not in positional)
         return Binding(fn, positional, keywords, is_async)
 
-    positional_params = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional_params = [
+        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     n_required = sum(1 for p in required if p in positional_params)
     if len(required) == n_required:  # no required keyword-only parameter we cannot fill
         for shape in _POSITIONAL[role]:
@@ -97,19 +100,9 @@ def bind(fn: Callable[..., Any], role: Role, *, extra_names: frozenset[str] = fr
                 return Binding(fn, shape, (), is_async)
         if not required:
             return Binding(fn, (), (), is_async)
-    expected = (
-        "(trace)" if role == "inputs" else "(inputs) or (trace, inputs)"
-    )
+    expected = "(trace)" if role == "inputs" else "(inputs) or (trace, inputs)"
     raise TypeError(
         f"cannot call {_describe(fn)}{signature} as {role}: it needs parameters "
         f"{', '.join(p.name for p in required)}; write it as {expected}, "
         f"or name its parameters {' and '.join(sorted(names))}"
     )
-
-
-async def call_sync_or_async(fn: Callable[..., R | Awaitable[R]], *args: Any) -> R:
-    """Call ``fn`` and await the result if it is awaitable."""
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        return await result  # type: ignore[no-any-return]
-    return result

@@ -36,7 +36,9 @@ class KindRegistered(BaseModel):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "_kinds" not in cls.__dict__ and not any("_kinds" in b.__dict__ for b in cls.__mro__[1:-1]):
+        if "_kinds" not in cls.__dict__ and not any(
+            "_kinds" in b.__dict__ for b in cls.__mro__[1:-1]
+        ):
             cls._kinds = {}
 
     @classmethod

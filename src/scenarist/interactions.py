@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
@@ -153,7 +152,7 @@ class Interact(InteractionSpec):
     def _no_callables(self, value: Any) -> Any:
         if callable(value) and not isinstance(value, type):
             raise SerializationError(
-                f"cannot write {getattr(value, '__qualname__', value)!r} to JSON: interaction "
+                f"cannot write {getattr(value, '__name__', value)!r} to JSON: interaction "
                 "inputs and outputs that are functions exist only in code; use static values "
                 "(or a target) in scenarios you want to save"
             )
@@ -170,7 +169,9 @@ class Interact(InteractionSpec):
             await self._exchange(context, self.inputs)
         elif mode == "callable":
             assert binding is not None
-            await self._exchange(context, await context.call(binding, trace=context.trace, input_type=None))
+            await self._exchange(
+                context, await context.call(binding, trace=context.trace, input_type=None)
+            )
         elif mode == "generator":
             assert binding is not None
             generator = binding.call(trace=context.trace, input_type=None)
@@ -221,8 +222,3 @@ class Interact(InteractionSpec):
                 },
             )
         )
-
-
-def describe_callable(fn: Callable[..., Any]) -> str:
-    """A short name for a callable, for messages."""
-    return getattr(fn, "__qualname__", None) or repr(fn)

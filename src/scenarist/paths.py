@@ -78,9 +78,7 @@ class Path:
             return value
         nodes = [root]
         for segment in self.segments:
-            sources = (
-                [d for n in nodes for d in _descendants(n)] if segment.descendants else nodes
-            )
+            sources = [d for n in nodes for d in _descendants(n)] if segment.descendants else nodes
             nodes = [
                 found
                 for node in sources

@@ -82,7 +82,12 @@ class CheckResult(_Renderable):
     ) -> Self:
         return construct(
             cls,
-            {"status": status, "message": message, "metrics": list(metrics or ()), "details": details or {}},
+            {
+                "status": status,
+                "message": message,
+                "metrics": list(metrics or ()),
+                "details": details or {},
+            },
         )
 
     @classmethod
@@ -195,7 +200,9 @@ class TestCaseResult(_Renderable):
 
     def format_failures(self) -> str:
         """One line per failed or errored check (and the step error, if any)."""
-        lines = [f"[{r.status.value.upper()}] {r.label}: {r.message}" for r in self.failures_and_errors]
+        lines = [
+            f"[{r.status.value.upper()}] {r.label}: {r.message}" for r in self.failures_and_errors
+        ]
         if self.error is not None:
             lines.insert(
                 0,
@@ -389,11 +396,17 @@ class SuiteResult(_Renderable):
                 if tag_key == key and (value or "") not in values:
                     values.append(value or "")
             for value in values or [None]:
-                bucket = counts.setdefault(value, dict.fromkeys(("pass", "fail", "error", "skip"), 0))
+                bucket = counts.setdefault(
+                    value, dict.fromkeys(("pass", "fail", "error", "skip"), 0)
+                )
                 bucket[result.status.value] += 1
         groups = {
             value: GroupStats(
-                name=value, passed=c["pass"], failed=c["fail"], errored=c["error"], skipped=c["skip"]
+                name=value,
+                passed=c["pass"],
+                failed=c["fail"],
+                errored=c["error"],
+                skipped=c["skip"],
             )
             for value, c in counts.items()
         }

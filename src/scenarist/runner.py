@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, SerializeAsAny
 from scenarist._callables import Binding, bind
 from scenarist._fast import construct, replace
 from scenarist._missing import MISSING
-from scenarist._status import CheckStatus, ScenarioStatus, rollup
+from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.errors import StepTimeoutError
@@ -109,7 +109,12 @@ def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> Chec
     details["check_description"] = check.description
     return construct(
         CheckResult,
-        {"status": result.status, "message": result.message, "metrics": result.metrics, "details": details},
+        {
+            "status": result.status,
+            "message": result.message,
+            "metrics": result.metrics,
+            "details": details,
+        },
     )
 
 
@@ -221,7 +226,8 @@ def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseRes
     else:
         results = [
             CheckResult.skip(
-                message, details={"check_kind": "step", "check_name": "step", "check_description": None}
+                message,
+                details={"check_kind": "step", "check_name": "step", "check_description": None},
             )
         ]
     return construct(
@@ -254,7 +260,9 @@ class ScenarioRunner:
         thread_limiter: anyio.CapacityLimiter | None = None,
     ) -> ScenarioResult:
         """Run ``scenario``; ``target`` overrides the scenario's own target for this run."""
-        runs = _validate_multiple_runs(scenario.multiple_runs if multiple_runs is None else multiple_runs)
+        runs = _validate_multiple_runs(
+            scenario.multiple_runs if multiple_runs is None else multiple_runs
+        )
         if target is MISSING or target is None:
             target = scenario.target
         binding = bind_target(target)
@@ -309,7 +317,7 @@ class ScenarioRunner:
                 continue
             result = await run_step(step, context, return_exception)
             results.append(result)
-            if stop_on_failure and result.status != CheckStatus.PASS:
+            if stop_on_failure and result.status is not TestCaseStatus.PASS:
                 stopped = True
         return results
 

@@ -54,11 +54,12 @@ def _validate_tags(tags: Any) -> list[str]:
         raise ValueError(
             f"tags must be a list of strings like ['team:search', 'smoke'], got {tags!r}"
         )
-    tags = list(tags)
+    checked: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag:
             raise ValueError(f"each tag must be a non-empty string, got {tag!r} in {tags!r}")
-    return tags
+        checked.append(tag)
+    return checked
 
 
 class Scenario(BaseModel):
@@ -71,7 +72,9 @@ class Scenario(BaseModel):
     ``timeout_s`` bounds each interaction (expiry is an ERROR with phase ``timeout``).
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, validate_assignment=True)
+    model_config = ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True, validate_assignment=True
+    )
 
     name: str = "Unnamed Scenario"
     steps: list[Step] = Field(default_factory=list)
@@ -122,7 +125,9 @@ class Scenario(BaseModel):
         self, inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
     ) -> Self:
         """Add an exchange; without ``outputs`` the target answers at run time."""
-        return self.add_interaction(Interact(inputs=inputs, outputs=outputs, metadata=metadata or {}))
+        return self.add_interaction(
+            Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
+        )
 
     def check(self, check: Check) -> Self:
         """Add a check to the current step (opening one if there is none)."""

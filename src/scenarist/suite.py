@@ -88,8 +88,9 @@ class Suite(BaseModel):
         runner = get_runner()
         if not parallel:
             for index, scenario in enumerate(self.scenarios):
-                yield index, await runner.run(
-                    scenario, target, return_exception, timeout_s=timeout_s
+                yield (
+                    index,
+                    await runner.run(scenario, target, return_exception, timeout_s=timeout_s),
                 )
             return
 
@@ -180,7 +181,13 @@ class Suite(BaseModel):
     ) -> SuiteResult:
         """:meth:`run` from sync code (safe inside a running event loop)."""
         return run_sync(
-            self.run, target, return_exception, parallel, max_concurrency, verbose, timeout_s=timeout_s
+            self.run,
+            target,
+            return_exception,
+            parallel,
+            max_concurrency,
+            verbose,
+            timeout_s=timeout_s,
         )
 
     @classmethod
@@ -189,5 +196,3 @@ class Suite(BaseModel):
         from scenarist._files import load_model
 
         return load_model(cls, path)
-
-

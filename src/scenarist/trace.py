@@ -156,12 +156,14 @@ class InteractionLog(Sequence[T]):
         args = getattr(source, "__args__", None)
         item_type = args[0] if args else Interaction
         from_list = core_schema.no_info_after_validator_function(
-            cls, handler.generate_schema(list[item_type])  # type: ignore[valid-type]
+            cls,
+            handler.generate_schema(list[item_type]),  # type: ignore[valid-type]
         )
         return core_schema.union_schema(
             [core_schema.is_instance_schema(cls), from_list],
             serialization=core_schema.plain_serializer_function_ser_schema(
-                list, return_schema=handler.generate_schema(list[item_type])  # type: ignore[valid-type]
+                list,
+                return_schema=handler.generate_schema(list[item_type]),  # type: ignore[valid-type]
             ),
         )
 

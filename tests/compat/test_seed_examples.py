@@ -17,7 +17,7 @@ import pytest
 
 SNIPPETS = [
     # Multi-step example
-    '''
+    """
 from giskard.checks import Scenario, FnCheck, Equals
 
 result = await (
@@ -41,7 +41,7 @@ result = await (
     .check(Equals(expected_value=True, target_key="trace.last.outputs.found"))
     .run()
 )
-''',
+""",
     # Dynamic interactions
     '''
 from giskard.checks import Scenario
@@ -59,7 +59,7 @@ scenario = Scenario("transfer_timing").interact(
 )
 ''',
     # Context-aware interactions
-    '''
+    """
 scenario = (
     Scenario("bank_agent_follow_up")
     .interact(
@@ -71,9 +71,9 @@ scenario = (
         outputs=bank_support_agent,
     )
 )
-''',
+""",
     # ScenarioResult
-    '''
+    """
 result = await scenario.run()
 result.print_report()
 
@@ -86,16 +86,16 @@ for i, check_result in enumerate(
     r for step in result.steps for r in step.results
 ):
     print(f"Check {i}: {check_result.status}")
-''',
+""",
     # ScenarioStatus
-    '''
+    """
 from giskard.checks import ScenarioStatus
 
 if result.status == ScenarioStatus.PASS:
     print("Success!")
-''',
+""",
     # Suite
-    '''
+    """
 from giskard.checks import Scenario, StringMatching, Suite
 
 
@@ -123,13 +123,13 @@ result = await suite.run()
 
 rate = result.pass_rate
 print("no scenarios evaluated" if rate is None else f"{rate:.0%}")
-''',
+""",
     # SuiteResult
-    '''
+    """
 grouped = result.group_by("example")
 result.print_report(group_by="example")
 payload = result.to_hub_format()
-''',
+""",
 ]
 
 
@@ -180,4 +180,7 @@ async def test_seed_examples_run_in_order_and_print_what_the_page_promises() -> 
     assert namespace["grouped"].groups["greeting"].passed == 2
     payload = namespace["payload"]
     assert payload["pass_rate"] == 1.0
-    assert [r["scenario_name"] for r in payload["results"]] == ["contains_received", "another_input"]
+    assert [r["scenario_name"] for r in payload["results"]] == [
+        "contains_received",
+        "another_input",
+    ]

@@ -1,0 +1,154 @@
+"""``FnCheck`` and ``from_fn``: any Python function as a check.
+
+The function receives the trace and returns ``True``/``False`` (or a full
+:class:`CheckResult`), synchronously or not. It is the escape hatch for anything the
+built-in checks do not express.
+
+A function cannot be written to JSON, so a dump in JSON mode raises
+:class:`~scenarist.errors.SerializationError` instead of writing ``"<function ...>"`` that
+would load back as a broken check. :meth:`FnCheck.to_spec`, used to describe a check in
+reports, leaves the function out instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Final
+
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
+
+from scenarist.checks._values import optional
+from scenarist.checks.base import Check
+from scenarist.errors import SerializationError
+from scenarist.results import CheckResult
+from scenarist.trace import Trace
+
+__all__ = ["SPEC_CONTEXT", "FnCheck", "from_fn", "omits_callables", "reject_callables"]
+
+SPEC_CONTEXT: Final = {"scenarist_omit_callables": True}
+"""Serialisation context under which ``FnCheck`` dumps without its function."""
+
+CheckFunction = Callable[[Trace[Any, Any]], Any]
+
+
+def omits_callables(context: Any) -> bool:
+    """Whether a serialisation ``context`` asks to leave functions out (see ``SPEC_CONTEXT``)."""
+    return isinstance(context, dict) and bool(context.get("scenarist_omit_callables"))
+
+
+def _unserialisable(check: FnCheck) -> SerializationError:
+    fn_name = getattr(check.fn, "__name__", None) or repr(check.fn)
+    label = f" {check.name!r}" if check.name else ""
+    return SerializationError(
+        f"FnCheck{label} wraps the Python callable {fn_name!r}, which cannot be written "
+        "to JSON; dump it with mode='python', describe it with to_spec(), or replace it "
+        "with a built-in check (or a registered Check subclass) to make it serialisable."
+    )
+
+
+def reject_callables(checks: list[Check]) -> None:
+    """Raise :class:`SerializationError` if any of ``checks`` (recursively) is an ``FnCheck``.
+
+    Containers call it before a JSON dump so the error is ours, not pydantic's wrapper.
+    """
+    for check in checks:
+        if isinstance(check, FnCheck):
+            raise _unserialisable(check)
+        inner = [*(getattr(check, "checks", None) or []), getattr(check, "check", None)]
+        reject_callables([c for c in inner if isinstance(c, Check)])
+
+
+@Check.register("fn")
+class FnCheck(Check):
+    """A check backed by a function of the trace.
+
+    ``True`` → PASS with ``success_message``, ``False`` → FAIL with ``failure_message``
+    (both carry ``details``); a returned :class:`CheckResult` is used as is; anything
+    else is a ``TypeError``, because a function returning ``None`` by mistake must not
+    count as a verdict.
+    """
+
+    fn: Annotated[
+        CheckFunction,
+        WithJsonSchema({"description": "A Python callable; it cannot be written to JSON."}),
+    ] = Field(exclude=True)
+    success_message: str | None = optional()
+    failure_message: str | None = optional()
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    # Replaces the base class's serializer of the same name: this one needs ``info`` to
+    # tell a Python dump (keeps the function) from a JSON one (refuses it).
+    @model_serializer(mode="wrap")
+    def _dump_with_kind(  # type: ignore[override]
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data: dict[str, Any] = handler(self)
+        if not info.mode_is_json():
+            return {"kind": self.kind, "fn": self.fn, **data}
+        if not omits_callables(info.context):
+            raise _unserialisable(self)
+        return {"kind": self.kind, **data}
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """As :meth:`pydantic.BaseModel.model_dump`; JSON mode raises ``SerializationError``."""
+        if kwargs.get("mode") == "json" and not omits_callables(kwargs.get("context")):
+            raise _unserialisable(self)
+        return super().model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        """Always raises :class:`SerializationError` unless dumping for a spec."""
+        if not omits_callables(kwargs.get("context")):
+            raise _unserialisable(self)
+        return super().model_dump_json(*args, **kwargs)
+
+    def to_spec(self) -> dict[str, Any]:
+        """The check as JSON-ready data, without the function, name and description."""
+        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
+
+    async def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        """Call the function and turn its answer into a verdict."""
+        outcome = self.fn(trace)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if isinstance(outcome, CheckResult):
+            return outcome
+        if isinstance(outcome, bool):
+            if outcome:
+                return CheckResult.success(self.success_message, details=dict(self.details))
+            return CheckResult.failure(self.failure_message, details=dict(self.details))
+        raise TypeError(
+            "from_fn callable must return bool or CheckResult (or awaitable thereof), "
+            f"but got {type(outcome).__name__} (value: {outcome!r})"
+        )
+
+
+def from_fn(
+    fn: CheckFunction,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    success_message: str | None = None,
+    failure_message: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> FnCheck:
+    """Build an :class:`FnCheck` from ``fn(trace) -> bool | CheckResult`` (sync or async).
+
+    >>> check = from_fn(lambda trace: len(trace.interactions) > 0, name="has_turns")
+    >>> check.label
+    'has_turns'
+    """
+    return FnCheck(
+        fn=fn,
+        name=name,
+        description=description,
+        success_message=success_message,
+        failure_message=failure_message,
+        details=details or {},
+    )

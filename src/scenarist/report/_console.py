@@ -1,0 +1,304 @@
+"""The one terminal renderer: every result type becomes a stream of Rich renderables.
+
+``render(obj)`` is what ``__rich_console__`` on the result models yields, so
+``print_report``, ``rich.print(result)``, the CLI and the pytest summary all look the same.
+The layout follows giskard-checks' report (``Suite Results`` rule, a dot line, a
+``FAILURES`` section with one panel per failed scenario, a ``SUMMARY`` and a last
+``Summary:`` line); the polish is ours: columns are a grid rather than tab stops, unnamed
+checks show their kind, values are cut with an ellipsis instead of wrapping the layout,
+spans show as a tree, and a scenario that passed without checking anything is flagged.
+
+Styles name colours but never force them: the ``Console`` drops them when the output is
+not a terminal or ``NO_COLOR`` is set. Rich is imported inside the functions so that
+importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from scenarist.results import (
+    CheckResult,
+    GroupedSuiteResult,
+    ScenarioResult,
+    SuiteResult,
+    TestCaseResult,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+    from scenarist.trace import Span
+
+__all__ = ["MAX_FAILURES_ENV", "print_report", "render"]
+
+MAX_FAILURES_ENV = "SCENARIST_MAX_REPORTED_FAILURES"
+DEFAULT_MAX_FAILURES = 20
+_MAX_MESSAGE_CHARS = 1000  # a check message longer than this is cut (it still wraps)
+_MAX_VALUE_CHARS = 2000  # inputs/outputs are cut to one line anyway; bound the work
+
+STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow", "skip": "grey50"}
+_TITLE = {"pass": "✅ PASSED", "fail": "❌ FAILED", "error": "⚠️ ERROR", "skip": "⚠️ SKIPPED"}
+_DOT = {"pass": ".", "fail": "F", "error": "E", "skip": "s"}
+_COUNT_WORDS = (("error", "errored"), ("fail", "failed"), ("skip", "skipped"), ("pass", "passed"))
+
+
+def print_report(obj: Any, console: Console | None = None) -> None:
+    """Print ``obj`` (any result object) to ``console``, or to stdout by default."""
+    from rich.console import Console
+
+    console = console if console is not None else Console()
+    for renderable in render(obj):
+        console.print(renderable)
+
+
+def render(obj: Any) -> Iterator[RenderableType]:
+    """The renderables that make up the report of ``obj``, top to bottom."""
+    if isinstance(obj, GroupedSuiteResult):
+        yield from _suite(obj.suite_result)
+        yield _group_table(obj)
+    elif isinstance(obj, SuiteResult):
+        yield from _suite(obj)
+    elif isinstance(obj, ScenarioResult):
+        yield from _scenario(obj)
+    elif isinstance(obj, TestCaseResult):
+        yield from _test_case(obj)
+    elif isinstance(obj, CheckResult):
+        yield _rows([obj])
+    else:
+        raise TypeError(
+            f"cannot render {type(obj).__name__!r}: pass a CheckResult, TestCaseResult, "
+            "ScenarioResult, SuiteResult or GroupedSuiteResult"
+        )
+
+
+def max_reported_failures() -> int:
+    """Panels shown under FAILURES: ``$SCENARIST_MAX_REPORTED_FAILURES``, default 20."""
+    raw = os.environ.get(MAX_FAILURES_ENV, "")
+    try:
+        return max(0, int(raw)) if raw.strip() else DEFAULT_MAX_FAILURES
+    except ValueError:
+        return DEFAULT_MAX_FAILURES
+
+
+# -- suite ------------------------------------------------------------------------------
+
+
+def _suite(result: SuiteResult) -> Iterator[RenderableType]:
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.rule import Rule
+    from rich.text import Text
+
+    yield Rule(Text("Suite Results"))
+    yield Text.assemble(*((_DOT[r.status], STATUS_STYLE[r.status]) for r in result.results))
+    yield Text()
+    failing = [r for r in result.results if r.status in ("fail", "error")]
+    if failing:
+        yield Rule(Text("FAILURES"), characters="=")
+        limit = max_reported_failures()
+        for scenario in failing[:limit]:
+            title = Text(scenario.scenario_name, style="bold")
+            yield Panel(_group(_scenario(scenario)), title=title)
+        if len(failing) > limit:
+            yield Text(f"... and {len(failing) - limit} more", style="dim")
+        yield Rule(Text("SUMMARY"), characters="=")
+        for scenario in failing:
+            yield Text.assemble(
+                (scenario.scenario_name, "bold"),
+                "  ",
+                (scenario.status.upper(), STATUS_STYLE[scenario.status]),
+            )
+            yield Padding(_rows(_failing_rows(scenario)), (0, 0, 0, 4))
+    unchecked = [r.scenario_name for r in result.results if r.passed and not r.has_checks]
+    if unchecked:
+        yield Text(f"Passed without any check: {', '.join(unchecked)}", style="yellow")
+    if result.recommendation:
+        from rich.markdown import Markdown
+
+        yield Rule(Text("Recommendation"))
+        yield Markdown(result.recommendation)
+    yield Rule()
+    yield _summary_line(result)
+
+
+def _summary_line(result: SuiteResult) -> Text:
+    from rich.text import Text
+
+    line = Text(f"Summary: {len(result.results)} total")
+    for status, word in _COUNT_WORDS:
+        count = sum(1 for r in result.results if r.status == status)
+        if count:
+            line.append(", ")
+            line.append(f"{count} {word}", STATUS_STYLE[status])
+    rate = result.pass_rate
+    line.append(f" | Pass Rate: {'—' if rate is None else f'{rate * 100:.1f}%'}")
+    line.append(f" | Total Duration: {result.duration_ms}ms")
+    if (cost := result.cost_usd) is not None:
+        line.append(f" | Cost: ${cost:.4f}")
+    return line
+
+
+def _group_table(grouped: GroupedSuiteResult) -> Table:
+    from rich.table import Table
+
+    table = Table(title=f"Results by {grouped.key}")
+    table.add_column(grouped.key)
+    table.add_column("Pass Rate", justify="right")
+    for stats in grouped.groups.values():
+        table.add_row(stats.display_name, f"{stats.passed} / {stats.non_skipped}")
+    return table
+
+
+# -- scenario, step, check -------------------------------------------------------------
+
+
+def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    yield _status_rule(result.status)
+    if result.passed and not result.has_checks:
+        yield Text("no checks: this scenario passed without asserting anything", "yellow")
+    rows: list[tuple[str, str, str]] = []
+    for index, step in enumerate(result.steps, start=1):
+        rows.extend(_step_rows(step, f"step {index}"))
+    if rows:
+        yield _rows(rows)
+    yield Rule(Text("Trace"))
+    if not result.final_trace.interactions:
+        yield Text("(no interactions)", style="grey50")
+    for number, interaction in enumerate(result.final_trace.interactions, start=1):
+        yield Rule(Text(f"Interaction {number}"))
+        yield _value_line("Inputs: ", interaction.inputs)
+        yield _value_line("Outputs: ", interaction.outputs)
+        if interaction.spans:
+            yield _span_tree(interaction.spans)
+    steps = len(result.steps)
+    footer = f"{steps} step{'' if steps == 1 else 's'} in {result.duration_ms}ms"
+    footer += f" | runs: {result.runs_executed}/{result.multiple_runs}"
+    if (cost := result.cost_usd) is not None:
+        footer += f" | cost: ${cost:.4f}"
+    yield Rule(Text(footer))
+
+
+def _test_case(result: TestCaseResult) -> Iterator[RenderableType]:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    yield _status_rule(result.status)
+    rows = _step_rows(result, "step")
+    if rows:
+        yield _rows(rows)
+    counts = [
+        f"{n} {word}"
+        for status, word in _COUNT_WORDS
+        if (n := sum(1 for r in result.results if r.status == status))
+    ]
+    yield Rule(Text(f"{', '.join(counts) or 'no checks'} in {result.duration_ms}ms"))
+
+
+def _step_rows(step: TestCaseResult, label: str) -> list[tuple[str, str, str]]:
+    """The step's error (if any) as a row, then one row per check result."""
+    rows: list[tuple[str, str, str]] = []
+    if (error := step.error) is not None:
+        message = f"{error.exception_type} during {error.phase}: {error.message}"
+        rows.append((label, "error", message))
+    rows.extend(_check_row(r) for r in step.results)
+    return rows
+
+
+def _failing_rows(result: ScenarioResult) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    for index, step in enumerate(result.steps, start=1):
+        rows.extend(r for r in _step_rows(step, f"step {index}") if r[1] in ("fail", "error"))
+    return rows
+
+
+def _check_row(result: CheckResult) -> tuple[str, str, str]:
+    # A PASS message is noise in a failure report; a SKIP message says why (shown dim).
+    message = "" if result.passed else (result.message or "")
+    return (result.label, result.status, message)
+
+
+def _rows(rows: Sequence[tuple[str, str, str] | CheckResult]) -> Table:
+    """Check rows as a grid: name, status, message (which wraps inside its column)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, overflow="ellipsis", max_width=32)
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for row in rows:
+        label, status, message = _check_row(row) if isinstance(row, CheckResult) else row
+        style = STATUS_STYLE[status]
+        grid.add_row(
+            Text(label),
+            Text(status.upper(), style=style),
+            Text(_cut(message, _MAX_MESSAGE_CHARS), style="grey50" if status == "skip" else ""),
+        )
+    return grid
+
+
+def _status_rule(status: str) -> RenderableType:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    return Rule(Text(_TITLE[status], style=STATUS_STYLE[status]), style=STATUS_STYLE[status])
+
+
+def _value_line(prefix: str, value: Any) -> Text:
+    """``Inputs: 'hi'`` on one line; a longer value ends in an ellipsis."""
+    from rich.text import Text
+
+    shown = " ".join(_cut(repr(value), _MAX_VALUE_CHARS).splitlines())
+    return Text.assemble((prefix, "bold"), shown, no_wrap=True, overflow="ellipsis")
+
+
+def _span_tree(spans: Sequence[Span]) -> RenderableType:
+    from rich.tree import Tree
+
+    tree = Tree("spans", hide_root=True, guide_style="grey50")
+
+    def add(parent: Tree, span: Span) -> None:
+        node = parent.add(_span_label(span))
+        for child in span.children:
+            add(node, child)
+
+    for span in spans:
+        add(tree, span)
+    return tree
+
+
+def _span_label(span: Span) -> Text:
+    from rich.text import Text
+
+    label = Text.assemble((span.name, "bold"), " ", (f"[{span.kind}]", "cyan"), no_wrap=True)
+    label.overflow = "ellipsis"
+    if span.model:
+        label.append(f" {span.model}", "grey50")
+    if span.duration_ms is not None:
+        label.append(f" {span.duration_ms:.0f}ms")
+    if span.tokens_in is not None or span.tokens_out is not None:
+        label.append(f" {span.tokens_in or 0}→{span.tokens_out or 0} tok", "grey50")
+    if span.cost_usd is not None:
+        label.append(f" ${span.cost_usd:.4f}")
+    if span.status == "error" or span.error is not None:
+        reason = f": {span.error.message}" if span.error is not None else ""
+        label.append(f" error{reason}", "red")
+    return label
+
+
+def _group(renderables: Iterator[RenderableType]) -> RenderableType:
+    from rich.console import Group
+
+    return Group(*renderables)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

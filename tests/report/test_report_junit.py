@@ -1,0 +1,166 @@
+"""JUnit XML: validates against the vendored XSD and reads the way CI tools read it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+from report_factories import (
+    STARTED,
+    erroring,
+    failing,
+    outputs_raised,
+    passing,
+    stamped,
+    suite_of,
+    with_spans,
+)
+
+from scenarist.report.junit import to_junit_xml
+from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
+
+XSD = Path(__file__).parents[1] / "fixtures" / "junit.xsd"
+
+
+@pytest.fixture(scope="module")
+def schema() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(XSD)
+
+
+def skipped_scenario() -> ScenarioResult:
+    skip = stamped(CheckResult.skip("Skipped: no model configured"), "llm_judge")
+    return ScenarioResult(scenario_name="skipped", steps=[TestCaseResult(results=[skip])])
+
+
+def cases(xml: str) -> dict[str, ET.Element]:
+    return {case.get("name", ""): case for case in ET.fromstring(xml).iter("testcase")}
+
+
+def test_junit_validates_against_the_xsd(
+    schema: xmlschema.XMLSchema, demo_suite: SuiteResult
+) -> None:
+    for result in (
+        demo_suite,
+        suite_of(),
+        suite_of(outputs_raised(), with_spans(), skipped_scenario()),
+        SuiteResult(results=[passing()]),  # no name, no start time
+    ):
+        schema.validate(result.to_junit_xml())
+
+
+def test_junit_one_testsuite_named_after_the_suite_with_counts(demo_suite: SuiteResult) -> None:
+    root = ET.fromstring(demo_suite.to_junit_xml())
+    assert root.tag == "testsuites"
+    (suite,) = root
+    assert suite.tag == "testsuite"
+    assert {k: suite.get(k) for k in ("name", "tests", "failures", "errors", "skipped")} == {
+        "name": "demo_suite",
+        "tests": "4",
+        "failures": "1",
+        "errors": "1",
+        "skipped": "0",
+    }
+    assert suite.get("time") == "0.010"
+    assert suite.get("timestamp") == STARTED.isoformat(timespec="seconds")
+    assert [c.get("name") for c in suite.iter("testcase")] == [
+        "passing",
+        "failing",
+        "erroring",
+        "nochecks",
+    ]
+    assert {c.get("classname") for c in suite.iter("testcase")} == {"demo_suite"}
+
+
+def test_junit_unnamed_suite_falls_back_to_scenarist() -> None:
+    suite = ET.fromstring(SuiteResult(results=[passing()]).to_junit_xml())[0]
+    assert suite.get("name") == "scenarist"
+    assert suite.get("timestamp") is None
+
+
+def test_junit_failure_message_is_the_first_failing_check_and_text_lists_all() -> None:
+    second = stamped(CheckResult.failure("too long"), "less_than", "short")
+    result = failing()
+    result.steps[0].results.append(second)
+    case = cases(suite_of(result).to_junit_xml())["failing"]
+    failure = case.find("failure")
+    assert failure is not None
+    assert failure.get("message") == "Expected value equal to 'right' but got 'wrong'"
+    assert failure.get("type") == "equals"
+    assert failure.text == (
+        "[FAIL] step 1 equals: Expected value equal to 'right' but got 'wrong'\n"
+        "[FAIL] step 1 short: too long"
+    )
+    assert case.find("error") is None
+
+
+def test_junit_error_and_skip_children(demo_suite: SuiteResult) -> None:
+    by_name = cases(suite_of(erroring(), outputs_raised(), skipped_scenario()).to_junit_xml())
+    error = by_name["erroring"].find("error")
+    assert error is not None
+    assert (error.get("type"), error.get("message")) == (
+        "boom_check",
+        "Check 'boom_check' failed with error: kaboom",
+    )
+    step_error = by_name["outputs_raised"].find("error")
+    assert step_error is not None
+    assert step_error.get("type") == "ZeroDivisionError"
+    assert step_error.text == "[ERROR] step 1 outputs: ZeroDivisionError: division by zero"
+    skipped = by_name["skipped"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "Skipped: no model configured"
+    assert by_name["skipped"].find("system-out") is None
+
+
+def test_junit_system_out_only_for_failing_cases_as_plain_text(demo_suite: SuiteResult) -> None:
+    by_name = cases(demo_suite.to_junit_xml())
+    assert by_name["passing"].find("system-out") is None
+    assert by_name["nochecks"].find("system-out") is None
+    out = by_name["failing"].findtext("system-out") or ""
+    assert "\x1b" not in out
+    assert "Inputs: 'q1'" in out
+    assert out.splitlines()[0].strip("─ ") == "❌ FAILED"
+
+
+def test_junit_properties_tags_runs_and_cost() -> None:
+    by_name = cases(suite_of(erroring(), with_spans()).to_junit_xml())
+
+    def props(name: str) -> list[tuple[str | None, str | None]]:
+        return [(p.get("name"), p.get("value")) for p in by_name[name].iter("property")]
+
+    assert props("erroring") == [
+        ("tag", "team:a"),
+        ("tag", "kind:err"),
+        ("runs_executed", "1/1"),
+    ]
+    assert ("cost_usd", "0.001200") in props("agent_with_tools")
+
+
+def test_junit_stays_compact(demo_suite: SuiteResult) -> None:
+    root = ET.fromstring(demo_suite.to_junit_xml())
+    longest = max(len(v) for e in root.iter() for v in e.attrib.values())
+    assert longest < 100  # no trace or step payloads in attributes
+
+
+def test_junit_illegal_xml_characters_are_escaped(schema: xmlschema.XMLSchema) -> None:
+    nasty = stamped(CheckResult.failure("bad \x00 byte \x1b[31m & <tag>"), "equals")
+    result = ScenarioResult(
+        scenario_name="ctl\x07name", steps=[TestCaseResult(results=[nasty])], tags=["a\x0bb"]
+    )
+    xml = suite_of(result).to_junit_xml()
+    schema.validate(xml)
+    failure = ET.fromstring(xml).find(".//failure")
+    assert failure is not None
+    assert failure.get("message") == "bad \\x00 byte \\x1b[31m & <tag>"
+    assert cases(xml).keys() == {"ctl\\x07name"}
+
+
+def test_junit_path_writes_the_file_and_returns_the_string(
+    tmp_path: Path, demo_suite: SuiteResult
+) -> None:
+    target = tmp_path / "deep" / "dir" / "junit.xml"
+    xml = to_junit_xml(demo_suite, target)
+    assert target.read_text(encoding="utf-8") == xml
+    assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    assert demo_suite.to_junit_xml(str(target)) == xml

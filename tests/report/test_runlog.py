@@ -1,0 +1,139 @@
+"""The run log: JSON Lines round-trip, appending, migration and the committed schema."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from report_factories import STARTED, outputs_raised, passing, suite_of, with_spans
+from rich.console import Console
+
+from scenarist.errors import UserError
+from scenarist.results import ScenarioResult, SuiteResult, TestCaseResult
+from scenarist.runlog import (
+    FORMAT_VERSION,
+    SCHEMA_PATH,
+    RunEnvironment,
+    RunLog,
+    RunSettings,
+    collect_environment,
+    json_schema,
+    read_jsonl,
+    run_log_from_suite_result,
+    write_jsonl,
+)
+from scenarist.trace import Interaction, Trace
+
+ENV = RunEnvironment(python_version="3.12.0", platform="test", hostname="ci", packages={})
+
+
+def make_log(result: SuiteResult) -> RunLog:
+    settings = RunSettings(target_name="agent", concurrency=4, repeat=1)
+    return run_log_from_suite_result(result, run_id="run-1", settings=settings, environment=ENV)
+
+
+def plain(obj: object) -> str:
+    console = Console(width=100, color_system=None, file=io.StringIO(), record=True)
+    console.print(obj)
+    return console.export_text()
+
+
+def test_runlog_round_trip(tmp_path: Path, demo_suite: SuiteResult) -> None:
+    demo_suite.results.extend([with_spans(), outputs_raised()])
+    log = make_log(demo_suite)
+    path = tmp_path / "runs" / "run-1.jsonl"
+    write_jsonl(log, path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + 6 + 1
+    assert [json.loads(line)["record_type"] for line in (lines[0], lines[1], lines[-1])] == [
+        "header",
+        "scenario",
+        "footer",
+    ]
+
+    again = read_jsonl(path)
+    assert again.model_dump(mode="json") == log.model_dump(mode="json")
+    assert again.header.format_version == FORMAT_VERSION
+    assert again.header.ended_at == STARTED.replace(microsecond=10_000)
+    spans = again.scenarios[4].result.final_trace.spans
+    assert [s.kind for s in spans] == ["agent", "llm", "tool"]
+    assert again.scenarios[4].cost_usd == pytest.approx(0.0012)
+    assert again.footer is not None
+    assert again.footer.cost_usd == pytest.approx(0.0012)
+    # a report re-rendered from the run log looks like the original
+    assert plain(again.to_suite_result()) == plain(demo_suite)
+
+
+def test_runlog_is_appendable_and_reads_without_footer(tmp_path: Path) -> None:
+    log = make_log(suite_of(passing(), with_spans()))
+    path = tmp_path / "run.jsonl"
+    write_jsonl([log.header], path)
+    for record in log.scenarios:
+        write_jsonl([record], path, append=True)
+    partial = read_jsonl(path)
+    assert partial.footer is None
+    assert [r.result.scenario_name for r in partial.scenarios] == ["passing", "agent_with_tools"]
+    assert partial.to_suite_result().passed_count == 1
+
+
+def test_runlog_writes_non_json_values_as_strings(tmp_path: Path) -> None:
+    class Opaque:
+        def __str__(self) -> str:
+            return "<opaque>"
+
+    trace: Trace[Any, Any] = Trace(interactions=[Interaction(inputs="q", outputs=Opaque())])
+    result = ScenarioResult(scenario_name="o", steps=[TestCaseResult()], final_trace=trace)
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(suite_of(result)), path)
+    last = read_jsonl(path).scenarios[0].result.final_trace.last
+    assert last is not None
+    assert last.outputs == "<opaque>"
+
+
+def test_runlog_migrates_format_v0(tmp_path: Path) -> None:
+    header = {"format_version": 0, "run_id": "old", "suite_name": "legacy"}
+    scenario = {"index": 0, "result": {"scenario_name": "s", "steps": []}}
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(header) + "\n" + json.dumps(scenario) + "\n", encoding="utf-8")
+    log = read_jsonl(path)
+    assert (log.header.run_id, log.header.format_version) == ("old", FORMAT_VERSION)
+    assert log.scenarios[0].result.scenario_name == "s"
+
+
+def test_runlog_rejects_newer_and_empty_files(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({"record_type": "header", "format_version": 99}) + "\n")
+    with pytest.raises(UserError, match="upgrade scenarist"):
+        read_jsonl(newer)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(UserError, match="is empty"):
+        read_jsonl(empty)
+
+
+def test_runlog_committed_schema_is_current() -> None:
+    committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert committed == json_schema(), (
+        "src/scenarist/schemas/runlog.schema.json is out of date with the run log models; "
+        "regenerate it with `.venv/bin/python -m scenarist.runlog` and review the diff"
+    )
+
+
+def test_runlog_lines_validate_against_the_schema(tmp_path: Path, demo_suite: SuiteResult) -> None:
+    demo_suite.results.append(with_spans())
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(demo_suite), path)
+    validator = jsonschema.Draft202012Validator(json_schema())
+    for line in path.read_text(encoding="utf-8").splitlines():
+        validator.validate(json.loads(line))
+
+
+def test_runlog_collects_the_environment() -> None:
+    env = collect_environment()
+    assert env.python_version.count(".") == 2
+    assert "scenarist" in env.packages
+    assert env.hostname

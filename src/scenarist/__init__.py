@@ -55,6 +55,7 @@ from scenarist.settings import (
     set_default_generator,
     set_default_judge,
 )
+from scenarist.spy import WithSpy
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
@@ -105,6 +106,7 @@ __all__ = [
     "TestCaseStatus",
     "Trace",
     "UserError",
+    "WithSpy",
     "__version__",
     "from_fn",
     "get_default_embedding_model",

@@ -17,11 +17,6 @@ TraceFactory = Callable[..., Trace[Any, Any]]
 CheckRunner = Callable[[Check, Trace[Any, Any]], CheckResult]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _make_trace(
     *outputs: Any,
     inputs: Any = "in",

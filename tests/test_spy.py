@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from helpers import spied_tools
 from scenarist import Equals, Interact, Scenario, Suite, WithSpy
-from tests.helpers import spied_tools
 
-TARGET = "tests.helpers.spied_tools.lookup"
+TARGET = "helpers.spied_tools.lookup"
 
 
 def agent(inputs: str) -> str:
@@ -67,7 +67,7 @@ def test_with_spy_keeps_concurrent_scenarios_apart() -> None:
 
 def test_with_spy_rejects_a_target_that_does_not_exist() -> None:
     spec = WithSpy(
-        interaction_generator=Interact(inputs="a", outputs="b"), target="tests.helpers.nope.fn"
+        interaction_generator=Interact(inputs="a", outputs="b"), target="helpers.nope.fn"
     )
     with pytest.raises(ValueError, match="cannot be found"):
         Scenario().add_interaction(spec).run_sync()

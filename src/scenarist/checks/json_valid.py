@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.validators import validator_for
 from pydantic import ConfigDict, Field, field_validator
-from referencing.exceptions import Unresolvable
 
 from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch, is_none
 from scenarist.checks.base import Check
@@ -46,6 +43,9 @@ class JsonValid(Check):
     def _schema_is_valid(cls, schema: dict[str, Any] | None) -> Any:
         if schema is None:
             return schema
+        from jsonschema.exceptions import SchemaError  # lazy: ~0.1 s to import
+        from jsonschema.validators import validator_for
+
         try:
             validator_for(schema).check_schema(schema)
         except SchemaError as exc:
@@ -91,6 +91,10 @@ class JsonValid(Check):
                 )
         details["parsed_value"] = parsed
         if self.expected_schema is not None:
+            from jsonschema.exceptions import best_match
+            from jsonschema.validators import validator_for
+            from referencing.exceptions import Unresolvable
+
             schema = self.expected_schema
             try:
                 error = best_match(validator_for(schema)(schema).iter_errors(parsed))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-import regex
 from pydantic import Field, model_validator
 
 from scenarist.checks._normalize import NormalizationForm, normalize_text
@@ -121,6 +120,8 @@ class RegexMatching(_TextCheck):
         if problem is not None:
             return problem
         details = {"text": text, "pattern": pattern}
+        import regex  # lazy: only regex checks need it
+
         try:
             compiled = regex.compile(pattern)
         except regex.error as exc:

@@ -11,7 +11,7 @@ else ``bench/.venv-giskard/bin/python``, created on first use from a Python >= 3
 Both go through the same harness (``bench/scenario_overhead.py``), one workload at a
 time, alternating which implementation goes first, so that machine noise is spread over
 both. The table shows both numbers, the ratio giskard/scenarist, and whether the
-targets of docs spec 07-quality §1 are met. Raw numbers go to a JSON file.
+targets of spec 07-quality §1 are met. Raw numbers go to a JSON file.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ WORKLOAD_KEYS = {
     "d": "d_import",
 }
 
-# Targets from docs spec 07-quality §1.
+# Targets from spec 07-quality §1.
 TARGET_SPEEDUP = 20.0
 TARGET_RSS_MIB = 60.0
 TARGET_WALL_OVER_IDEAL = 1.25

@@ -76,10 +76,10 @@ def test_all_of_returns_an_inner_error(make_trace: TraceFactory, run: CheckRunne
     assert result.details == {"actual_value": "a", "expected_value": 1}
 
 
-def test_all_of_empty_passes(make_trace: TraceFactory, run: CheckRunner) -> None:
-    result = run(AllOf(checks=[]), make_trace("a"))
-    assert result.passed
-    assert result.message == "All checks passed."
+@pytest.mark.parametrize("composite", [AllOf, AnyOf])
+def test_composites_refuse_an_empty_list_of_checks(composite: type[AllOf | AnyOf]) -> None:
+    with pytest.raises(ValidationError, match=r"checks\n.*needs at least one check"):
+        composite(checks=[])
 
 
 def test_all_of_ignores_skips(make_trace: TraceFactory, run: CheckRunner) -> None:
@@ -134,12 +134,6 @@ def test_any_of_fail_lists_the_failures(make_trace: TraceFactory, run: CheckRunn
         "The answer does not contain the keyword 'b'"
     )
     assert result.details == {}
-
-
-def test_any_of_empty_fails(make_trace: TraceFactory, run: CheckRunner) -> None:
-    result = run(AnyOf(checks=[]), make_trace("a"))
-    assert result.failed
-    assert result.message == "All checks failed."
 
 
 def test_any_of_error_does_not_hide_a_later_pass(

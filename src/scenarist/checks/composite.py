@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import field_validator
+
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables, reject_callables
@@ -26,6 +28,16 @@ class _Composite(Check):
 
     def _inner(self) -> list[Check]:
         raise NotImplementedError
+
+    @field_validator("checks", mode="after", check_fields=False)
+    @classmethod
+    def _not_empty(cls, checks: list[Check]) -> list[Check]:
+        if not checks:
+            raise ValueError(
+                f"{cls.__name__} needs at least one check: an empty {cls.__name__} would "
+                "assert nothing; pass checks=[...]"
+            )
+        return checks
 
     def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """As :meth:`pydantic.BaseModel.model_dump`; an inner ``FnCheck`` cannot go to JSON."""
@@ -50,7 +62,8 @@ class AllOf(_Composite):
 
     Stops at the first FAIL or ERROR and returns that result unchanged. SKIPs are
     ignored; when every inner check skipped, the result is SKIP. Otherwise PASS, with the
-    inner messages joined by ``"; "`` and their metrics gathered. No checks → PASS.
+    inner messages joined by ``"; "`` and their metrics gathered. At least one check
+    is required: an empty ``AllOf`` would assert nothing.
     """
 
     checks: list[AnyCheck]

@@ -37,9 +37,11 @@ _leaf_checks = st.one_of(
 )
 _checks: st.SearchStrategy[Check] = st.recursive(
     _leaf_checks,
-    lambda inner: st.builds(AllOf, checks=st.lists(inner, min_size=1, max_size=3))
-    | st.builds(AnyOf, checks=st.lists(inner, min_size=1, max_size=3))
-    | st.builds(Not, check=inner),
+    lambda inner: (
+        st.builds(AllOf, checks=st.lists(inner, min_size=1, max_size=3))
+        | st.builds(AnyOf, checks=st.lists(inner, min_size=1, max_size=3))
+        | st.builds(Not, check=inner)
+    ),
     max_leaves=4,
 )
 

@@ -46,7 +46,7 @@ SAMPLES: list[Check] = [
     JsonValid(parse=False, target_key="trace.last.metadata"),
     AllOf(checks=[Equals(expected_value='{"a": 1}'), Not(check=StringMatching(keyword="zz"))]),
     AnyOf(checks=[LessThan(expected_value=1), JsonValid()], name="any"),
-    Not(check=AllOf(checks=[])),
+    Not(check=AllOf(checks=[Equals(expected_value="x")])),
     Contains(item="a"),
     Contains(item_key="trace.last.inputs", normalization_form="NFD"),
     LengthBetween(min_length=1, max_length=100),

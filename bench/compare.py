@@ -5,13 +5,18 @@ One command::
 
     .venv/bin/python bench/compare.py [--quick] [--repeat N] [--json PATH]
 
-scenarist is measured with the interpreter running this script; giskard-checks 1.0.6
-with a separate interpreter (``--giskard-python``, else ``$SCENARIST_BENCH_GISKARD_PYTHON``,
-else ``bench/.venv-giskard/bin/python``, created on first use from a Python >= 3.12.2).
-Both go through the same harness (``bench/scenario_overhead.py``), one workload at a
-time, alternating which implementation goes first, so that machine noise is spread over
-both. The table shows both numbers, the ratio giskard/scenarist, and whether the
-targets of spec 07-quality §1 are met. Raw numbers go to a JSON file.
+giskard-checks 1.0.6 runs with its own interpreter (``--giskard-python``, else
+``$SCENARIST_BENCH_GISKARD_PYTHON``, else ``bench/.venv-giskard/bin/python``, created on
+first use from a Python >= 3.12.2). The interpreter version matters a lot (CPython 3.13
+runs scenarist's sequential workload about twice as fast as 3.11), so scenarist is
+measured with the *same* interpreter version as giskard-checks: ``--scenarist-python``,
+else ``bench/.venv-scenarist/bin/python``, created on first use from the base interpreter
+of giskard's venv with an editable install of this working tree. The ratios and target
+statuses come from that same-interpreter pair. scenarist is also measured with the
+interpreter running this script (the project's CI interpreter), shown as an extra column
+when its version differs. All runs go through the same harness
+(``bench/scenario_overhead.py``), one workload at a time, alternating which side goes
+first, so that machine noise is spread. Raw numbers go to a JSON file.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
 HARNESS = BENCH_DIR / "scenario_overhead.py"
 GISKARD_VENV = BENCH_DIR / ".venv-giskard"
+SCENARIST_VENV = BENCH_DIR / ".venv-scenarist"
 GISKARD_REQUIREMENT = "giskard-checks==1.0.6"
 GISKARD_VERSION = "1.0.6"
 MIN_GISKARD_PYTHON = (3, 12, 2)  # giskard-checks fails to import on 3.12.1
@@ -41,6 +48,11 @@ ENV_VAR = "SCENARIST_BENCH_GISKARD_PYTHON"
 
 SCENARIST = "scenarist"
 GISKARD = "giskard.checks"
+
+# Keys of the runs (and of "results" in the JSON).
+RUN_SCENARIST = "scenarist"  # same interpreter version as giskard-checks (primary)
+RUN_SCENARIST_CURRENT = "scenarist_current"  # the interpreter running this script
+RUN_GISKARD = "giskard.checks"
 
 WORKLOAD_KEYS = {
     "a": "a_sequential",
@@ -182,6 +194,123 @@ def find_giskard_python(explicit: str | None) -> tuple[str | None, str]:
 
 
 # --------------------------------------------------------------------------
+# scenarist on the same interpreter as giskard-checks
+# --------------------------------------------------------------------------
+
+
+def _interpreter_info(python: str) -> dict[str, str] | None:
+    """Version and base interpreter (outside any venv) of ``python``, or None."""
+    code = (
+        "import json, platform, sys; print('@@I@@' + json.dumps({"
+        "'version': platform.python_version(), "
+        "'implementation': platform.python_implementation(), "
+        "'executable': sys.executable, "
+        "'base_executable': getattr(sys, '_base_executable', sys.executable)}))"
+    )
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    for line in proc.stdout.splitlines():
+        if line.startswith("@@I@@"):
+            info: dict[str, str] = json.loads(line[len("@@I@@") :])
+            return info
+    return None
+
+
+def _current_interpreter_info() -> dict[str, str]:
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "base_executable": getattr(sys, "_base_executable", sys.executable),
+    }
+
+
+def _scenarist_location(python: str) -> Path | None:
+    """Directory of the ``scenarist`` package that ``python`` imports, or None."""
+    code = "import scenarist; print('@@L@@' + scenarist.__file__)"
+    try:
+        proc = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=120, cwd=BENCH_DIR
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    for line in proc.stdout.splitlines():
+        if line.startswith("@@L@@"):
+            return Path(line[len("@@L@@") :].strip()).resolve().parent
+    return None
+
+
+def _is_working_tree(location: Path | None) -> bool:
+    return location is not None and location.is_relative_to(REPO_ROOT / "src")
+
+
+def _create_scenarist_venv(base: str, version: str) -> tuple[str | None, str]:
+    """(Re)create bench/.venv-scenarist from ``base`` with ``pip install -e .``."""
+    python = SCENARIST_VENV / "bin" / "python"
+    existing = _interpreter_info(str(python)) if python.exists() else None
+    try:
+        if existing is None or existing["version"] != version:
+            if SCENARIST_VENV.exists():
+                _log(f"removing {SCENARIST_VENV} (not Python {version})")
+                shutil.rmtree(SCENARIST_VENV)
+            _log(f"creating {SCENARIST_VENV} with {base} (Python {version})")
+            subprocess.run([base, "-m", "venv", str(SCENARIST_VENV)], check=True)
+        _log(f"installing the working tree into {SCENARIST_VENV} (pip install -e .)")
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", "."],
+            check=True,
+            cwd=REPO_ROOT,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return None, f"could not create {SCENARIST_VENV} with {base}: {exc}"
+    if not _is_working_tree(_scenarist_location(str(python))):
+        return None, f"{python} does not import scenarist from {REPO_ROOT / 'src'}"
+    return str(python), f"created {SCENARIST_VENV} from {base}"
+
+
+def find_scenarist_python(
+    explicit: str | None, giskard: dict[str, str] | None
+) -> tuple[str | None, str]:
+    """Interpreter for the same-interpreter scenarist run, and a note.
+
+    ``explicit`` (``--scenarist-python``) wins. Otherwise, with giskard-checks available,
+    the current interpreter if it has the same version, else bench/.venv-scenarist made
+    from giskard's base interpreter. None (and why) when there is nothing to compare with
+    or the venv cannot be made.
+    """
+    if explicit:
+        explicit = os.path.abspath(explicit)  # not resolve(): keep the venv's own path
+        location = _scenarist_location(explicit)
+        if location is None:
+            return None, f"{explicit} (from --scenarist-python) cannot import scenarist"
+        note = f"{explicit} (from --scenarist-python), scenarist from {location}"
+        if not _is_working_tree(location):
+            note += f" -- WARNING: not this working tree ({REPO_ROOT / 'src'})"
+        return explicit, note
+    if giskard is None:
+        return None, "no giskard-checks interpreter to match"
+    version = giskard["version"]
+    if version == platform.python_version():
+        return sys.executable, f"{sys.executable} (current interpreter, same version)"
+    python = SCENARIST_VENV / "bin" / "python"
+    if python.exists():
+        info = _interpreter_info(str(python))
+        if (
+            info is not None
+            and info["version"] == version
+            and _is_working_tree(_scenarist_location(str(python)))
+        ):
+            return str(python), f"{python} (from {SCENARIST_VENV})"
+    return _create_scenarist_venv(giskard["base_executable"], version)
+
+
+# --------------------------------------------------------------------------
 # running the harness
 # --------------------------------------------------------------------------
 
@@ -252,8 +381,13 @@ def _status(ok: bool | None) -> str:
 
 
 def build_rows(
-    s: dict[str, Any], g: dict[str, Any] | None, wanted: set[str]
+    s: dict[str, Any],
+    s_current: dict[str, Any] | None,
+    g: dict[str, Any] | None,
+    wanted: set[str],
 ) -> list[dict[str, Any]]:
+    """Summary rows. ``s`` is the scenarist run paired with ``g`` (ratios, statuses);
+    ``s_current`` the extra scenarist run on the current interpreter, if any."""
     rows: list[dict[str, Any]] = []
 
     def row(
@@ -273,6 +407,7 @@ def build_rows(
                 "metric": metric,
                 "field": field,
                 "scenarist": sv,
+                "scenarist_current": _get(s_current, workload, field),
                 "giskard": gv,
                 "ratio_giskard_over_scenarist": ratio,
                 "target": target,
@@ -332,8 +467,10 @@ def build_rows(
     return rows
 
 
-def render_table(rows: list[dict[str, Any]]) -> str:
-    header = ["", "metric", "scenarist", "giskard-checks", "giskard/scenarist", "target", "status"]
+def render_table(rows: list[dict[str, Any]], labels: dict[str, str]) -> str:
+    """``labels`` names the value columns: scenarist, [scenarist_current,] giskard, ratio."""
+    value_keys = [k for k in ("scenarist", "scenarist_current", "giskard") if k in labels]
+    header = ["", "metric", *(labels[k] for k in value_keys), labels["ratio"], "target", "status"]
     body = []
     for r in rows:
         d = r["digits"]
@@ -342,15 +479,14 @@ def render_table(rows: list[dict[str, Any]]) -> str:
             [
                 f"[{r['workload']}]",
                 r["metric"],
-                _num(r["scenarist"], d),
-                _num(r["giskard"], d),
+                *(_num(r[k], d) for k in value_keys),
                 "n/a" if ratio is None else f"{ratio:.1f}x",
                 r["target"],
                 _status(r["met"]) if r["target"] else "",
             ]
         )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    right = {2, 3, 4}
+    right = set(range(2, 3 + len(value_keys)))
 
     def fmt(cells: list[str]) -> str:
         out = []
@@ -361,6 +497,14 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     lines = [fmt(header), fmt(["-" * w for w in widths])]
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
+
+
+def _short_versions(versions: list[str]) -> dict[str, str]:
+    """'3.13.0' -> '3.13', unless two different versions would then look the same."""
+    short = {v: ".".join(v.split(".")[:2]) for v in versions}
+    if len(set(short.values())) < len(set(versions)):
+        return {v: v for v in versions}
+    return short
 
 
 def correctness_warnings(name: str, report: dict[str, Any] | None) -> list[str]:
@@ -395,6 +539,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--import-repeat", type=int, help="repeats of the import timing (default 7)")
     p.add_argument("--workloads", default="a,b,c,d", help="subset of a,b,c,d")
     p.add_argument("--giskard-python", help=f"interpreter with {GISKARD_REQUIREMENT}")
+    p.add_argument(
+        "--scenarist-python",
+        help="interpreter for the scenarist run paired with giskard-checks "
+        f"(default: {SCENARIST_VENV.relative_to(REPO_ROOT)}/bin/python, made from the base "
+        "interpreter of giskard's venv, or this interpreter if its version is the same)",
+    )
     p.add_argument("--scenarist-only", action="store_true", help="skip giskard-checks")
     p.add_argument(
         "--json",
@@ -419,10 +569,15 @@ def main(argv: list[str] | None = None) -> int:
 
     notes: list[str] = []
     giskard_python: str | None = None
+    giskard_info: dict[str, str] | None = None
     if args.scenarist_only:
         notes.append("giskard-checks skipped (--scenarist-only); ratios are n/a")
     else:
         giskard_python, where = find_giskard_python(args.giskard_python)
+        if giskard_python is not None:
+            giskard_info = _interpreter_info(giskard_python)
+            if giskard_info is None:
+                giskard_python, where = None, f"{giskard_python}: cannot query its version"
         if giskard_python is None:
             notes.append(f"NOTE: giskard-checks not available: {where}")
             notes.append("      running scenarist alone; ratios are n/a")
@@ -435,60 +590,133 @@ def main(argv: list[str] | None = None) -> int:
         else:
             notes.append(f"giskard-checks: {where}")
 
-    impls: list[tuple[str, str]] = [(SCENARIST, sys.executable)]
-    if giskard_python:
-        impls.append((GISKARD, giskard_python))
+    # The scenarist run paired with giskard-checks (same interpreter version).
+    current_info = _current_interpreter_info()
+    paired_python: str | None = None
+    paired_info: dict[str, str] | None = None
+    if args.scenarist_python or giskard_info is not None:
+        paired_python, where = find_scenarist_python(args.scenarist_python, giskard_info)
+        if paired_python is not None:
+            paired_info = _interpreter_info(paired_python)
+        if paired_python is None or paired_info is None:
+            if args.scenarist_python:
+                raise SystemExit(f"--scenarist-python: {where}")
+            paired_python, paired_info = None, None
+            wanted_version = giskard_info["version"] if giskard_info else "?"
+            msg = (
+                f"WARNING: no scenarist on Python {wanted_version}"
+                f" ({where}); ratios compare DIFFERENT interpreters"
+            )
+            notes.append(msg)
+            _log(msg)
+        else:
+            notes.append(f"scenarist: {where}")
+            if giskard_info is not None and paired_info["version"] != giskard_info["version"]:
+                msg = (
+                    f"WARNING: scenarist on Python {paired_info['version']} but giskard-checks "
+                    f"on {giskard_info['version']}; ratios compare DIFFERENT interpreters"
+                )
+                notes.append(msg)
+                _log(msg)
+    current_python: str | None = None
+    if paired_python is None or paired_info is None:
+        # One scenarist column, on the current interpreter.
+        paired_python, paired_info = sys.executable, current_info
+    elif paired_info["version"] != current_info["version"]:
+        current_python = sys.executable
+        notes.append(
+            f"scenarist (current interpreter, for reference): {sys.executable}"
+            f" -- not used for ratios or statuses"
+        )
 
-    reports: dict[str, dict[str, Any]] = {name: {} for name, _ in impls}
+    # (run key, harness --impl, interpreter). The paired scenarist and giskard-checks run
+    # next to each other; which side goes first alternates from one workload to the next.
+    runs: list[tuple[str, str, str]] = [(RUN_SCENARIST, SCENARIST, paired_python)]
+    if giskard_python:
+        runs.append((RUN_GISKARD, GISKARD, giskard_python))
+    if current_python:
+        runs.append((RUN_SCENARIST_CURRENT, SCENARIST, current_python))
+
+    reports: dict[str, dict[str, Any]] = {key: {} for key, _, _ in runs}
     order: list[str] = []
     started = dt.datetime.now(dt.UTC)
     for i, workload in enumerate(wanted):
-        # Alternate which implementation goes first, to spread machine noise.
-        sequence = impls if i % 2 == 0 else list(reversed(impls))
-        for name, python in sequence:
-            _log(f"[{workload}] {name} ...")
-            rep = run_harness(python, name, workload, args)
-            _log(f"[{workload}] {name} done in {rep['harness_wall_s']:.1f} s")
-            order.append(f"{workload}:{name}")
-            merged = reports[name]
-            for key, value in rep.items():
-                if key in WORKLOAD_KEYS.values():
-                    merged[key] = value
-                elif key == "harness_wall_s":
+        # Alternate the order, to spread machine noise.
+        sequence = runs if i % 2 == 0 else list(reversed(runs))
+        for key, impl, python in sequence:
+            _log(f"[{workload}] {key} ...")
+            rep = run_harness(python, impl, workload, args)
+            _log(f"[{workload}] {key} done in {rep['harness_wall_s']:.1f} s")
+            order.append(f"{workload}:{key}")
+            merged = reports[key]
+            for k, value in rep.items():
+                if k in WORKLOAD_KEYS.values():
+                    merged[k] = value
+                elif k == "harness_wall_s":
                     merged.setdefault("harness_wall_s", {})[workload] = value
                 else:
-                    merged[key] = value
+                    merged[k] = value
 
-    s_report = reports[SCENARIST]
-    g_report = reports.get(GISKARD)
-    rows = build_rows(s_report, g_report, set(wanted))
+    s_report = reports[RUN_SCENARIST]
+    c_report = reports.get(RUN_SCENARIST_CURRENT)
+    g_report = reports.get(RUN_GISKARD)
+    rows = build_rows(s_report, c_report, g_report, set(wanted))
+
+    versions: dict[str, str | None] = {
+        "scenarist": paired_info["version"],
+        "scenarist_current": current_info["version"] if current_python else None,
+        "giskard": giskard_info["version"] if giskard_info else None,
+    }
+    short = _short_versions([v for v in versions.values() if v])
+    s_short = short[paired_info["version"]]
+    labels = {"scenarist": f"scenarist ({s_short})"}
+    if current_python:
+        labels["scenarist_current"] = f"scenarist ({short[current_info['version']]})"
+    if giskard_info:
+        g_short = short[giskard_info["version"]]
+        labels["giskard"] = f"giskard ({g_short})"
+        if giskard_info["version"] == paired_info["version"]:
+            labels["ratio"] = f"giskard/scenarist ({s_short})"
+        else:
+            labels["ratio"] = f"giskard {g_short}/scenarist {s_short}"
+    else:
+        labels["giskard"] = "giskard-checks"
+        labels["ratio"] = "giskard/scenarist"
 
     sizes = (
         f"a: {args.scenarios} scenarios x 5 interactions x 3 checks; "
         f"b/c: suites of {args.suite_size}, target sleeps 20 ms; repeat {args.repeat}"
     )
-    print(
-        f"scenarist python {s_report.get('python')}"
-        + (f" | giskard-checks python {g_report.get('python')}" if g_report else "")
-        + f" | {os.cpu_count()} CPUs | {platform.platform()}"
-    )
+    pythons = f"scenarist python {versions['scenarist']}"
+    if versions["scenarist_current"]:
+        pythons += f" + {versions['scenarist_current']} (current)"
+    if versions["giskard"]:
+        pythons += f" | giskard-checks python {versions['giskard']}"
+    print(f"{pythons} | {os.cpu_count()} CPUs | {platform.platform()}")
     print(sizes + (" (--quick: targets are for the full sizes)" if args.quick else ""))
     for line in notes:
         print(line)
+    if versions["giskard"]:
+        print(
+            f"ratios and statuses: from the {labels['scenarist']} and {labels['giskard']} columns"
+        )
     print()
-    print(render_table(rows))
-    warnings = correctness_warnings("scenarist", s_report) + correctness_warnings(
-        "giskard-checks", g_report
-    )
+    print(render_table(rows, labels))
+    warnings = correctness_warnings(labels["scenarist"], s_report)
+    if c_report is not None:
+        warnings += correctness_warnings(labels["scenarist_current"], c_report)
+    warnings += correctness_warnings("giskard-checks", g_report)
     for w in warnings:
         print(f"WARNING: not all scenarios passed: {w}")
     if "d" in wanted:
-        heavy = s_report.get("d_import", {}).get("heaviest_top_level", [])[:6]
-        if heavy:
-            print(
-                "\nscenarist heaviest imports: "
-                + ", ".join(f"{h['module']} {h['cumulative_s']:.3f}s" for h in heavy)
-            )
+        for key, report in ((RUN_SCENARIST, s_report), (RUN_SCENARIST_CURRENT, c_report)):
+            heavy = (report or {}).get("d_import", {}).get("heaviest_top_level", [])[:6]
+            if heavy:
+                label = labels["scenarist" if key == RUN_SCENARIST else "scenarist_current"]
+                print(
+                    f"\n{label} heaviest imports: "
+                    + ", ".join(f"{h['module']} {h['cumulative_s']:.3f}s" for h in heavy)
+                )
     print("\nwall-clock numbers; shared machines are noisy -- use --repeat and compare ratios.")
 
     if not args.no_json:
@@ -507,8 +735,16 @@ def main(argv: list[str] | None = None) -> int:
             },
             "cpu_count": os.cpu_count(),
             "platform": platform.platform(),
-            "scenarist_python": sys.executable,
+            "scenarist_python": paired_python,
+            "scenarist_python_version": versions["scenarist"],
+            "scenarist_current_python": current_python,
+            "scenarist_current_python_version": versions["scenarist_current"],
             "giskard_python": giskard_python,
+            "giskard_python_version": versions["giskard"],
+            "current_python_version": current_info["version"],
+            "same_interpreter_version": versions["giskard"] is not None
+            and versions["giskard"] == versions["scenarist"],
+            "columns": dict(labels),
             "notes": notes,
             "run_order": order,
             "summary": [{k: v for k, v in r.items() if k != "digits"} for r in rows],

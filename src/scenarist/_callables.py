@@ -48,16 +48,17 @@ class Binding:
     keywords: tuple[str, ...]
     is_async: bool
 
-    def arguments(self, values: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (
-            tuple(values[name] for name in self.positional),
-            {name: values[name] for name in self.keywords},
-        )
-
     def call(self, **values: Any) -> Any:
         """Call the function with the bound values (the result may be awaitable)."""
-        args, kwargs = self.arguments(values)
-        return self.fn(*args, **kwargs)
+        return self.fn(
+            *[values[name] for name in self.positional],
+            **{name: values[name] for name in self.keywords},
+        )
+
+    @property
+    def wants_trace(self) -> bool:
+        """Whether the function receives the trace (so it must be built before the call)."""
+        return "trace" in self.positional or "trace" in self.keywords
 
 
 def _describe(fn: Any) -> str:

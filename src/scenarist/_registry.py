@@ -28,7 +28,7 @@ M = TypeVar("M", bound="KindRegistered")
 class KindRegistered(BaseModel):
     """Base of a family of models registered by ``kind`` (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
     kind: ClassVar[str] = ""
     _kinds: ClassVar[dict[str, type[KindRegistered]]]

@@ -43,11 +43,19 @@ S = TypeVar("S", CheckStatus, TestCaseStatus, ScenarioStatus)
 
 def rollup(statuses: Iterable[str], as_type: type[S]) -> S:
     """Any ERROR → ERROR; else any FAIL → FAIL; else all SKIP → SKIP; else PASS (empty → PASS)."""
-    seen = set(statuses)
-    if "error" in seen:
-        return as_type("error")
-    if "fail" in seen:
-        return as_type("fail")
-    if seen == {"skip"}:
-        return as_type("skip")
-    return as_type("pass")
+    failed = False
+    seen = False
+    only_skips = True
+    for status in statuses:
+        seen = True
+        if status == "error":
+            return as_type.ERROR
+        if status == "fail":
+            failed = True
+        elif status != "skip":
+            only_skips = False
+    if failed:
+        return as_type.FAIL
+    if seen and only_skips:
+        return as_type.SKIP
+    return as_type.PASS

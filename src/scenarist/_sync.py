@@ -7,7 +7,7 @@ and waits for it, so there is never a nested-loop or "event loop is closed" erro
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -21,6 +21,9 @@ R = TypeVar("R")
 
 
 def _loop_running() -> bool:
+    asyncio = sys.modules.get("asyncio")  # not imported yet: no loop can be running
+    if asyncio is None:
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -19,11 +19,11 @@ import anyio.to_thread
 from pydantic import Field, PrivateAttr, field_serializer
 
 from scenarist._callables import Binding, bind
-from scenarist._fast import construct
+from scenarist._fast import construct, replace
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
 from scenarist.errors import SerializationError, StepTimeoutError, UserError
-from scenarist.trace import Interaction, Trace
+from scenarist.trace import Interaction, InteractionLog, Trace
 
 __all__ = ["Interact", "InteractionContext", "InteractionSpec"]
 
@@ -44,7 +44,7 @@ class InteractionContext:
     thread when the run offloads sync code (parallel suites), within ``timeout_s``.
     """
 
-    __slots__ = ("offload_sync", "target", "thread_limiter", "timeout_s", "trace")
+    __slots__ = ("_log", "_trace", "offload_sync", "target", "thread_limiter", "timeout_s")
 
     def __init__(
         self,
@@ -55,17 +55,34 @@ class InteractionContext:
         offload_sync: bool = False,
         thread_limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
-        self.trace = trace
+        self._trace = trace
+        self._log: InteractionLog[Interaction[Any, Any]] | None = None
         self.target = target
         self.timeout_s = timeout_s
         self.offload_sync = offload_sync
         self.thread_limiter = thread_limiter
 
-    def add(self, interaction: Interaction[Any, Any]) -> None:
-        self.trace = self.trace.with_interaction(interaction)
+    @property
+    def trace(self) -> Trace[Any, Any]:
+        """The trace so far (built on demand: appending does not copy the trace object)."""
+        if self._log is not None:
+            self._trace = replace(self._trace, interactions=self._log)
+            self._log = None
+        return self._trace
 
-    async def call(self, binding: Binding, **values: Any) -> Any:
-        """Call ``binding`` with the named ``values``, honouring the run's options."""
+    @trace.setter
+    def trace(self, trace: Trace[Any, Any]) -> None:
+        self._trace = trace
+        self._log = None
+
+    def add(self, interaction: Interaction[Any, Any]) -> None:
+        log = self._log if self._log is not None else self._trace.interactions
+        self._log = log.appended(interaction)
+
+    async def call(self, binding: Binding, inputs: Any = None) -> Any:
+        """Call ``binding`` with ``inputs`` and the trace, honouring the run's options."""
+        trace = self.trace if binding.wants_trace else None
+        values = {"trace": trace, "inputs": inputs, "input_type": None}
         if self.timeout_s is None:
             return await self._call(binding, values)
         try:
@@ -78,15 +95,14 @@ class InteractionContext:
             ) from None
 
     async def _call(self, binding: Binding, values: dict[str, Any]) -> Any:
-        args, kwargs = binding.arguments(values)
         if self.offload_sync and not binding.is_async:
             result = await anyio.to_thread.run_sync(
-                partial(binding.fn, *args, **kwargs),
+                partial(binding.call, **values),
                 limiter=self.thread_limiter,
                 abandon_on_cancel=self.timeout_s is not None,
             )
         else:
-            result = binding.fn(*args, **kwargs)
+            result = binding.call(**values)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -94,7 +110,7 @@ class InteractionContext:
     async def call_target(self, inputs: Any) -> Any:
         if self.target is None:
             raise UserError(NO_TARGET_MESSAGE)
-        return await self.call(self.target, trace=self.trace, inputs=inputs)
+        return await self.call(self.target, inputs)
 
 
 class InteractionSpec(KindRegistered):
@@ -169,9 +185,7 @@ class Interact(InteractionSpec):
             await self._exchange(context, self.inputs)
         elif mode == "callable":
             assert binding is not None
-            await self._exchange(
-                context, await context.call(binding, trace=context.trace, input_type=None)
-            )
+            await self._exchange(context, await context.call(binding))
         elif mode == "generator":
             assert binding is not None
             generator = binding.call(trace=context.trace, input_type=None)
@@ -203,7 +217,7 @@ class Interact(InteractionSpec):
         outputs = self.outputs
         outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
         if outputs_binding is not None:
-            outputs = await context.call(outputs_binding, trace=context.trace, inputs=inputs)
+            outputs = await context.call(outputs_binding, inputs)
         elif outputs is MISSING:
             outputs = await context.call_target(inputs)
         if isinstance(outputs, Interaction):
@@ -216,7 +230,7 @@ class Interact(InteractionSpec):
                     "inputs": inputs,
                     "outputs": outputs,
                     "metadata": dict(self.metadata),
-                    "spans": [],
+                    "spans": (),
                     "started_at": started_at,
                     "duration_ms": (time.perf_counter() - t0) * 1000,
                 },

@@ -41,6 +41,8 @@ __all__ = [
 class _Renderable(BaseModel):
     """Results render themselves through the one renderer in :mod:`scenarist.report`."""
 
+    model_config = ConfigDict(defer_build=True)
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from scenarist.report import render
 
@@ -56,7 +58,7 @@ class _Renderable(BaseModel):
 class Metric(BaseModel):
     """A named number a check measured (a similarity, a score, an agreement rate)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     name: str
     value: float
@@ -65,7 +67,7 @@ class Metric(BaseModel):
 class CheckResult(_Renderable):
     """The verdict of one check: a status, a message, metrics and details."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     status: CheckStatus
     message: str | None = None
@@ -155,7 +157,7 @@ class CheckResult(_Renderable):
 class StepError(BaseModel):
     """An exception raised while a step's inputs or outputs were produced."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     message: str
     exception_type: str
@@ -294,6 +296,8 @@ def split_tag(tag: str) -> tuple[str, str | None]:
 
 class GroupStats(BaseModel):
     """Pass/fail counts for one tag value."""
+
+    model_config = ConfigDict(defer_build=True)
 
     name: str | None
     passed: int

@@ -126,7 +126,7 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
         if is_async is None:
             is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
         outcome = await check.run(trace) if is_async else check.run(trace)  # type: ignore[misc]
-        if inspect.isawaitable(outcome):
+        if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):
             raise TypeError(
@@ -189,7 +189,7 @@ class TestCase(BaseModel):
     """Checks over a trace you already have (a recorded conversation, a production log)."""
 
     __test__ = False  # not a pytest test class
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     name: str | None = None
     trace: SerializeAsAny[Trace[Any, Any]]

@@ -43,7 +43,7 @@ AnySpec = SerializeAsAny[InteractionSpec]
 class Step(BaseModel):
     """One step of a scenario: its interactions run first, then all its checks."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     interacts: list[AnySpec] = Field(default_factory=list)
     checks: list[AnyCheck] = Field(default_factory=list)
@@ -73,7 +73,7 @@ class Scenario(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra="forbid", arbitrary_types_allowed=True, validate_assignment=True
+        defer_build=True, extra="forbid", arbitrary_types_allowed=True, validate_assignment=True
     )
 
     name: str = "Unnamed Scenario"

@@ -9,13 +9,12 @@ stall every other scenario; the thread pool is bounded by ``max_concurrency`` to
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 import anyio
-import anyio.abc
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._missing import MISSING
@@ -42,7 +41,7 @@ def validate_max_concurrency(value: Any) -> int | None:
 class Suite(BaseModel):
     """A named collection of scenarios, optionally with a shared target."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
     name: str
     scenarios: list[Scenario] = Field(default_factory=list)
@@ -73,6 +72,54 @@ class Suite(BaseModel):
         ]
         return Suite(name=self.name, scenarios=chosen, target=self.target)
 
+    async def _execute(
+        self,
+        sink: Callable[[int, ScenarioResult], Awaitable[None]],
+        target: Any,
+        return_exception: bool,
+        parallel: bool,
+        max_concurrency: int | None,
+        timeout_s: float | None,
+    ) -> None:
+        """Run every scenario, handing each ``(index, result)`` to ``sink`` as it finishes."""
+        target = target if target is not MISSING and target is not None else self.target
+        runner = get_runner()
+        if not parallel:
+            for index, scenario in enumerate(self.scenarios):
+                await sink(
+                    index, await runner.run(scenario, target, return_exception, timeout_s=timeout_s)
+                )
+            return
+
+        workers = min(max_concurrency or len(self.scenarios), len(self.scenarios))
+        limiter = anyio.CapacityLimiter(max_concurrency or 40)
+        pending = iter(enumerate(self.scenarios))
+        first_error: list[Exception] = []
+
+        async def worker() -> None:
+            for index, scenario in pending:
+                try:
+                    result = await runner.run(
+                        scenario,
+                        target,
+                        return_exception,
+                        timeout_s=timeout_s,
+                        offload_sync=True,
+                        thread_limiter=limiter,
+                    )
+                except Exception as exc:  # the first one stops the run and is raised
+                    if not first_error:
+                        first_error.append(exc)
+                    group.cancel_scope.cancel()
+                    return
+                await sink(index, result)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(workers):
+                group.start_soon(worker)
+        if first_error:
+            raise first_error[0]
+
     async def iter_results(
         self,
         target: Any = MISSING,
@@ -82,54 +129,31 @@ class Suite(BaseModel):
         *,
         timeout_s: float | None = None,
     ) -> AsyncIterator[tuple[int, ScenarioResult]]:
-        """Yield ``(index, result)`` as scenarios finish (in completion order when parallel)."""
+        """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
+
+        Results are handed over through a small buffer, so a consumer that writes them
+        away (a run log, a database) keeps memory bounded however large the suite is.
+        """
         max_concurrency = validate_max_concurrency(max_concurrency)
-        target = target if target is not MISSING and target is not None else self.target
-        runner = get_runner()
-        if not parallel:
-            for index, scenario in enumerate(self.scenarios):
-                yield (
-                    index,
-                    await runner.run(scenario, target, return_exception, timeout_s=timeout_s),
-                )
-            return
+        send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
+            max_concurrency or 100
+        )
 
-        workers = min(max_concurrency or len(self.scenarios), len(self.scenarios))
-        if workers == 0:
-            return
-        limiter = anyio.CapacityLimiter(max_concurrency or 40)
-        send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](workers)
-        pending = iter(enumerate(self.scenarios))
-        first_error: list[Exception] = []
-
-        async def worker(out: anyio.abc.ObjectSendStream[tuple[int, ScenarioResult]]) -> None:
-            async with out:
-                for index, scenario in pending:
-                    try:
-                        result = await runner.run(
-                            scenario,
-                            target,
-                            return_exception,
-                            timeout_s=timeout_s,
-                            offload_sync=True,
-                            thread_limiter=limiter,
-                        )
-                    except Exception as exc:  # the first one stops the run and is raised
-                        if not first_error:
-                            first_error.append(exc)
-                        group.cancel_scope.cancel()
-                        return
-                    await out.send((index, result))
-
-        async with anyio.create_task_group() as group:
+        async def produce() -> None:
             async with send:
-                for _ in range(workers):
-                    group.start_soon(worker, send.clone())
-            async with receive:
-                async for item in receive:
-                    yield item
-        if first_error:
-            raise first_error[0]
+                await self._execute(
+                    lambda i, r: send.send((i, r)),
+                    target,
+                    return_exception,
+                    parallel,
+                    max_concurrency,
+                    timeout_s,
+                )
+
+        async with anyio.create_task_group() as group, receive:
+            group.start_soon(produce)
+            async for item in receive:
+                yield item
 
     async def run(
         self,
@@ -151,13 +175,16 @@ class Suite(BaseModel):
         t0 = time.perf_counter()
         results: list[ScenarioResult | None] = [None] * len(self.scenarios)
         progress = Progress(self.scenarios) if verbose else None
+
+        async def store(index: int, result: ScenarioResult) -> None:
+            results[index] = result
+            if progress is not None:
+                progress.advance(index, result)
+
         try:
-            async for index, result in self.iter_results(
-                target, return_exception, parallel, max_concurrency, timeout_s=timeout_s
-            ):
-                results[index] = result
-                if progress is not None:
-                    progress.advance(index, result)
+            await self._execute(
+                store, target, return_exception, parallel, max_concurrency, timeout_s
+            )
         finally:
             if progress is not None:
                 progress.close()

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
 from pydantic_core import core_schema
 
 from scenarist._fast import replace
@@ -38,7 +38,7 @@ T = TypeVar("T")
 class SpanError(BaseModel):
     """Why a span failed: the exception's message and type name."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     message: str
     type: str | None = None
@@ -79,14 +79,20 @@ class Span(BaseModel):
 class Interaction(BaseModel, Generic[InputType, OutputType]):
     """One exchange with the system under test: what went in, what came out."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
 
     inputs: InputType
     outputs: OutputType
     metadata: dict[str, Any] = Field(default_factory=dict)
-    spans: list[Span] = Field(default_factory=list)
+    spans: Sequence[Span] = ()
     started_at: datetime | None = None
     duration_ms: float | None = None
+
+    @field_validator("spans", mode="after")
+    @classmethod
+    def _freeze_spans(cls, spans: Sequence[Span]) -> tuple[Span, ...]:
+        # A tuple: interactions are immutable, and an empty tuple costs no allocation.
+        return tuple(spans)
 
 
 class InteractionLog(Sequence[T]):
@@ -175,7 +181,7 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
     (``trace.transcript``); pass the subclass as ``Scenario(trace_type=...)``.
     """
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
 
     interactions: InteractionLog[Interaction[InputType, OutputType]] = Field(
         default_factory=InteractionLog

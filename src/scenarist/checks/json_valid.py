@@ -31,7 +31,7 @@ class JsonValid(Check):
     """
 
     model_config = ConfigDict(
-        validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+        defer_build=True, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
     )
 
     target_key: KeyPath = DEFAULT_TARGET_KEY

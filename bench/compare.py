@@ -254,8 +254,10 @@ def _create_scenarist_venv(base: str, version: str) -> tuple[str | None, str]:
     """(Re)create bench/.venv-scenarist from ``base`` with ``pip install -e .``."""
     python = SCENARIST_VENV / "bin" / "python"
     existing = _interpreter_info(str(python)) if python.exists() else None
+    action = f"reinstalled scenarist into {SCENARIST_VENV}"
     try:
         if existing is None or existing["version"] != version:
+            action = f"created {SCENARIST_VENV} from {base}"
             if SCENARIST_VENV.exists():
                 _log(f"removing {SCENARIST_VENV} (not Python {version})")
                 shutil.rmtree(SCENARIST_VENV)
@@ -271,7 +273,7 @@ def _create_scenarist_venv(base: str, version: str) -> tuple[str | None, str]:
         return None, f"could not create {SCENARIST_VENV} with {base}: {exc}"
     if not _is_working_tree(_scenarist_location(str(python))):
         return None, f"{python} does not import scenarist from {REPO_ROOT / 'src'}"
-    return str(python), f"created {SCENARIST_VENV} from {base}"
+    return str(python), f"{python} ({action})"
 
 
 def find_scenarist_python(

@@ -25,7 +25,7 @@ from scenarist._registry import KindRegistered
 from scenarist.errors import SerializationError, StepTimeoutError, UserError
 from scenarist.trace import Interaction, InteractionLog, Trace
 
-__all__ = ["Interact", "InteractionContext", "InteractionSpec"]
+__all__ = ["Interact", "InteractionContext", "InteractionSpec", "ThreadBudget"]
 
 InputMode = Literal["static", "callable", "generator", "async_generator"]
 
@@ -36,15 +36,35 @@ NO_TARGET_MESSAGE = (
 )
 
 
+class ThreadBudget:
+    """How many sync calls may run in worker threads at once (the limiter is made on first use).
+
+    Parallel suites run sync user code in threads so one blocking call does not stall the
+    event loop; runs whose code is all ``async`` never create the limiter at all.
+    """
+
+    __slots__ = ("_limiter", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.size)
+        return self._limiter
+
+
 class InteractionContext:
     """The state a spec works with while a step runs: the trace so far and how to call code.
 
     ``add`` appends an interaction (the trace is immutable; ``trace`` is replaced).
     ``call`` runs a bound user callable with the run's rules: awaited if async, in a worker
-    thread when the run offloads sync code (parallel suites), within ``timeout_s``.
+    thread when the run has a :class:`ThreadBudget` (parallel suites), within ``timeout_s``.
     """
 
-    __slots__ = ("_log", "_trace", "offload_sync", "target", "thread_limiter", "timeout_s")
+    __slots__ = ("_log", "_trace", "target", "threads", "timeout_s")
 
     def __init__(
         self,
@@ -52,15 +72,13 @@ class InteractionContext:
         target: Binding | None = None,
         *,
         timeout_s: float | None = None,
-        offload_sync: bool = False,
-        thread_limiter: anyio.CapacityLimiter | None = None,
+        threads: ThreadBudget | None = None,
     ) -> None:
         self._trace = trace
         self._log: InteractionLog[Interaction[Any, Any]] | None = None
         self.target = target
         self.timeout_s = timeout_s
-        self.offload_sync = offload_sync
-        self.thread_limiter = thread_limiter
+        self.threads = threads
 
     @property
     def trace(self) -> Trace[Any, Any]:
@@ -95,10 +113,10 @@ class InteractionContext:
             ) from None
 
     async def _call(self, binding: Binding, values: dict[str, Any]) -> Any:
-        if self.offload_sync and not binding.is_async:
+        if self.threads is not None and not binding.is_async:
             result = await anyio.to_thread.run_sync(
                 partial(binding.call, **values),
-                limiter=self.thread_limiter,
+                limiter=self.threads.limiter,
                 abandon_on_cancel=self.timeout_s is not None,
             )
         else:

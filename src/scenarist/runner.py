@@ -20,7 +20,6 @@ import typing
 from functools import lru_cache
 from typing import Any
 
-import anyio
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._callables import Binding, bind
@@ -30,10 +29,10 @@ from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.errors import StepTimeoutError
-from scenarist.interactions import InteractionContext
+from scenarist.interactions import InteractionContext, ThreadBudget
 from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.scenario import Scenario, Step
-from scenarist.trace import Trace
+from scenarist.trace import InteractionLog, Trace
 
 __all__ = [
     "ScenarioRunner",
@@ -93,7 +92,9 @@ def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
 
 @lru_cache(maxsize=64)
 def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
-    """A validated empty trace of ``trace_type``; runs start from copies of it."""
+    """An empty trace of ``trace_type``; runs start from copies of it."""
+    if trace_type is Trace:  # the common case needs no validation (nor a schema build)
+        return construct(Trace, {"interactions": InteractionLog(), "annotations": {}})
     return trace_type()
 
 
@@ -256,8 +257,7 @@ class ScenarioRunner:
         *,
         timeout_s: float | None = None,
         stop_on_failure: bool = True,
-        offload_sync: bool = False,
-        thread_limiter: anyio.CapacityLimiter | None = None,
+        threads: ThreadBudget | None = None,
     ) -> ScenarioResult:
         """Run ``scenario``; ``target`` overrides the scenario's own target for this run."""
         runs = _validate_multiple_runs(
@@ -278,8 +278,7 @@ class ScenarioRunner:
                 replace(empty, annotations=dict(scenario.annotations)),
                 binding,
                 timeout_s=timeout,
-                offload_sync=offload_sync,
-                thread_limiter=thread_limiter,
+                threads=threads,
             )
             steps = await self._run_once(scenario, context, return_exception, stop_on_failure)
             trace = context.trace

@@ -102,8 +102,7 @@ class _SpyingContext(InteractionContext):
             parent.trace,
             parent.target,
             timeout_s=parent.timeout_s,
-            offload_sync=parent.offload_sync,
-            thread_limiter=parent.thread_limiter,
+            threads=parent.threads,
         )
         self._parent = parent
         self._spy_target = target

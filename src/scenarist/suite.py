@@ -17,9 +17,11 @@ from typing import Any, Self
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from scenarist._fast import construct
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync
+from scenarist.interactions import ThreadBudget
 from scenarist.results import ScenarioResult, SuiteResult
 from scenarist.runner import get_runner
 from scenarist.scenario import Scenario
@@ -91,10 +93,13 @@ class Suite(BaseModel):
                 )
             return
 
+        import asyncio  # here, not at import: `import scenarist` stays light
+
         workers = min(max_concurrency or len(self.scenarios), len(self.scenarios))
-        limiter = anyio.CapacityLimiter(max_concurrency or 40)
+        threads = ThreadBudget(max_concurrency or 40)
         pending = iter(enumerate(self.scenarios))
         first_error: list[Exception] = []
+        tasks: list[asyncio.Task[None]] = []
 
         async def worker() -> None:
             for index, scenario in pending:
@@ -104,19 +109,19 @@ class Suite(BaseModel):
                         target,
                         return_exception,
                         timeout_s=timeout_s,
-                        offload_sync=True,
-                        thread_limiter=limiter,
+                        threads=threads,
                     )
                 except Exception as exc:  # the first one stops the run and is raised
                     if not first_error:
                         first_error.append(exc)
-                    group.cancel_scope.cancel()
+                        for task in tasks:
+                            task.cancel()
                     return
                 await sink(index, result)
 
-        async with anyio.create_task_group() as group:
-            for _ in range(workers):
-                group.start_soon(worker)
+        # asyncio's own task group: structured, cancels siblings, and costs no import.
+        async with asyncio.TaskGroup() as group:
+            tasks.extend(group.create_task(worker()) for _ in range(workers))
         if first_error:
             raise first_error[0]
 
@@ -188,12 +193,16 @@ class Suite(BaseModel):
         finally:
             if progress is not None:
                 progress.close()
-        return SuiteResult(
-            results=[r for r in results if r is not None],
-            duration_ms=round((time.perf_counter() - t0) * 1000),
-            suite_name=self.name,
-            started_at=started_at,
-            suite=self,
+        return construct(
+            SuiteResult,
+            {
+                "results": [r for r in results if r is not None],
+                "duration_ms": round((time.perf_counter() - t0) * 1000),
+                "suite_name": self.name,
+                "started_at": started_at,
+                "recommendation": None,
+                "suite": self,
+            },
         )
 
     def run_sync(

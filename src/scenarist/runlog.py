@@ -89,11 +89,18 @@ class RunLogHeader(BaseModel):
 
 
 class ScenarioRecord(BaseModel):
-    """One scenario's result with its full trace, plus its cost and token totals."""
+    """One scenario's result with its full trace, plus its cost and token totals.
+
+    ``check_count`` is the number of check verdicts; a passing scenario with 0 is flagged
+    ``no_checks`` so that readers (the dashboard, ``scenarist report``) never show an
+    untested scenario as a tested pass.
+    """
 
     record_type: Literal["scenario"] = "scenario"
     index: int
     result: ScenarioResult
+    check_count: int = 0
+    no_checks: bool = False
     cost_usd: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
@@ -103,6 +110,8 @@ class ScenarioRecord(BaseModel):
         return cls(
             index=index,
             result=result,
+            check_count=result.check_count,
+            no_checks=not result.has_checks,
             cost_usd=result.cost_usd,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,

@@ -137,3 +137,14 @@ def test_runlog_collects_the_environment() -> None:
     assert env.python_version.count(".") == 2
     assert "scenarist" in env.packages
     assert env.hostname
+
+
+def test_runlog_flags_passing_scenarios_that_checked_nothing() -> None:
+    from scenarist import Equals, Scenario, Suite
+
+    suite = Suite(name="flags")
+    suite.append(Scenario("checked").interact("q", "a").check(Equals(expected_value="a")))
+    suite.append(Scenario("unchecked").interact("q", "a"))
+    log = make_log(suite.run_sync(verbose=False))
+    flags = {r.result.scenario_name: (r.check_count, r.no_checks) for r in log.scenarios}
+    assert flags == {"checked": (1, False), "unchecked": (0, True)}

@@ -251,6 +251,7 @@ class Interact(InteractionSpec):
                     "spans": (),
                     "started_at": started_at,
                     "duration_ms": (time.perf_counter() - t0) * 1000,
+                    "error": None,
                 },
             )
         )

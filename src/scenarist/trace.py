@@ -77,7 +77,12 @@ class Span(BaseModel):
 
 
 class Interaction(BaseModel, Generic[InputType, OutputType]):
-    """One exchange with the system under test: what went in, what came out."""
+    """One exchange with the system under test: what went in, what came out.
+
+    ``spans`` are what happened inside the system while it answered. ``error`` is set
+    when the system itself failed (an agent run that raised, inside or outside any span),
+    so trace assertions can see failures that no span recorded.
+    """
 
     model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
 
@@ -87,6 +92,7 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
     spans: Sequence[Span] = ()
     started_at: datetime | None = None
     duration_ms: float | None = None
+    error: SpanError | None = None
 
     @field_validator("spans", mode="after")
     @classmethod
@@ -219,6 +225,11 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
     def errors(self) -> list[Span]:
         """Spans whose status is ``"error"``."""
         return [s for s in self.spans if s.status == "error"]
+
+    @property
+    def interaction_errors(self) -> list[SpanError]:
+        """Failures of the system itself, recorded on interactions (not on any span)."""
+        return [i.error for i in self.interactions if i.error is not None]
 
     @property
     def cost_usd(self) -> float | None:

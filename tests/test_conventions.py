@@ -88,7 +88,8 @@ def test_import_scenarist_stays_light() -> None:
     loaded = _modules_after_import("import scenarist")
     heavy = {
         "fastapi", "starlette", "uvicorn", "sqlalchemy", "aiosqlite", "asyncpg", "psycopg",
-        "openai", "anthropic", "ray", "httpx", "httpx2", "jinja2", "typer",
+        "sqlite3", "genai_prices", "anthropic",
+        "openai", "ray", "httpx", "httpx2", "jinja2", "typer",
         # presentation and validation libraries load only when used
         "rich", "scenarist.report", "jsonschema", "regex", "yaml",
     }  # fmt: skip

@@ -17,6 +17,7 @@ from scenarist.checks import (
     FnCheck,
     GreaterThan,
     GreaterThanEquals,
+    ITraceAssertion,
     JsonValid,
     LessThan,
     LessThanEquals,
@@ -24,8 +25,10 @@ from scenarist.checks import (
     NotEquals,
     RegexMatching,
     StringMatching,
+    TraceAssert,
     from_fn,
 )
+from scenarist.client import Client, get_client, run_scenario, run_scenario_async
 from scenarist.errors import (
     InputGenerationException,
     InteractionGenerationError,
@@ -34,6 +37,7 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.interactions import Interact, InteractionSpec
+from scenarist.items import ItemRunResult, ScenarioItem, ScenarioRunResult
 from scenarist.paths import NoMatch, resolve
 from scenarist.results import (
     CheckResult,
@@ -58,6 +62,7 @@ from scenarist.settings import (
 from scenarist.spy import WithSpy
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
+from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
 
 Target = Callable[..., Any]
 """The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async."""
@@ -68,17 +73,20 @@ __all__ = [
     "Check",
     "CheckResult",
     "CheckStatus",
+    "Client",
     "Equals",
     "FnCheck",
     "GreaterThan",
     "GreaterThanEquals",
     "GroupStats",
     "GroupedSuiteResult",
+    "ITraceAssertion",
     "InputGenerationException",
     "Interact",
     "Interaction",
     "InteractionGenerationError",
     "InteractionSpec",
+    "ItemRunResult",
     "JsonValid",
     "LessThan",
     "LessThanEquals",
@@ -87,14 +95,18 @@ __all__ = [
     "Not",
     "NotEquals",
     "RegexMatching",
+    "RunContext",
     "Scenario",
+    "ScenarioItem",
     "ScenarioResult",
+    "ScenarioRunResult",
     "ScenarioRunner",
     "ScenarioStatus",
     "ScenaristError",
     "Span",
     "Step",
     "StepError",
+    "StepHandle",
     "StringMatching",
     "Suite",
     "SuiteResult",
@@ -105,16 +117,22 @@ __all__ = [
     "TestCaseRunner",
     "TestCaseStatus",
     "Trace",
+    "TraceAssert",
+    "TraceRecord",
     "UserError",
     "WithSpy",
     "__version__",
     "from_fn",
+    "get_client",
     "get_default_embedding_model",
     "get_default_generator",
     "get_default_judge",
     "get_runner",
     "resolve",
+    "run_scenario",
+    "run_scenario_async",
     "set_default_embedding_model",
     "set_default_generator",
     "set_default_judge",
+    "step",
 ]

@@ -7,6 +7,7 @@ and waits for it, so there is never a nested-loop or "event loop is closed" erro
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -37,10 +38,17 @@ def run_sync(fn: Callable[..., Awaitable[R]], /, *args: Any, **kwargs: Any) -> R
     if not _loop_running():
         return anyio.run(call)
     box: dict[str, Any] = {}
+    # The caller's context goes along (its run and open span stay visible). It also says
+    # "asyncio is running", which is true of the new thread too once asyncio.run starts.
+    context = contextvars.copy_context()
+    asyncio = sys.modules["asyncio"]
+
+    async def main() -> R:
+        return await call()
 
     def worker() -> None:
         try:
-            box["result"] = anyio.run(call)
+            box["result"] = context.run(asyncio.run, main())
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 

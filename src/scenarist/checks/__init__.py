@@ -18,7 +18,22 @@ from scenarist.checks.composite import AllOf, AnyOf, Not
 from scenarist.checks.containers import Contains, LengthBetween
 from scenarist.checks.fn import FnCheck, from_fn
 from scenarist.checks.json_valid import JsonValid
+from scenarist.checks.spans import (
+    MaxCost,
+    MaxDuration,
+    MaxLlmCalls,
+    MaxSteps,
+    MaxTokens,
+    MinSteps,
+    NoErrors,
+    OutputContains,
+    SpanCheck,
+    StepDuration,
+    StepExists,
+)
 from scenarist.checks.text import RegexMatching, StringMatching
+from scenarist.checks.tools import ToolArgs, ToolCallCount, ToolCalled, ToolNotCalled, ToolOrder
+from scenarist.checks.trace_assert import CustomAssertion, ITraceAssertion, TraceAssert
 
 __all__ = [
     "AllOf",
@@ -27,17 +42,36 @@ __all__ = [
     "Check",
     "ComparisonCheck",
     "Contains",
+    "CustomAssertion",
     "Equals",
     "FnCheck",
     "GreaterThan",
     "GreaterThanEquals",
+    "ITraceAssertion",
     "JsonValid",
     "LengthBetween",
     "LessThan",
     "LessThanEquals",
+    "MaxCost",
+    "MaxDuration",
+    "MaxLlmCalls",
+    "MaxSteps",
+    "MaxTokens",
+    "MinSteps",
+    "NoErrors",
     "Not",
     "NotEquals",
+    "OutputContains",
     "RegexMatching",
+    "SpanCheck",
+    "StepDuration",
+    "StepExists",
     "StringMatching",
+    "ToolArgs",
+    "ToolCallCount",
+    "ToolCalled",
+    "ToolNotCalled",
+    "ToolOrder",
+    "TraceAssert",
     "from_fn",
 ]

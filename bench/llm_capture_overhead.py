@@ -1,0 +1,137 @@
+# ruff: noqa: E501, PT018
+"""Per-call overhead of the LLM-call capture against FakeLLMServer (not a test).
+
+Modes: no capture; hooks installed but no run in this context (pass-through); an active
+run recording every call. Median of rounds, microseconds per call.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import httpx2
+import openai
+
+from scenarist.integrations import capture_llm_calls
+from scenarist.tracing import RunContext
+
+N, ROUNDS = 300, 9
+BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello there"}]}
+
+
+SERVER = """
+import sys, time
+
+script = ScriptedLLM(default=Reply("The quick brown fox jumps over the lazy dog.", tokens_in=9))
+with FakeLLMServer(script) as server:
+    print(server.url, flush=True)
+    sys.stdin.read()
+"""
+
+
+def timed(fn: Callable[[], object], mode: str) -> float:
+    ctx = RunContext("bench")
+    if mode == "none":
+        start = time.perf_counter()
+        for _ in range(N):
+            fn()
+        return time.perf_counter() - start
+    with capture_llm_calls():
+        if mode == "hooked":
+            start = time.perf_counter()
+            for _ in range(N):
+                fn()
+            return time.perf_counter() - start
+        with ctx.recorder:
+            start = time.perf_counter()
+            for _ in range(N):
+                fn()
+            elapsed = time.perf_counter() - start
+    assert len(ctx.steps) == N
+    return elapsed
+
+
+def per_call_us(fn: Callable[[], object]) -> dict[str, float]:
+    """Rounds interleave the modes, so machine noise hits them alike."""
+    times: dict[str, list[float]] = {"none": [], "hooked": [], "recording": []}
+    for _ in range(ROUNDS):
+        for mode, samples in times.items():
+            samples.append(timed(fn, mode))
+    return {mode: statistics.median(s) / N * 1e6 for mode, s in times.items()}
+
+
+def main() -> None:
+    # The server runs in another process: its threads must not share our GIL.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    base_url = proc.stdout.readline().strip()
+    with httpx2.Client() as http:
+        sdk = openai.OpenAI(base_url=base_url + "/v1", api_key="sk-fake", max_retries=0)
+        url = base_url + "/v1/chat/completions"
+        options = {"stream_options": {"include_usage": True}}
+        cases = {
+            "httpx2 JSON": lambda: http.post(url, json=BODY).read(),
+            "httpx2 SSE stream": lambda: http.post(
+                url, json={**BODY, "stream": True, **options}
+            ).read(),
+            "openai SDK JSON": lambda: sdk.chat.completions.create(**BODY),  # type: ignore[call-overload]
+            "openai SDK stream": lambda: list(
+                sdk.chat.completions.create(**BODY, stream=True, **options)
+            ),  # type: ignore[call-overload]
+        }
+        for fn in cases.values():  # warm up: imports, price table, connections
+            with capture_llm_calls(), RunContext("w").recorder:
+                fn()
+        print(
+            f"{'case':20} {'no capture':>11} {'hooked, no run':>15} {'recording':>10} {'overhead':>9}"
+        )
+        for name, fn in cases.items():
+            r = per_call_us(fn)
+            base, hooked, recording = r["none"], r["hooked"], r["recording"]
+            print(
+                f"{name:20} {base:9.0f}µs {hooked:13.0f}µs {recording:8.0f}µs {recording - base:7.0f}µs"
+            )
+        sdk.close()
+        recording_cpu(http, url)
+    proc.stdin.close()
+    proc.wait()
+
+
+def recording_cpu(http: httpx2.Client, url: str) -> None:
+    """The recording work alone (no network): captured bytes fed to an ``LLMCall``."""
+    from scenarist.integrations._llm_call import LLMCall
+    from scenarist.integrations._llm_payloads import classify
+
+    endpoint = classify("POST", "/v1/chat/completions")
+    assert endpoint is not None
+    stream_body = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
+    print()
+    for name, body in (("JSON", BODY), ("SSE stream", stream_body)):
+        request = http.build_request("POST", url, json=body)
+        response = http.send(request, stream=True)
+        chunks = list(response.iter_raw())
+        response.close()
+        samples = []
+        for _ in range(ROUNDS):
+            ctx = RunContext("cpu")
+            with ctx.recorder:
+                start = time.perf_counter()
+                for _ in range(N * 5):
+                    call = LLMCall(ctx.recorder, endpoint, request, httpx2)
+                    call.headers(response)
+                    for chunk in chunks:
+                        call.feed(chunk)
+                    call.finish()
+                samples.append((time.perf_counter() - start) / (N * 5) * 1e6)
+        median = statistics.median(samples)
+        print(f"recording CPU, {name} ({len(chunks)} chunks): {median:.1f}µs per call")
+
+
+if __name__ == "__main__":
+    main()

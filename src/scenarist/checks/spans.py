@@ -1,0 +1,539 @@
+"""Trace assertions over spans: steps, errors, cost, tokens, duration, output.
+
+These are the checks :class:`~scenarist.checks.trace_assert.TraceAssert` builds (Veval's
+``TraceAssert``, as ordinary registered checks). Each looks at every span of the trace,
+nested ones included, in pre-order, unless ``interaction`` narrows it to one interaction
+(``-1`` is the last). Failure messages start with the check's name followed by a colon
+(``MaxCost: ...``), the stable prefixes Veval users grep their logs for; where Veval has a
+message, the wording is Veval's.
+
+Quantities that cannot be known are an ERROR rather than a guess: an ``llm`` span without
+a cost under ``MaxCost``, an interaction without a duration under ``MaxDuration``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+from pydantic import Field, StrictInt
+
+from scenarist.checks._values import optional
+from scenarist.checks.base import Check
+from scenarist.results import CheckResult, Metric
+from scenarist.trace import Interaction, Span, SpanError, Trace
+
+__all__ = [
+    "MaxCost",
+    "MaxDuration",
+    "MaxLlmCalls",
+    "MaxSteps",
+    "MaxTokens",
+    "MinSteps",
+    "NoErrors",
+    "OutputContains",
+    "SpanCheck",
+    "StepDuration",
+    "StepExists",
+]
+
+Count = StrictInt
+"""A whole number; ``True`` or ``"3"`` are rejected rather than read as 1 or 3."""
+
+RECORDED_COST_KEY = "recorded_cost_usd"
+"""Span metadata key replay sets on served steps: the cost of the original call."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a trace assertion looks at: interactions (with their indexes) and their spans."""
+
+    interactions: Sequence[tuple[int, Interaction[Any, Any]]]
+    spans: Sequence[Span]
+
+
+class SpanCheck(Check):
+    """Base of the trace assertions: narrows the trace, then calls :meth:`evaluate`.
+
+    ``interaction`` picks one interaction by index (negative counts from the end); by
+    default every interaction counts. An index out of range is an ERROR.
+    """
+
+    interaction: StrictInt | None = optional()
+
+    @property
+    def prefix(self) -> str:
+        """The stable message prefix: the class name (``MaxSteps``)."""
+        return type(self).__name__
+
+    def scope(self, trace: Trace[Any, Any]) -> Scope | CheckResult:
+        """The interactions and spans in scope, or an ERROR for a bad ``interaction``."""
+        log = trace.interactions
+        if self.interaction is None:
+            pairs = list(enumerate(log))
+        else:
+            n, index = len(log), self.interaction
+            if not -n <= index < n:
+                return CheckResult.error(
+                    f"{self.prefix}: no interaction at index {index}; "
+                    f"the trace has {n} interaction(s).",
+                    details={"interaction": index, "interactions": n},
+                )
+            pairs = [(index % n, log[index])]
+        spans = [span for _, i in pairs for root in i.spans for span in root.walk()]
+        return Scope(pairs, spans)
+
+    def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        """Narrow the trace, then evaluate the assertion on what is in scope."""
+        scope = self.scope(trace)
+        if isinstance(scope, CheckResult):
+            return scope
+        result = self.evaluate(scope)
+        if self.interaction is None:
+            return result
+        return result.model_copy(
+            update={"details": {**result.details, "interaction": self.interaction}}
+        )
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        """The verdict on the spans and interactions in ``scope``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement evaluate(scope)")
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def number(value: float | Decimal) -> str:
+    """A number as messages show it: no exponent, no trailing zeros (``731.25``, ``50``)."""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def names(spans: Sequence[Span]) -> str:
+    """Span names for a message: ``a, b``."""
+    return ", ".join(span.name for span in spans)
+
+
+def span_duration_ms(span: Span) -> float | None:
+    """``duration_ms``, else the time between ``started_at`` and ``ended_at``, else ``None``."""
+    if span.duration_ms is not None:
+        return span.duration_ms
+    if span.started_at is not None and span.ended_at is not None:
+        return (span.ended_at - span.started_at).total_seconds() * 1000
+    return None
+
+
+def as_text(value: Any) -> str:
+    """An output as text, as Veval reads it: strings as they are, anything else ``str()``."""
+    return value if isinstance(value, str) else str(value)
+
+
+def describe_error(error: SpanError) -> str:
+    return f"{error.type}: {error.message}" if error.type else error.message
+
+
+# -- steps and errors ------------------------------------------------------------------
+
+
+@Check.register("trace_no_errors")
+class NoErrors(SpanCheck):
+    """No span has status ``error``, and the agent itself raised nothing.
+
+    Veval only looks at steps, so an exception raised outside any step passes its
+    ``NoErrors``; here the interaction's own ``error`` counts too.
+    """
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        failed = [span for span in scope.spans if span.status == "error"]
+        run_errors = [(n, i.error) for n, i in scope.interactions if i.error is not None]
+        details: dict[str, Any] = {
+            "steps": len(scope.spans),
+            "error_steps": [
+                {"name": s.name, "span_id": s.span_id, "error": s.error and s.error.message}
+                for s in failed
+            ],
+            "agent_errors": [
+                {"interaction": n, "type": e.type, "message": e.message} for n, e in run_errors
+            ],
+        }
+        problems = []
+        if failed:
+            problems.append(f"found {len(failed)} step(s) with error status: {names(failed)}")
+        if run_errors:
+            problems.append(
+                f"found {len(run_errors)} agent error(s): "
+                + "; ".join(describe_error(e) for _, e in run_errors)
+            )
+        if problems:
+            return CheckResult.failure(f"{self.prefix}: " + "; ".join(problems), details=details)
+        return CheckResult.success(
+            f"{self.prefix}: no errors in {len(scope.spans)} step(s).", details=details
+        )
+
+
+@Check.register("trace_max_steps")
+class MaxSteps(SpanCheck):
+    """At most ``max_steps`` spans (nested spans count)."""
+
+    max_steps: Count = Field(ge=0)
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        got = len(scope.spans)
+        details = {"max_steps": self.max_steps, "steps": [s.name for s in scope.spans]}
+        metrics = [Metric(name="steps", value=got)]
+        if got > self.max_steps:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {self.max_steps} steps, got {got}",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: {got} step(s), at most {self.max_steps}.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+@Check.register("trace_min_steps")
+class MinSteps(SpanCheck):
+    """At least ``min_steps`` spans (nested spans count)."""
+
+    min_steps: Count = Field(ge=0)
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        got = len(scope.spans)
+        details = {"min_steps": self.min_steps, "steps": [s.name for s in scope.spans]}
+        metrics = [Metric(name="steps", value=got)]
+        if got < self.min_steps:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at least {self.min_steps} steps, got {got}",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: {got} step(s), at least {self.min_steps}.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+@Check.register("trace_step_exists")
+class StepExists(SpanCheck):
+    """A span named exactly ``step_name`` exists (any kind, any depth, any status)."""
+
+    step_name: str
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        found = [s for s in scope.spans if s.name == self.step_name]
+        details = {"step_name": self.step_name, "steps": [s.name for s in scope.spans]}
+        if not found:
+            return CheckResult.failure(
+                f"{self.prefix}: step '{self.step_name}' not found", details=details
+            )
+        return CheckResult.success(
+            f"{self.prefix}: step '{self.step_name}' found {len(found)} time(s).",
+            details=details,
+        )
+
+
+@Check.register("trace_max_llm_calls")
+class MaxLlmCalls(SpanCheck):
+    """At most ``max_calls`` spans of kind ``llm``."""
+
+    max_calls: Count = Field(ge=0)
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        calls = [s for s in scope.spans if s.kind == "llm"]
+        details = {"max_calls": self.max_calls, "llm_calls": [s.name for s in calls]}
+        metrics = [Metric(name="llm_calls", value=len(calls))]
+        if len(calls) > self.max_calls:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {self.max_calls} LLM calls, got {len(calls)}",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: {len(calls)} LLM call(s), at most {self.max_calls}.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+# -- cost and tokens -------------------------------------------------------------------
+
+
+def _span_cost(span: Span) -> Decimal | None:
+    """The span's cost: the recorded one (replay) when present, else ``cost_usd``.
+
+    Floats go through ``repr`` so ``0.1`` is ``Decimal("0.1")``, not its binary value.
+    Raises ``ValueError`` for a recorded cost that is not a finite number.
+    """
+    value = span.metadata.get(RECORDED_COST_KEY)
+    if value is None:
+        value = span.cost_usd
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        raise ValueError(f"step '{span.name}' has a cost that is not a number: {value!r}")
+    try:
+        cost = Decimal(repr(value) if isinstance(value, float) else value)
+    except InvalidOperation:
+        raise ValueError(f"step '{span.name}' has a cost that is not a number: {value!r}") from None
+    if not cost.is_finite():
+        raise ValueError(f"step '{span.name}' has a cost that is not finite: {value!r}")
+    return cost
+
+
+@Check.register("trace_max_cost")
+class MaxCost(SpanCheck):
+    """The spans' cost adds up to at most ``max_cost_usd``, in exact ``Decimal`` arithmetic.
+
+    A span replay served from a recording carries the original cost in
+    ``metadata["recorded_cost_usd"]``, which is used instead of its own (zero) cost, so a
+    budget checked on a replayed trace means what it meant on the recorded run. An ``llm``
+    span whose cost is unknown (a model missing from the price table) makes the total
+    unknown: ERROR, unless ``unknown_cost="ignore"`` counts it as zero. When the known
+    spans alone already exceed the budget, the verdict is FAIL regardless.
+    """
+
+    max_cost_usd: Decimal = Field(ge=0, allow_inf_nan=False)
+    unknown_cost: Literal["error", "ignore"] = "error"
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        total = Decimal(0)
+        costs: list[dict[str, Any]] = []
+        unknown: list[Span] = []
+        for span in scope.spans:
+            try:
+                cost = _span_cost(span)
+            except ValueError as exc:
+                return CheckResult.error(f"{self.prefix}: {exc}", details={"costs": costs})
+            if cost is None:
+                if span.kind == "llm":
+                    unknown.append(span)
+                continue
+            total += cost
+            recorded = span.metadata.get(RECORDED_COST_KEY) is not None
+            costs.append({"step": span.name, "cost_usd": float(cost), "recorded": recorded})
+        limit = self.max_cost_usd
+        details = {
+            "max_cost_usd": float(limit),
+            "cost_usd": float(total),
+            "costs": costs,
+            "unknown_cost_steps": [s.name for s in unknown],
+        }
+        metrics = [Metric(name="cost_usd", value=float(total))]
+        if total > limit:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {limit:f}, got {total:f}",
+                details=details,
+                metrics=metrics,
+            )
+        if unknown and self.unknown_cost == "error":
+            return CheckResult.error(
+                f"{self.prefix}: cost unknown for {len(unknown)} llm step(s): {names(unknown)}; "
+                "record their cost_usd, or pass unknown_cost='ignore' to count them as zero",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: cost {total:f}, at most {limit:f}.", details=details, metrics=metrics
+        )
+
+
+@Check.register("trace_max_tokens")
+class MaxTokens(SpanCheck):
+    """Input plus output tokens over the spans add up to at most ``max_tokens``.
+
+    As with cost, an ``llm`` span without any token count is an ERROR unless
+    ``unknown_tokens="ignore"``; other spans without usage count as zero.
+    """
+
+    max_tokens: Count = Field(ge=0)
+    unknown_tokens: Literal["error", "ignore"] = "error"
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        tokens_in = sum(s.tokens_in or 0 for s in scope.spans)
+        tokens_out = sum(s.tokens_out or 0 for s in scope.spans)
+        total = tokens_in + tokens_out
+        unknown = [
+            s
+            for s in scope.spans
+            if s.kind == "llm" and s.tokens_in is None and s.tokens_out is None
+        ]
+        details = {
+            "max_tokens": self.max_tokens,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "tokens": total,
+            "unknown_token_steps": [s.name for s in unknown],
+        }
+        metrics = [
+            Metric(name="tokens", value=total),
+            Metric(name="tokens_in", value=tokens_in),
+            Metric(name="tokens_out", value=tokens_out),
+        ]
+        if total > self.max_tokens:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {self.max_tokens} tokens, got {total}",
+                details=details,
+                metrics=metrics,
+            )
+        if unknown and self.unknown_tokens == "error":
+            return CheckResult.error(
+                f"{self.prefix}: token usage unknown for {len(unknown)} llm step(s): "
+                f"{names(unknown)}; record tokens_in/tokens_out, or pass "
+                "unknown_tokens='ignore' to count them as zero",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: {total} token(s), at most {self.max_tokens}.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+# -- time ------------------------------------------------------------------------------
+
+
+@Check.register("trace_max_duration")
+class MaxDuration(SpanCheck):
+    """The agent's wall-clock time is at most ``max_ms``.
+
+    Wall-clock is the sum of the interactions' ``duration_ms`` (they run one after
+    another). Veval sums step durations instead, which counts parallel steps twice and
+    misses time spent outside any step. An interaction without a duration is an ERROR.
+    """
+
+    max_ms: float = Field(ge=0, allow_inf_nan=False)
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        if not scope.interactions:
+            return CheckResult.error(
+                f"{self.prefix}: the trace has no interactions, so there is no duration to check"
+            )
+        durations = {n: i.duration_ms for n, i in scope.interactions}
+        details: dict[str, Any] = {
+            "max_ms": self.max_ms,
+            "interactions": [{"interaction": n, "duration_ms": ms} for n, ms in durations.items()],
+        }
+        missing = [str(n) for n, ms in durations.items() if ms is None]
+        if missing:
+            return CheckResult.error(
+                f"{self.prefix}: wall-clock duration unknown: interaction(s) "
+                f"{', '.join(missing)} recorded no duration_ms",
+                details=details,
+            )
+        total = sum(ms for ms in durations.values() if ms is not None)
+        details["duration_ms"] = total
+        metrics = [Metric(name="duration_ms", value=total)]
+        if total > self.max_ms:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {number(self.max_ms)}ms, got {number(total)}ms",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: {number(total)}ms, at most {number(self.max_ms)}ms.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+@Check.register("trace_step_duration")
+class StepDuration(SpanCheck):
+    """Every span named ``step_name`` took at most ``max_ms``.
+
+    No such span is a FAIL; a span with neither ``duration_ms`` nor both timestamps is an
+    ERROR.
+    """
+
+    step_name: str
+    max_ms: float = Field(ge=0, allow_inf_nan=False)
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        found = [s for s in scope.spans if s.name == self.step_name]
+        if not found:
+            return CheckResult.failure(
+                f"{self.prefix}: step '{self.step_name}' not found",
+                details={"step_name": self.step_name, "steps": [s.name for s in scope.spans]},
+            )
+        durations = [span_duration_ms(s) for s in found]
+        details: dict[str, Any] = {
+            "step_name": self.step_name,
+            "max_ms": self.max_ms,
+            "durations_ms": durations,
+        }
+        known = [ms for ms in durations if ms is not None]
+        if len(known) < len(durations):
+            return CheckResult.error(
+                f"{self.prefix}: duration unknown for {len(durations) - len(known)} of "
+                f"{len(durations)} step(s) named '{self.step_name}'",
+                details=details,
+            )
+        slowest = max(known)
+        metrics = [Metric(name="duration_ms", value=slowest)]
+        if slowest > self.max_ms:
+            return CheckResult.failure(
+                f"{self.prefix}: expected step '{self.step_name}' to take at most "
+                f"{number(self.max_ms)}ms, got {number(slowest)}ms",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: step '{self.step_name}' took at most {number(slowest)}ms.",
+            details=details,
+            metrics=metrics,
+        )
+
+
+# -- output ----------------------------------------------------------------------------
+
+
+@Check.register("trace_output_contains")
+class OutputContains(SpanCheck):
+    """The agent's final output contains ``expected`` (case-sensitive substring).
+
+    The final output is the last interaction's ``outputs`` (in scope), read as text:
+    strings as they are, ``None`` as empty, anything else through ``str()``. Veval cannot
+    see the final output and searches the step outputs instead; ``steps=True`` keeps that
+    behaviour (any span output, ``None`` outputs skipped).
+    """
+
+    expected: str
+    steps: bool = False
+
+    def evaluate(self, scope: Scope) -> CheckResult:
+        if self.steps:
+            return self._in_steps(scope.spans)
+        if not scope.interactions:
+            return CheckResult.error(
+                f"{self.prefix}: the trace has no interactions, so there is no final output"
+            )
+        output = scope.interactions[-1][1].outputs
+        text = "" if output is None else as_text(output)
+        details = {"expected": self.expected, "output": output}
+        if self.expected in text:
+            return CheckResult.success(
+                f"{self.prefix}: the final output contains '{self.expected}'.", details=details
+            )
+        return CheckResult.failure(
+            f"{self.prefix}: the final output does not contain '{self.expected}'",
+            details=details,
+        )
+
+    def _in_steps(self, spans: Sequence[Span]) -> CheckResult:
+        details: dict[str, Any] = {"expected": self.expected, "steps": [s.name for s in spans]}
+        for span in spans:
+            if span.output is not None and self.expected in as_text(span.output):
+                details["matched_step"] = span.name
+                return CheckResult.success(
+                    f"{self.prefix}: step '{span.name}' output contains '{self.expected}'.",
+                    details=details,
+                )
+        return CheckResult.failure(
+            f"{self.prefix}: no step output contains '{self.expected}'", details=details
+        )

@@ -1,0 +1,385 @@
+"""The client: traced agent runs and Veval-style scenarios, kept in a store.
+
+``Client()`` with no arguments keeps everything in the local SQLite store (see
+:mod:`scenarist.store.sqlite`), so it works on a fresh machine with no configuration.
+Module-level :func:`run_scenario_async` / :func:`run_scenario` use a default client made
+on first use. Talking to a scenarist server (``base_url`` or ``SCENARIST_URL``) arrives
+with the server; until then asking for it is a clear error, never a silent local run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from scenarist._fast import construct
+from scenarist._sync import run_sync
+from scenarist.checks.base import Check
+from scenarist.checks.trace_assert import ITraceAssertion
+from scenarist.errors import UserError
+from scenarist.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.runner import run_check
+from scenarist.store.base import Store
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+
+__all__ = ["Client", "get_client", "run_scenario", "run_scenario_async", "set_client"]
+
+Agent = Callable[[RunContext], Any]
+
+
+def _check_agent(agent: Any, what: str = "agent") -> None:
+    if not callable(agent):
+        raise TypeError(
+            f"{what} must be a function taking the run context (def or async def), "
+            f"got {type(agent).__name__}"
+        )
+
+
+Assertion = Check | ITraceAssertion
+
+
+def _check_assertions(assertions: Sequence[Any], where: str) -> list[Assertion]:
+    if isinstance(assertions, str | bytes) or not isinstance(assertions, Sequence):
+        raise TypeError(f"{where} must be a list of checks, got {type(assertions).__name__}")
+    for assertion in assertions:
+        if not isinstance(assertion, Check | ITraceAssertion):
+            raise TypeError(
+                f"{where} must hold checks such as TraceAssert.no_errors() or Equals(...), "
+                f"or ITraceAssertion objects; got {type(assertion).__name__} (wrap a "
+                "function of the trace with TraceAssert.custom(fn))"
+            )
+    return list(assertions)
+
+
+async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Any) -> str | None:
+    """The failure message of one item assertion, or ``None`` when it passed."""
+    if isinstance(assertion, Check):
+        verdict = await run_check(assertion, trace, return_exception=True)
+        if verdict.status == "pass":
+            return None
+        prefix = "" if verdict.status == "fail" else f"[{verdict.status.upper()}] "
+        return prefix + (verdict.message or f"{assertion.label} did not pass")
+    try:
+        message = await assertion.evaluate_async(ctx)
+    except Exception as exc:
+        return f"[ERROR] {type(assertion).__name__} raised {type(exc).__name__}: {exc}"
+    if message is None or message == "":
+        return None
+    if not isinstance(message, str):
+        return (
+            f"[ERROR] {type(assertion).__name__}.evaluate_async must return a failure "
+            f"message (str) or None, got {type(message).__name__}: {message!r}"
+        )
+    return message
+
+
+class Client:
+    """Runs agents with tracing and scenarios of items, and keeps their records."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        store: Store | None = None,
+    ) -> None:
+        url = base_url or os.environ.get("SCENARIST_URL")
+        if url and store is None:
+            raise UserError(
+                f"a scenarist server at {url!r} was configured, but this version cannot talk "
+                "to a server yet; unset SCENARIST_URL (runs are then kept locally) or pass "
+                "store=..."
+            )
+        if store is None:
+            from scenarist.store.sqlite import LocalStore
+
+            store = LocalStore()
+        self.api_key = api_key
+        self.base_url = url
+        self.store = store
+
+    # -- agent runs ----------------------------------------------------------------------
+
+    async def _execute(
+        self, ctx: RunContext, agent: Agent
+    ) -> tuple[TraceRecord, BaseException | None]:
+        """Run ``agent(ctx)`` with tracing and LLM-call capture; store and return its record."""
+        from scenarist.integrations.http_capture import capture_llm_calls
+
+        error: BaseException | None = None
+        with ctx.recorder, capture_llm_calls():
+            try:
+                output = agent(ctx)
+                if inspect.isawaitable(output):
+                    output = await output
+                ctx.output = output
+            except Exception as exc:
+                error = exc
+        record = TraceRecord.from_context(ctx, error=error)
+        await self.store.save_trace(record)
+        return record, error
+
+    async def run_async(self, agent_name: str, callback: Agent, input: Any = None) -> Any:
+        """Run ``callback(ctx)`` as a traced run of ``agent_name``; return its result.
+
+        The run is stored whether it succeeds or raises; an exception is re-raised.
+        """
+        _check_agent(callback, "callback")
+        ctx = RunContext(input, agent_name=agent_name)
+        record, error = await self._execute(ctx, callback)
+        if error is not None:
+            raise error
+        return record.output
+
+    def run(self, agent_name: str, callback: Agent, input: Any = None) -> Any:
+        """:meth:`run_async` from sync code (safe inside a running event loop)."""
+        return run_sync(self.run_async, agent_name, callback, input)
+
+    async def get_trace_async(self, trace_id: str) -> TraceRecord | None:
+        return await self.store.get_trace(trace_id)
+
+    def get_trace(self, trace_id: str) -> TraceRecord | None:
+        return run_sync(self.store.get_trace, trace_id)
+
+    # -- scenarios -----------------------------------------------------------------------
+
+    async def run_scenario_async(
+        self,
+        scenario_name: str,
+        agent: Agent,
+        scenario_assertions: Sequence[Assertion] | None = None,
+        items: Sequence[ScenarioItem] | None = None,
+        mock_model_steps: bool = False,
+        max_concurrency: int = 1,
+        *,
+        live_model_steps: bool = False,
+    ) -> ScenarioRunResult:
+        """Run every item through ``agent`` and assert on each run; store the summary.
+
+        ``items=None`` fetches the scenario's items from the store. Items are isolated:
+        whatever one does (raise, fail, time out), the others still run, and the run
+        summary is stored. Zero items is not a pass. Results keep item order.
+        """
+        from scenarist.suite import validate_max_concurrency
+
+        if not isinstance(scenario_name, str) or not scenario_name:
+            raise TypeError(f"scenario_name must be a non-empty string, got {scenario_name!r}")
+        _check_agent(agent)
+        shared = _check_assertions(scenario_assertions or [], "scenario_assertions")
+        workers = validate_max_concurrency(max_concurrency) or 1
+        run_id = "run_" + secrets.token_hex(12)
+        started_at = datetime.now(UTC)
+        t0 = time.perf_counter()
+
+        error: str | None = None
+        if items is None:
+            items = await self.store.get_items(scenario_name)
+            if not items:
+                error = (
+                    f"Scenario '{scenario_name}' has no items: pass items=[...] or add items "
+                    "to the scenario in the store"
+                )
+        elif not items:
+            error = f"Scenario '{scenario_name}' was run with items=[]: nothing was tested"
+        for item in items:
+            if not isinstance(item, ScenarioItem):
+                raise TypeError(f"items must be ScenarioItem objects, got {type(item).__name__}")
+
+        results: list[ItemRunResult | None] = [None] * len(items)
+        pending = iter(enumerate(items))
+
+        async def worker() -> None:
+            for index, item in pending:
+                results[index] = await self._run_item(
+                    scenario_name, agent, item, shared, mock_model_steps, live_model_steps
+                )
+
+        import asyncio
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(workers, len(items))):
+                group.create_task(worker())
+
+        run = construct(
+            ScenarioRunResult,
+            {
+                "scenario_name": scenario_name,
+                "run_id": run_id,
+                "results": [r for r in results if r is not None],
+                "started_at": started_at,
+                "duration_ms": (time.perf_counter() - t0) * 1000,
+                "error": error,
+            },
+        )
+        await self.store.save_scenario_run(run.to_record(datetime.now(UTC)))
+        return run
+
+    def run_scenario(
+        self,
+        scenario_name: str,
+        agent: Agent,
+        scenario_assertions: Sequence[Assertion] | None = None,
+        items: Sequence[ScenarioItem] | None = None,
+        mock_model_steps: bool = False,
+        max_concurrency: int = 1,
+        *,
+        live_model_steps: bool = False,
+    ) -> ScenarioRunResult:
+        """:meth:`run_scenario_async` from sync code (safe inside a running event loop)."""
+        return run_sync(
+            self.run_scenario_async,
+            scenario_name,
+            agent,
+            scenario_assertions,
+            items,
+            mock_model_steps,
+            max_concurrency,
+            live_model_steps=live_model_steps,
+        )
+
+    async def _run_item(
+        self,
+        scenario_name: str,
+        agent: Agent,
+        item: ScenarioItem,
+        shared: list[Assertion],
+        mock_model_steps: bool,
+        live_model_steps: bool,
+    ) -> ItemRunResult:
+        t0 = time.perf_counter()
+        try:
+            return await self._run_item_unguarded(scenario_name, agent, item, shared)
+        except Exception as exc:  # an item never takes the others down
+            return ItemRunResult(
+                item=item,
+                passed=False,
+                failures=[f"Item failed: {type(exc).__name__}: {exc}"],
+                duration_ms=(time.perf_counter() - t0) * 1000,
+            )
+
+    async def _run_item_unguarded(
+        self, scenario_name: str, agent: Agent, item: ScenarioItem, shared: list[Assertion]
+    ) -> ItemRunResult:
+        t0 = time.perf_counter()
+        if item.is_trace_backed:
+            return ItemRunResult(
+                item=item, passed=False, failures=[await self._trace_backed_failure(item)]
+            )
+        if item.input is None:
+            return ItemRunResult(item=item, passed=False, failures=[NO_INPUT_MESSAGE])
+        ctx = RunContext(item.input, agent_name=scenario_name)
+        record, error = await self._execute(ctx, agent)
+        failures: list[str] = []
+        if error is not None:
+            failures.append(f"Agent threw exception: {error}")
+        trace = record.to_trace()
+        for assertion in [*shared, *item.assertions]:
+            message = await _evaluate(assertion, ctx, trace)
+            if message is not None:
+                failures.append(message)
+        return construct(  # every value is already valid: skip validation on this path
+            ItemRunResult,
+            {
+                "item": item,
+                "passed": not failures,
+                "failures": failures,
+                "trace_id": record.trace_id,
+                "output": record.output,
+                "duration_ms": (time.perf_counter() - t0) * 1000,
+                "cost_usd": record.cost_usd,
+                "context": ctx,
+                "record": record,
+            },
+        )
+
+    async def _trace_backed_failure(self, item: ScenarioItem) -> str:
+        """Why a trace-backed item cannot run yet (replay arrives in a later release)."""
+        record = await self._load_recording(item)
+        if record is None:
+            return f"Replay trace '{item.trace_id}' was not found in the store"
+        if not record.steps:
+            return (
+                f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls "
+                "without recorded steps, and a live call is never made instead."
+            )
+        return (
+            f"Replay trace '{record.trace_id}': replaying recorded traces is not available "
+            "in this version yet (it arrives with record/replay); run the item with input= "
+            "to test it live"
+        )
+
+    async def _load_recording(self, item: ScenarioItem) -> TraceRecord | None:
+        from pathlib import Path
+
+        if isinstance(item.trace, TraceRecord):
+            return item.trace
+        if isinstance(item.trace, Path):
+            return TraceRecord.model_validate_json(item.trace.read_text(encoding="utf-8"))
+        return await self.store.get_trace(item.trace_id or "")
+
+
+_default_client: Client | None = None
+
+
+def get_client() -> Client:
+    """The process-wide default client (local store unless a server is configured)."""
+    global _default_client
+    if _default_client is None:
+        _default_client = Client()
+    return _default_client
+
+
+def set_client(client: Client | None) -> None:
+    """Replace the default client (``None`` makes a fresh one on next use)."""
+    global _default_client
+    _default_client = client
+
+
+async def run_scenario_async(
+    scenario_name: str,
+    agent: Agent,
+    scenario_assertions: Sequence[Assertion] | None = None,
+    items: Sequence[ScenarioItem] | None = None,
+    mock_model_steps: bool = False,
+    max_concurrency: int = 1,
+    *,
+    live_model_steps: bool = False,
+) -> ScenarioRunResult:
+    """:meth:`Client.run_scenario_async` on the default client."""
+    return await get_client().run_scenario_async(
+        scenario_name,
+        agent,
+        scenario_assertions,
+        items,
+        mock_model_steps,
+        max_concurrency,
+        live_model_steps=live_model_steps,
+    )
+
+
+def run_scenario(
+    scenario_name: str,
+    agent: Agent,
+    scenario_assertions: Sequence[Assertion] | None = None,
+    items: Sequence[ScenarioItem] | None = None,
+    mock_model_steps: bool = False,
+    max_concurrency: int = 1,
+    *,
+    live_model_steps: bool = False,
+) -> ScenarioRunResult:
+    """:meth:`Client.run_scenario` on the default client."""
+    return get_client().run_scenario(
+        scenario_name,
+        agent,
+        scenario_assertions,
+        items,
+        mock_model_steps,
+        max_concurrency,
+        live_model_steps=live_model_steps,
+    )

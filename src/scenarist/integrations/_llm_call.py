@@ -1,0 +1,171 @@
+"""One captured LLM call: the span from request to the last byte of the response.
+
+The transport hooks (``http_capture``) own the HTTP plumbing; this module owns what a
+call records: the request JSON as input, the response (or the message a stream amounts
+to) as output, model, usage, cost, HTTP status, time to first token, errors.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+from scenarist.integrations import _llm_payloads as payloads
+from scenarist.pricing import cost_usd
+from scenarist.trace import SpanError
+from scenarist.tracing.recorder import RunRecorder
+
+__all__ = ["LLMCall"]
+
+
+class _Status(NamedTuple):
+    code: int
+    streaming: bool
+    encoding: str
+
+
+class LLMCall:
+    """One LLM call in flight: its span, the bytes seen so far, stream timings.
+
+    Made when a hooked transport sees an LLM request; told about the response headers
+    (:meth:`headers`), each body chunk as the caller reads it (:meth:`feed`), and the end
+    (:meth:`finish`: exhausted, closed, or failed), which closes the span exactly once.
+    """
+
+    __slots__ = (
+        "_blocks",
+        "_chunks",
+        "_done",
+        "_module",
+        "_recorder",
+        "_sse",
+        "_t0",
+        "_ttft",
+        "endpoint",
+        "span",
+        "status",
+    )
+
+    def __init__(
+        self, recorder: RunRecorder, endpoint: payloads.Endpoint, request: Any, module: Any
+    ) -> None:
+        try:
+            body = request.content
+        except Exception:  # a streamed request body that was not read
+            body = b""
+        self.endpoint = endpoint
+        self.span = recorder.open(endpoint.name, "llm", payloads.parse_body(body))
+        self.span.metadata.update(
+            provider=endpoint.provider, url=payloads.redact_url(str(request.url))
+        )
+        self.status = _Status(0, False, "")
+        self._recorder, self._module = recorder, module
+        self._chunks: list[bytes] = []
+        self._blocks: list[bytes] = []  # raw SSE events, decoded once at the end
+        self._sse: payloads.SSEParser | None = None
+        self._ttft: float | None = None
+        self._done = False
+        self._t0 = time.perf_counter()
+
+    def headers(self, response: Any) -> None:
+        headers = response.headers
+        encoding = headers.get("content-encoding", "").strip().lower()
+        streaming = "text/event-stream" in headers.get("content-type", "")
+        self.status = _Status(response.status_code, streaming, encoding)
+        if streaming and encoding in ("", "identity"):
+            self._sse = payloads.SSEParser()
+        metadata = self.span.metadata
+        metadata["http_status"] = response.status_code
+        request_id = headers.get("x-request-id") or headers.get("request-id")
+        if request_id:
+            metadata["request_id"] = request_id
+
+    def feed(self, chunk: bytes) -> None:
+        if self._sse is None:
+            self._chunks.append(chunk)
+            if self._ttft is None:
+                self._ttft = time.perf_counter()
+            return
+        blocks = self._sse.feed(chunk)
+        if blocks:
+            self._blocks += blocks
+            if self._ttft is None:
+                for block in blocks:
+                    event = payloads.parse_event(block)
+                    if event is not None and payloads.is_token_event(event):
+                        self._ttft = time.perf_counter()
+                        break
+
+    def finish(self, error: BaseException | None = None, *, early: bool = False) -> None:
+        """Close the span (once): output, model, usage, cost, status."""
+        if self._done:
+            return
+        self._done = True
+        span, values, metadata = self.span, self.span.__dict__, self.span.metadata
+        output: Any = None
+        try:
+            output, finished = self._output()
+            if early and self.status.streaming and not finished:
+                metadata["stream_closed_early"] = True  # the caller stopped reading
+            self._describe(output)
+        except Exception as problem:  # never break the caller's call over a payload
+            metadata["capture_error"] = f"{type(problem).__name__}: {problem}"
+        if error is not None:
+            self._recorder.close(span, error=error)
+            values["output"] = output
+            return
+        self._recorder.close(span, output=output)
+        if self.status.code >= 400:
+            values["status"] = "error"
+            values["error"] = SpanError(
+                message=payloads.error_message(self.status.code, output), type="HTTPStatusError"
+            )
+
+    def _output(self) -> tuple[Any, bool]:
+        """The response (a stream's assembled message) and whether a stream was complete."""
+        if self._sse is not None:
+            self._blocks += self._sse.flush()
+        elif self._chunks:
+            body = b"".join(self._chunks)
+            if self.status.encoding not in ("", "identity"):
+                body = self._module.Response(
+                    200, headers={"content-encoding": self.status.encoding}, content=body
+                ).read()
+            if not self.status.streaming:
+                return payloads.parse_body(body), True
+            parser = payloads.SSEParser()
+            self._blocks = parser.feed(body) + parser.flush()
+        if not self.status.streaming:
+            return None, False
+        events = [e for e in map(payloads.parse_event, self._blocks) if e is not None]
+        if self._ttft is None and events:
+            self._ttft = time.perf_counter()
+        finished = payloads.stream_finished(events)
+        if self.status.code >= 400 and not events:
+            return None, finished
+        return payloads.assemble_stream(self.endpoint.name, events), finished
+
+    def _describe(self, output: Any) -> None:
+        values, metadata = self.span.__dict__, self.span.metadata
+        request = values["input"] if isinstance(values["input"], dict) else {}
+        model = output.get("model") if isinstance(output, dict) else None
+        model = model if isinstance(model, str) else request.get("model")
+        usage = payloads.usage_of(output)
+        values["model"] = model if isinstance(model, str) else None
+        values["tokens_in"], values["tokens_out"] = usage.tokens_in, usage.tokens_out
+        if self.status.code < 400:
+            values["cost_usd"] = cost_usd(
+                self.endpoint.provider,
+                values["model"],
+                usage.tokens_in,
+                usage.tokens_out,
+                cache_read_tokens=usage.cache_read,
+                cache_write_tokens=usage.cache_write,
+                api_url=metadata.get("url"),
+            )
+        if self.status.streaming:
+            metadata["stream"] = True
+            raw = b"".join(block + b"\n\n" for block in self._blocks)
+            metadata["stream_sse"] = raw.decode("utf-8", "replace")
+            if self._ttft is not None:
+                metadata["ttft_ms"] = (self._ttft - self._t0) * 1000

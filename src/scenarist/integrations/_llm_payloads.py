@@ -1,0 +1,323 @@
+"""Reading LLM HTTP exchanges: which requests are LLM calls, SSE events, streams, usage.
+
+Pure functions over bytes and JSON, shared by the capture (and later by replay). They
+know two wire formats: OpenAI's (chat completions, legacy completions, responses,
+embeddings; spoken by many other servers too) and Anthropic's messages. Anything
+unexpected in a payload degrades to "less detail" (no usage, raw text), never to an
+exception inside the caller's HTTP call.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = [
+    "Endpoint",
+    "SSEParser",
+    "Usage",
+    "assemble_stream",
+    "classify",
+    "error_message",
+    "is_token_event",
+    "parse_body",
+    "parse_event",
+    "parse_sse",
+    "redact_url",
+    "stream_finished",
+    "usage_of",
+]
+
+# Path suffix → (provider, span name). Checked longest first, so `/chat/completions` is
+# never mistaken for `/completions`.
+_ENDPOINTS: tuple[tuple[str, str, str], ...] = (
+    ("/chat/completions", "openai", "openai.chat.completions"),
+    ("/completions", "openai", "openai.completions"),
+    ("/responses", "openai", "openai.responses"),
+    ("/embeddings", "openai", "openai.embeddings"),
+    ("/messages", "anthropic", "anthropic.messages"),
+)
+_SECRET_PARAMS = ("key", "token", "secret", "sig", "password", "auth", "credential")
+_decode_json = json.JSONDecoder().decode
+
+
+class Endpoint(NamedTuple):
+    """An LLM endpoint recognised from a request: the provider format and span name."""
+
+    provider: str
+    name: str
+
+
+class Usage(NamedTuple):
+    """Token counts of one call. ``tokens_in`` includes cached input tokens."""
+
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+def classify(method: str, path: str) -> Endpoint | None:
+    """The endpoint a request calls, or ``None`` when it is not an LLM call."""
+    if method != "POST":
+        return None
+    path = path.rstrip("/")
+    for suffix, provider, name in _ENDPOINTS:
+        if path.endswith(suffix):
+            # OpenAI's Assistants API has `/threads/{id}/messages`: storage, not a call.
+            if provider == "anthropic" and "/threads/" in path:
+                return None
+            return Endpoint(provider, name)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def redact_url(url: str) -> str:
+    """``url`` without user info, and with secret-looking query values replaced."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urlencode(
+        [
+            (k, "[redacted]" if any(s in k.lower() for s in _SECRET_PARAMS) else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def parse_body(body: bytes) -> Any:
+    """A JSON body decoded, else its text, else ``None`` when empty."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")
+
+
+class SSEParser:
+    """Incremental server-sent events: feed bytes, get each complete event's raw block.
+
+    Splitting is cheap; decoding (:func:`parse_event`) is left to the caller, so a
+    stream can be passed through with little work and decoded once at its end.
+    """
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        buffer = self._buffer + chunk
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n")
+        *blocks, self._buffer = buffer.split(b"\n\n")
+        return blocks
+
+    def flush(self) -> list[bytes]:
+        rest, self._buffer = self._buffer, b""
+        return [rest] if rest.strip() else []
+
+
+def parse_sse(body: bytes) -> list[dict[str, Any]]:
+    """Every event of a complete SSE body, decoded (see :func:`parse_event`)."""
+    parser = SSEParser()
+    blocks = parser.feed(body) + parser.flush()
+    return [e for e in map(parse_event, blocks) if e is not None]
+
+
+def parse_event(block: bytes) -> dict[str, Any] | None:
+    """One event block as ``{"data": ...}`` (JSON decoded when possible), with
+    ``"event"`` when the server named it (Anthropic does, OpenAI chat does not); ``None``
+    for a block without data (a comment, a keep-alive)."""
+    name: str | None = None
+    lines: list[bytes] = []
+    for line in block.split(b"\n"):
+        if line.startswith(b"data:"):
+            lines.append(line[6:] if line.startswith(b"data: ") else line[5:])
+        elif line.startswith(b"event:"):
+            name = line[6:].strip().decode("utf-8", "replace")
+    if not lines:
+        return None
+    text = (lines[0] if len(lines) == 1 else b"\n".join(lines)).decode("utf-8", "replace")
+    data: Any = text
+    if text != "[DONE]":
+        try:
+            data = _decode_json(text)
+        except ValueError:
+            data = text
+    event: dict[str, Any] = {"data": data}
+    if name is not None:
+        event["event"] = name
+    return event
+
+
+def is_token_event(event: dict[str, Any]) -> bool:
+    """Whether a stream event carries generated content (for time to first token)."""
+    data = event["data"]
+    if not isinstance(data, dict):
+        return False
+    kind = data.get("type")
+    if isinstance(kind, str):  # Anthropic and OpenAI responses name their deltas
+        return kind.endswith("delta") and kind not in ("message_delta", "response.delta")
+    for choice in data.get("choices") or ():
+        delta = choice.get("delta") or {}
+        if choice.get("text") or delta.get("content") or delta.get("tool_calls"):
+            return True
+        if delta.get("refusal") or delta.get("reasoning_content"):
+            return True
+    return False
+
+
+_FINAL_EVENTS = frozenset(
+    {"message_stop", "error", "response.completed", "response.incomplete", "response.failed"}
+)
+
+
+def stream_finished(events: list[dict[str, Any]]) -> bool:
+    """Whether a stream's events include its final one (``[DONE]``, ``message_stop``...)."""
+    for event in reversed(events):
+        data = event["data"]
+        if data == "[DONE]" or (isinstance(data, dict) and data.get("type") in _FINAL_EVENTS):
+            return True
+    return False
+
+
+def assemble_stream(name: str, events: list[dict[str, Any]]) -> Any:
+    """The response a stream amounts to, shaped like the non-streamed response."""
+    payloads = [e["data"] for e in events if isinstance(e["data"], dict)]
+    if name == "anthropic.messages":
+        return _assemble_anthropic(payloads)
+    if name == "openai.responses":
+        for data in reversed(payloads):
+            if isinstance(data.get("response"), dict) and data.get("type") in (
+                "response.completed",
+                "response.incomplete",
+                "response.failed",
+            ):
+                return data["response"]
+        return None
+    return _assemble_openai(payloads)
+
+
+def _assemble_openai(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    choices: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for key in ("id", "created", "model", "system_fingerprint", "service_tier"):
+            if chunk.get(key) is not None:
+                out.setdefault(key, chunk[key])
+        if chunk.get("usage"):
+            out["usage"] = chunk["usage"]
+        for part in chunk.get("choices") or ():
+            choice = choices.setdefault(part.get("index", 0), {"index": part.get("index", 0)})
+            if part.get("finish_reason") is not None:
+                choice["finish_reason"] = part["finish_reason"]
+            if "text" in part:  # legacy completions
+                choice["text"] = choice.get("text", "") + (part["text"] or "")
+            if isinstance(part.get("delta"), dict):
+                _merge_delta(choice.setdefault("message", {}), part["delta"])
+    if any("text" in c for c in choices.values()):
+        out["object"] = "text_completion"
+    else:
+        out["object"] = "chat.completion"
+    out["choices"] = [choices[i] for i in sorted(choices)]
+    return out
+
+
+def _merge_delta(message: dict[str, Any], delta: dict[str, Any]) -> None:
+    for key, value in delta.items():
+        if key == "tool_calls":
+            if not value:
+                continue
+            calls: list[dict[str, Any]] = message.setdefault("tool_calls", [])
+            for piece in value:
+                index = piece.get("index", len(calls))
+                while len(calls) <= index:
+                    calls.append({"id": None, "type": "function", "function": {}})
+                call = calls[index]
+                call["id"] = piece.get("id") or call["id"]
+                call["type"] = piece.get("type") or call["type"]
+                function = call["function"]
+                for field, part in (piece.get("function") or {}).items():
+                    if part is not None:
+                        function[field] = function.get(field, "") + part
+        elif isinstance(value, str) and key != "role":
+            message[key] = (message.get(key) or "") + value
+        elif value is not None or key not in message:
+            message[key] = value
+
+
+def _assemble_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
+    message: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    partial_json: dict[int, str] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = dict(event.get("message") or {})
+        elif kind == "content_block_start":
+            blocks[event.get("index", 0)] = dict(event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            index = event.get("index", 0)
+            block = blocks.setdefault(index, {})
+            delta = event.get("delta") or {}
+            if delta.get("type") == "input_json_delta":
+                partial_json[index] = partial_json.get(index, "") + delta.get("partial_json", "")
+            elif delta.get("type") == "citations_delta":
+                block.setdefault("citations", []).append(delta.get("citation"))
+            else:
+                for key, value in delta.items():
+                    if key != "type" and isinstance(value, str):
+                        block[key] = block.get(key, "") + value
+        elif kind == "message_delta":
+            message.update(event.get("delta") or {})
+            usage = {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
+            message["usage"] = {**(message.get("usage") or {}), **usage}
+    for index, text in partial_json.items():
+        try:
+            blocks[index]["input"] = json.loads(text) if text else {}
+        except ValueError:
+            blocks[index]["input"] = text
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+def usage_of(response: Any) -> Usage:
+    """Token counts from a response's ``usage`` (either provider's field names)."""
+    usage = response.get("usage") if isinstance(response, dict) else None
+    if not isinstance(usage, dict):
+        return Usage()
+    if "prompt_tokens" in usage:  # OpenAI chat, completions, embeddings
+        details = usage.get("prompt_tokens_details") or {}
+        return Usage(
+            _int(usage.get("prompt_tokens")),
+            _int(usage.get("completion_tokens")),
+            _int(details.get("cached_tokens")) or 0,
+        )
+    tokens_in = _int(usage.get("input_tokens"))
+    read = _int(usage.get("cache_read_input_tokens"))
+    write = _int(usage.get("cache_creation_input_tokens"))
+    if read is not None or write is not None:  # Anthropic counts cache apart from input
+        tokens_in = (tokens_in or 0) + (read or 0) + (write or 0)
+    else:  # OpenAI responses: cached tokens are part of input_tokens
+        read = _int((usage.get("input_tokens_details") or {}).get("cached_tokens"))
+    return Usage(tokens_in, _int(usage.get("output_tokens")), read or 0, write or 0)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def error_message(status: int, body: Any) -> str:
+    """``HTTP 429: <the provider's message>`` for a failed call."""
+    detail: Any = body
+    if isinstance(body, dict):
+        error = body.get("error")
+        detail = error.get("message", error) if isinstance(error, dict) else error or body
+    if detail is None:
+        return f"HTTP {status}"
+    text = detail if isinstance(detail, str) else json.dumps(detail, default=str)
+    return f"HTTP {status}: {text[:500]}" if text else f"HTTP {status}"

@@ -1,0 +1,213 @@
+"""Automatic LLM-call capture at the HTTP layer: every call becomes an ``llm`` span.
+
+The run machinery wraps each agent run in :func:`capture_llm_calls`. While at least one
+run is active, the default transports of ``httpx2`` (what the official ``openai`` 3.x and
+``anthropic`` 2.x SDKs instantiate: ``httpx2.HTTPTransport`` and
+``httpx2.AsyncHTTPTransport``) and of ``httpx`` 0.28 (the same two classes) carry a hook
+on ``handle_request`` / ``handle_async_request``. One mechanism thus serves both SDKs,
+sync and async, streamed or not, and any OpenAI-compatible server at any base URL.
+
+Design:
+
+* **Scoped by context, installed by reference count.** The hooks are class attributes,
+  so they are process-wide; what they do is not. A hook records only when
+  :func:`~scenarist.tracing.recorder.current_recorder` finds a run in the calling
+  context (a context variable), so concurrent runs (asyncio tasks, worker threads)
+  each record their own calls, and code outside any run passes straight through. The
+  first active run installs the hooks, the last one to end restores the original
+  methods: nothing is patched outside a run.
+* **Which requests.** ``POST`` to a path ending in ``/chat/completions``,
+  ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format) or ``/messages``
+  (Anthropic format); anything else passes through untouched (see ``_llm_payloads``).
+* **Streams stay streams.** The response's byte stream is wrapped: bytes reach the
+  caller as they arrive, and the span is closed when the stream is exhausted or closed
+  (a response that is never read or closed leaves its span ``running``). Server-sent
+  events are parsed as they pass, for the time to first token; the assembled message
+  becomes the span output and the raw events, as received, go to ``metadata["stream_sse"]``
+  (one string: compact, and exactly what replay must serve; ``parse_sse`` decodes it).
+* **No secrets.** Spans hold the request JSON and the response, never headers; query
+  parameters that look like keys are redacted from ``metadata["url"]``.
+* **Replay seam.** Each hooked call goes through one place that holds the request and
+  decides where the response comes from (today: the original transport method). Replay
+  serves recorded responses from there, so agents replay with no code change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from scenarist.integrations import _llm_payloads as payloads
+from scenarist.integrations._llm_call import LLMCall
+from scenarist.tracing.recorder import current_recorder
+
+__all__ = ["capture_active", "capture_llm_calls"]
+
+_LIBRARIES = ("httpx2", "httpx")
+
+_lock = threading.Lock()
+_active_runs = 0
+_patches: list[tuple[type, str, Any]] = []  # (class, attribute, original)
+_stream_types: dict[str, tuple[type, type]] = {}
+
+
+@contextmanager
+def capture_llm_calls() -> Iterator[None]:
+    """Record the LLM calls made in this context as spans of the current run.
+
+    Re-entrant and safe across threads and tasks: hooks are installed by the first
+    active capture and removed when the last one exits.
+    """
+    global _active_runs
+    with _lock:
+        if _active_runs == 0:
+            _install()
+        _active_runs += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active_runs -= 1
+            if _active_runs == 0:
+                _uninstall()
+
+
+def capture_active() -> bool:
+    """Whether the transport hooks are installed (some run is capturing)."""
+    return bool(_patches)
+
+
+# -- installing the hooks ------------------------------------------------------------------
+
+
+def _install() -> None:
+    for name in _LIBRARIES:
+        module = _load(name)
+        if module is None:
+            continue
+        sync_stream, async_stream = _streams_for(module)
+        for cls, attr, hook in (
+            (module.HTTPTransport, "handle_request", _sync_hook),
+            (module.AsyncHTTPTransport, "handle_async_request", _async_hook),
+        ):
+            original = cls.__dict__[attr]
+            setattr(cls, attr, hook(original, module, sync_stream, async_stream))
+            _patches.append((cls, attr, original))
+
+
+def _uninstall() -> None:
+    while _patches:
+        cls, attr, original = _patches.pop()
+        setattr(cls, attr, original)
+
+
+def _load(name: str) -> Any:
+    """The library if it is importable (imported now if needed, so that an agent that
+    imports it during the run is still seen), else ``None``."""
+    module = sys.modules.get(name)
+    if module is None and importlib.util.find_spec(name) is not None:
+        module = importlib.import_module(name)
+    return module
+
+
+def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:
+    def handle_request(transport: Any, request: Any) -> Any:
+        recorder = current_recorder()
+        if recorder is None:
+            return original(transport, request)
+        endpoint = payloads.classify(request.method, request.url.path)
+        if endpoint is None:
+            return original(transport, request)
+        call = LLMCall(recorder, endpoint, request, module)
+        try:
+            response = original(transport, request)
+        except BaseException as error:
+            call.finish(error)
+            raise
+        call.headers(response)
+        response.stream = stream(response.stream, call)
+        return response
+
+    handle_request.__wrapped__ = original  # type: ignore[attr-defined]
+    return handle_request
+
+
+def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type) -> Any:
+    async def handle_async_request(transport: Any, request: Any) -> Any:
+        recorder = current_recorder()
+        if recorder is None:
+            return await original(transport, request)
+        endpoint = payloads.classify(request.method, request.url.path)
+        if endpoint is None:
+            return await original(transport, request)
+        call = LLMCall(recorder, endpoint, request, module)
+        try:
+            response = await original(transport, request)
+        except BaseException as error:
+            call.finish(error)
+            raise
+        call.headers(response)
+        response.stream = stream(response.stream, call)
+        return response
+
+    handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
+    return handle_async_request
+
+
+def _streams_for(module: Any) -> tuple[type, type]:
+    """Stream wrappers deriving from ``module``'s byte-stream bases (clients check)."""
+    cached = _stream_types.get(module.__name__)
+    if cached is not None:
+        return cached
+
+    class CapturedStream(module.SyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, call: LLMCall) -> None:
+            self._inner, self._call = inner, call
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self._inner:
+                    self._call.feed(chunk)
+                    yield chunk
+            except GeneratorExit:
+                raise
+            except BaseException as error:
+                self._call.finish(error)
+                raise
+            self._call.finish()
+
+        def close(self) -> None:
+            try:
+                self._inner.close()
+            finally:
+                self._call.finish(early=True)
+
+    class CapturedAsyncStream(module.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, call: LLMCall) -> None:
+            self._inner, self._call = inner, call
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._inner:
+                    self._call.feed(chunk)
+                    yield chunk
+            except GeneratorExit:
+                raise
+            except BaseException as error:
+                self._call.finish(error)
+                raise
+            self._call.finish()
+
+        async def aclose(self) -> None:
+            try:
+                await self._inner.aclose()
+            finally:
+                self._call.finish(early=True)
+
+    _stream_types[module.__name__] = types = (CapturedStream, CapturedAsyncStream)
+    return types

@@ -1,0 +1,101 @@
+"""The price of an LLM call, from the ``genai-prices`` table (bundled data, offline).
+
+:func:`cost_usd` answers in US dollars, or ``None`` when the price is not known: an
+unknown model, no token counts, or ``genai-prices`` not installed (it comes with the
+``openai`` and ``anthropic`` extras). It never guesses: a budget check over a ``None``
+cost can say "unknown" instead of passing on a made-up zero.
+
+The provider is taken from the API URL when it is a known provider's (a call to
+``api.groq.com`` is priced as Groq's, even through the OpenAI SDK); otherwise from the
+wire format (``"openai"``, ``"anthropic"``), so OpenAI-compatible fakes and proxies on
+other hosts are priced as the model's own provider. Lookups are cached; the first one
+loads the price table (about 0.15 s, once per process).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+__all__ = ["cost_usd"]
+
+
+def cost_usd(
+    provider: str | None,
+    model: str | None,
+    tokens_in: int | None,
+    tokens_out: int | None,
+    *,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+    api_url: str | None = None,
+) -> float | None:
+    """The price of a call in USD, or ``None`` when it is not known.
+
+    ``tokens_in`` counts every input token, cached ones included; ``cache_read_tokens``
+    and ``cache_write_tokens`` say how many of them were read from or written to the
+    provider's prompt cache (they are priced differently).
+
+    >>> cost_usd("openai", "gpt-4o-mini", 1000, 500)
+    0.00045
+    >>> cost_usd("openai", "no-such-model", 1000, 500) is None
+    True
+    """
+    if not model or (tokens_in is None and tokens_out is None):
+        return None
+    provider_id = (_provider_for_url(api_url.split("?")[0]) if api_url else None) or provider
+    if provider_id is None:
+        return None
+    return _price(
+        provider_id,
+        model,
+        tokens_in or 0,
+        tokens_out or 0,
+        cache_read_tokens,
+        cache_write_tokens,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _price(
+    provider_id: str, model: str, tokens_in: int, tokens_out: int, read: int, write: int
+) -> float | None:
+    genai_prices = _genai_prices()
+    if genai_prices is None:
+        return None
+    usage: dict[str, int] = {"input_tokens": tokens_in, "output_tokens": tokens_out}
+    if read:
+        usage["cache_read_tokens"] = read
+    if write:
+        usage["cache_write_tokens"] = write
+    try:
+        calculation = genai_prices.calc_price(
+            genai_prices.Usage(**usage), model, provider_id=provider_id
+        )
+    except (LookupError, ValueError):
+        return None
+    return float(calculation.total_price)
+
+
+@functools.lru_cache(maxsize=256)
+def _provider_for_url(url: str) -> str | None:
+    """The id of the known provider whose API lives at ``url``, if any."""
+    if _genai_prices() is None:
+        return None
+    from genai_prices.data import providers
+
+    for provider in providers:
+        if provider.api_pattern and re.match(provider.api_pattern, url):
+            return provider.id
+    return None
+
+
+@functools.cache
+def _genai_prices() -> Any:
+    """The ``genai_prices`` module, or ``None`` when the extra is not installed."""
+    try:
+        import genai_prices
+    except ImportError:
+        return None
+    return genai_prices

@@ -1,0 +1,35 @@
+"""A store that keeps everything in memory (tests, throw-away runs)."""
+
+from __future__ import annotations
+
+from scenarist.items import ScenarioItem, ScenarioRunRecord
+from scenarist.tracing.record import TraceRecord
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """Implements :class:`~scenarist.store.Store` with dictionaries."""
+
+    def __init__(self) -> None:
+        self.traces: dict[str, TraceRecord] = {}
+        self.runs: list[ScenarioRunRecord] = []
+        self.items: dict[str, list[ScenarioItem]] = {}
+
+    async def save_trace(self, record: TraceRecord) -> None:
+        self.traces[record.trace_id] = record
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None:
+        return self.traces.get(trace_id)
+
+    async def save_scenario_run(self, run: ScenarioRunRecord) -> None:
+        self.runs.append(run)
+
+    async def list_scenario_runs(self, scenario_name: str) -> list[ScenarioRunRecord]:
+        return [r for r in self.runs if r.scenario_name == scenario_name]
+
+    async def get_items(self, scenario_name: str) -> list[ScenarioItem]:
+        return list(self.items.get(scenario_name, []))
+
+    async def save_items(self, scenario_name: str, items: list[ScenarioItem]) -> None:
+        self.items[scenario_name] = list(items)

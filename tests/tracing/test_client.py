@@ -1,0 +1,285 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import scenarist
+from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
+from scenarist.client import Client, set_client
+from scenarist.errors import UserError
+from scenarist.store import LocalStore, MemoryStore
+from scenarist.tracing import RunContext, TraceRecord, step
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(store=MemoryStore())
+
+
+async def echo_agent(ctx: RunContext) -> str:
+    async with step("classify", input=ctx.input, kind="llm") as handle:
+        handle.set_meta("cost_usd", 0.001)
+        await asyncio.sleep(0)
+    return f"echo: {ctx.input}"
+
+
+async def test_run_async_returns_the_output_and_stores_the_trace(client: Client) -> None:
+    assert await client.run_async("echo", echo_agent, input="hi") == "echo: hi"
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    assert (record.agent_name, record.input, record.output, record.status) == (
+        "echo",
+        "hi",
+        "echo: hi",
+        "success",
+    )
+    assert [s.name for s in record.spans] == ["classify"]
+    assert record.cost_usd == pytest.approx(0.001)
+    assert await client.get_trace_async(record.trace_id) == record
+
+
+async def test_run_async_stores_a_failed_run_and_reraises(client: Client) -> None:
+    def broken(ctx: RunContext) -> str:
+        ctx.track_step("ok", None, lambda: 1)
+        raise RuntimeError("agent down")
+
+    with pytest.raises(RuntimeError, match="agent down"):
+        await client.run_async("broken", broken, input="x")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    assert record.status == "error"
+    assert record.error is not None and record.error.message == "agent down"
+    assert [s.name for s in record.spans] == ["ok"]
+
+
+def test_run_rejects_a_callback_that_is_not_callable(client: Client) -> None:
+    with pytest.raises(TypeError, match="callback must be a function"):
+        client.run("x", "not callable", input=1)  # type: ignore[arg-type]
+
+
+def _items(*inputs: Any) -> list[ScenarioItem]:
+    return [ScenarioItem(name=f"item {i}", input=value) for i, value in enumerate(inputs)]
+
+
+async def test_run_scenario_runs_items_with_scenario_and_item_assertions(client: Client) -> None:
+    items = _items("a", "b")
+    items[1].assertions.append(Equals(expected_value="echo: a", name="expects_a"))
+    result = await client.run_scenario_async(
+        "echo-scenario",
+        echo_agent,
+        scenario_assertions=[StringMatching(keyword="echo")],
+        items=items,
+    )
+    assert [r.passed for r in result.results] == [True, False]
+    assert result.results[1].failures == ["Expected value equal to 'echo: a' but got 'echo: b'"]
+    assert (result.pass_count, result.fail_count, result.passed) == (1, 1, False)
+    assert all(r.trace_id and r.trace_id.startswith("tr_") for r in result.results)
+    assert result.results[0].output == "echo: a"
+    assert result.results[0].cost_usd == pytest.approx(0.001)
+
+
+async def test_agent_exception_fails_only_its_item(client: Client) -> None:
+    async def agent(ctx: RunContext) -> str:
+        if ctx.input == "boom":
+            raise ValueError("exploded outside any step")
+        return "fine"
+
+    result = await client.run_scenario_async(
+        "isolation", agent, [Equals(expected_value="fine")], items=_items("ok", "boom", "ok too")
+    )
+    assert [r.passed for r in result.results] == [True, False, True]
+    assert result.results[1].failures[0] == "Agent threw exception: exploded outside any step"
+    (summary,) = client.store.runs  # type: ignore[attr-defined]
+    assert [i.passed for i in summary.items] == [True, False, True]
+
+
+async def test_an_assertion_that_raises_fails_only_its_item(client: Client) -> None:
+    def picky(trace: Any) -> bool:
+        if trace.last.inputs == "bad":
+            raise KeyError("no such field")
+        return True
+
+    result = await client.run_scenario_async(
+        "raising-assertion",
+        echo_agent,
+        [FnCheck(fn=picky, name="picky")],
+        items=_items("good", "bad"),
+    )
+    assert [r.passed for r in result.results] == [True, False]
+    assert result.results[1].failures == [
+        "[ERROR] Check 'picky' failed with error: 'no such field'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("items", "reason"),
+    [
+        ([], "Scenario 'empty' was run with items=[]: nothing was tested"),
+        (None, "Scenario 'empty' has no items: pass items=[...] or add items"),
+    ],
+)
+async def test_zero_items_is_not_a_pass_and_says_why(
+    client: Client, items: Any, reason: str
+) -> None:
+    result = await client.run_scenario_async("empty", echo_agent, items=items)
+    assert not result.passed
+    assert result.error is not None
+    assert result.error.startswith(reason)
+    (summary,) = client.store.runs  # type: ignore[attr-defined]
+    assert summary.passed is False
+    assert summary.error == result.error
+    with pytest.raises(AssertionError, match="0/0 passed"):
+        result.assert_passed()
+
+
+async def test_items_none_fetches_the_scenario_items_from_the_store(client: Client) -> None:
+    await client.store.save_items("stored", _items("x", "y"))
+    result = await client.run_scenario_async("stored", echo_agent, [StringMatching(keyword="echo")])
+    assert result.passed
+    assert [r.output for r in result.results] == ["echo: x", "echo: y"]
+
+
+async def test_item_without_input_or_trace_fails_and_empty_string_is_an_input(
+    client: Client,
+) -> None:
+    items = [ScenarioItem(name="nothing"), ScenarioItem(name="empty", input="")]
+    result = await client.run_scenario_async("inputs", echo_agent, items=items)
+    assert result.results[0].failures == ["ScenarioItem must have either trace_id or input"]
+    assert result.results[1].passed and result.results[1].output == "echo: "
+
+
+async def test_trace_backed_item_without_steps_fails_and_never_calls_the_agent(
+    client: Client,
+) -> None:
+    called: list[Any] = []
+
+    def agent(ctx: RunContext) -> str:
+        called.append(ctx.input)
+        return "live"
+
+    empty = TraceRecord(trace_id="tr_empty", input="q", output="a")
+    await client.store.save_trace(empty)
+    items = [
+        ScenarioItem(name="recorded", trace_id="tr_empty", input="ignored"),
+        ScenarioItem(name="missing", trace_id="tr_nowhere"),
+    ]
+    result = await client.run_scenario_async("replay", agent, items=items)
+    assert called == []
+    assert (
+        result.results[0]
+        .failures[0]
+        .startswith("Replay trace 'tr_empty' has no steps. Cannot mock LLM calls")
+    )
+    assert result.results[1].failures == ["Replay trace 'tr_nowhere' was not found in the store"]
+    assert not result.passed
+
+
+async def test_max_concurrency_overlaps_items_and_keeps_item_order(client: Client) -> None:
+    in_flight = peak = 0
+
+    async def agent(ctx: RunContext) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01 * (5 - int(ctx.input) % 5))
+        in_flight -= 1
+        return str(ctx.input)
+
+    result = await client.run_scenario_async(
+        "parallel", agent, items=_items(*range(12)), max_concurrency=4
+    )
+    assert peak == 4
+    assert [r.output for r in result.results] == [str(i) for i in range(12)]
+
+
+async def test_run_summary_links_items_to_traces_with_run_id_and_timing(client: Client) -> None:
+    result = await client.run_scenario_async("summary", echo_agent, items=_items("a"))
+    (summary,) = await client.store.list_scenario_runs("summary")
+    assert summary.run_id == result.run_id and summary.run_id.startswith("run_")
+    assert summary.items[0].trace_id == result.results[0].trace_id
+    assert summary.items[0].trace_id in client.store.traces  # type: ignore[attr-defined]
+    assert summary.ended_at >= summary.started_at
+    assert summary.duration_ms > 0
+
+
+def test_run_scenario_sync_twin_works_inside_and_outside_a_loop(client: Client) -> None:
+    assert client.run_scenario("sync", echo_agent, items=_items("a")).passed
+
+    async def inside() -> bool:
+        return client.run_scenario("sync", echo_agent, items=_items("b")).passed
+
+    assert asyncio.run(inside())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"agent": "nope"}, TypeError, "agent must be a function"),
+        ({"scenario_assertions": [lambda t: None]}, TypeError, "TraceAssert.custom"),
+        ({"scenario_name": ""}, TypeError, "scenario_name must be a non-empty string"),
+        ({"max_concurrency": 0}, ValueError, "max_concurrency must be greater than 0"),
+    ],
+)
+def test_run_scenario_bad_arguments_fail_early(
+    client: Client, kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    arguments: dict[str, Any] = {"scenario_name": "bad", "agent": echo_agent, "items": _items("a")}
+    arguments.update(kwargs)
+    with pytest.raises(error, match=message):
+        client.run_scenario(**arguments)
+
+
+def test_default_client_keeps_runs_in_the_local_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SCENARIST_URL", raising=False)
+    set_client(None)
+    try:
+        result = scenarist.run_scenario("fresh-machine", echo_agent, items=_items("hello"))
+    finally:
+        set_client(None)
+    assert result.passed
+    db = sqlite3.connect(tmp_path / "home" / "local.db")
+    assert db.execute("SELECT count(*) FROM traces").fetchone() == (1,)
+    (data,) = db.execute("SELECT data FROM scenario_runs").fetchone()
+    assert json.loads(data)["items"][0]["trace_id"] == result.results[0].trace_id
+
+
+def test_a_configured_server_url_is_a_clear_error_until_the_server_lands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SCENARIST_URL", "http://127.0.0.1:8480")
+    with pytest.raises(UserError, match="cannot talk to a server yet"):
+        Client()
+
+
+async def test_local_store_round_trips_non_json_values(tmp_path: Path) -> None:
+    class Opaque:
+        def __repr__(self) -> str:
+            return "<opaque>"
+
+    store = LocalStore(tmp_path / "s.db")
+    client = Client(store=store)
+
+    def agent(ctx: RunContext) -> dict[str, Any]:
+        ctx.track_step("bytes", {"blob": b"\x00\x01"}, lambda: Opaque())
+        return {"when": __import__("datetime").date(2026, 1, 2), "tags": {"b", "a"}}
+
+    await client.run_async("odd", agent, input=("tuple", 1))
+    (row,) = store._execute("SELECT trace_id FROM traces")
+    record = await store.get_trace(row[0])
+    assert record is not None
+    assert record.input == ["tuple", 1]
+    assert record.output == {"when": "2026-01-02", "tags": ["a", "b"]}
+    span = record.spans[0]
+    assert span.output == {
+        "__repr__": "<opaque>",
+        "__type__": f"{Opaque.__module__}.{Opaque.__qualname__}",
+    }
+    store.close()

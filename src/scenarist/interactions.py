@@ -23,7 +23,8 @@ from scenarist._fast import construct, replace
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
 from scenarist.errors import SerializationError, StepTimeoutError, UserError
-from scenarist.trace import Interaction, InteractionLog, Trace
+from scenarist.trace import Interaction, InteractionLog, Span, Trace
+from scenarist.tracing.recorder import RunRecorder
 
 __all__ = ["Interact", "InteractionContext", "InteractionSpec", "ThreadBudget"]
 
@@ -234,11 +235,20 @@ class Interact(InteractionSpec):
         t0 = time.perf_counter()
         outputs = self.outputs
         outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
-        if outputs_binding is not None:
-            outputs = await context.call(outputs_binding, inputs)
-        elif outputs is MISSING:
-            outputs = await context.call_target(inputs)
+        spans: tuple[Span, ...] = ()
+        if outputs_binding is not None or outputs is MISSING:
+            # The system answers: trace what happens inside (steps, LLM calls) as spans.
+            from scenarist.integrations.http_capture import capture_llm_calls
+
+            with RunRecorder("") as recorder, capture_llm_calls():
+                if outputs_binding is not None:
+                    outputs = await context.call(outputs_binding, inputs)
+                else:
+                    outputs = await context.call_target(inputs)
+            spans = tuple(recorder.roots)
         if isinstance(outputs, Interaction):
+            if spans and not outputs.spans:
+                outputs = replace(outputs, spans=spans)
             context.add(outputs)
             return
         context.add(
@@ -248,7 +258,7 @@ class Interact(InteractionSpec):
                     "inputs": inputs,
                     "outputs": outputs,
                     "metadata": dict(self.metadata),
-                    "spans": (),
+                    "spans": spans,
                     "started_at": started_at,
                     "duration_ms": (time.perf_counter() - t0) * 1000,
                     "error": None,

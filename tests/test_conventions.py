@@ -59,7 +59,10 @@ def test_all_names_exist_and_every_public_attribute_is_listed() -> None:
     imported = {
         alias.asname or alias.name
         for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scenarist")
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith("scenarist")
+        and node.module not in {"scenarist._lazy"}  # import machinery, not API
         for alias in node.names
     }
     assert imported - {"__version__"} <= set(scenarist.__all__)
@@ -149,3 +152,30 @@ def test_readme_examples_run(block: str, capsys: pytest.CaptureFixture[str]) -> 
     result = namespace.get("result")
     if result is not None:
         assert getattr(result, "status", None) == "pass"
+
+
+def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
+    code = (
+        "import sys, scenarist\n"
+        "from scenarist import Check\n"
+        "assert 'scenarist.client' not in sys.modules\n"
+        "assert 'scenarist.checks.trace_assert' not in sys.modules\n"
+        "check = Check.model_validate({'kind': 'trace_max_steps', 'max_steps': 3})\n"
+        "assert type(check).__name__ == 'MaxSteps'\n"
+        "import scenarist.checks as checks\n"
+        "for name in scenarist.__all__ + checks.__all__:\n"
+        "    getattr(scenarist, name, None) or getattr(checks, name)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "ok"
+
+
+def test_every_lazily_declared_kind_is_registered_by_its_module() -> None:
+    import importlib
+
+    for kind, module in Check._lazy_kinds.items():
+        importlib.import_module(module)
+        assert kind in Check._kinds, f"{module} does not register {kind!r}"

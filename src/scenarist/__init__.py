@@ -1,12 +1,15 @@
 """scenarist: scenario tests for LLM agents.
 
-The top level holds the names code written for giskard-checks imports, and a few of our
-own; everything else lives in the subpackages (``scenarist.checks``, ``scenarist.report``).
+The top level holds the names code written for giskard-checks and the Veval SDK import,
+and a few of our own; everything else lives in the subpackages (``scenarist.checks``,
+``scenarist.report``, ``scenarist.tracing``...). The Veval half loads on first use (see
+:mod:`scenarist._lazy`), so scripts that only run scenarios import less.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scenarist._lazy import lazy_attributes
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus
 from scenarist._version import __version__
 from scenarist.checks import (
@@ -17,7 +20,6 @@ from scenarist.checks import (
     FnCheck,
     GreaterThan,
     GreaterThanEquals,
-    ITraceAssertion,
     JsonValid,
     LessThan,
     LessThanEquals,
@@ -25,10 +27,8 @@ from scenarist.checks import (
     NotEquals,
     RegexMatching,
     StringMatching,
-    TraceAssert,
     from_fn,
 )
-from scenarist.client import Client, get_client, run_scenario, run_scenario_async
 from scenarist.errors import (
     InputGenerationException,
     InteractionGenerationError,
@@ -37,7 +37,6 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.interactions import Interact, InteractionSpec
-from scenarist.items import ItemRunResult, ScenarioItem, ScenarioRunResult
 from scenarist.paths import NoMatch, resolve
 from scenarist.results import (
     CheckResult,
@@ -62,7 +61,31 @@ from scenarist.settings import (
 from scenarist.spy import WithSpy
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
-from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
+
+if TYPE_CHECKING:
+    from scenarist.checks.trace_assert import ITraceAssertion, TraceAssert
+    from scenarist.client import Client, get_client, run_scenario, run_scenario_async
+    from scenarist.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+    from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "Client": "scenarist.client",
+        "ITraceAssertion": "scenarist.checks.trace_assert",
+        "ItemRunResult": "scenarist.items",
+        "RunContext": "scenarist.tracing",
+        "ScenarioItem": "scenarist.items",
+        "ScenarioRunResult": "scenarist.items",
+        "StepHandle": "scenarist.tracing",
+        "TraceAssert": "scenarist.checks.trace_assert",
+        "TraceRecord": "scenarist.tracing",
+        "get_client": "scenarist.client",
+        "run_scenario": "scenarist.client",
+        "run_scenario_async": "scenarist.client",
+        "step": "scenarist.tracing",
+    },
+)
 
 Target = Callable[..., Any]
 """The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async."""

@@ -8,6 +8,7 @@ hand-written scenario file fails loudly instead of producing a check that assert
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -32,6 +33,7 @@ class KindRegistered(BaseModel):
 
     kind: ClassVar[str] = ""
     _kinds: ClassVar[dict[str, type[KindRegistered]]]
+    _lazy_kinds: ClassVar[dict[str, str]]
     _family: ClassVar[str] = "component"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -40,6 +42,20 @@ class KindRegistered(BaseModel):
             "_kinds" in b.__dict__ for b in cls.__mro__[1:-1]
         ):
             cls._kinds = {}
+            cls._lazy_kinds = {}
+
+    @classmethod
+    def register_lazy(cls, kinds: dict[str, str]) -> None:
+        """Declare kinds whose classes live in modules imported on first use
+        (``{"kind": "module.path"}``), to keep ``import scenarist`` light."""
+        cls._lazy_kinds.update(kinds)
+
+    @classmethod
+    def _load_lazy(cls, kind: str | None = None) -> None:
+        pending = cls._lazy_kinds if kind is None else {kind: cls._lazy_kinds.get(kind, "")}
+        for name, module in list(pending.items()):
+            if module and name not in cls._kinds:
+                importlib.import_module(module)
 
     @classmethod
     def register(cls: type[M], kind: str) -> Callable[[type[M]], type[M]]:
@@ -64,14 +80,18 @@ class KindRegistered(BaseModel):
     @classmethod
     def kinds(cls) -> list[str]:
         """The registered kinds, sorted."""
+        cls._load_lazy()
         return sorted(cls._kinds)
 
     @classmethod
     def kind_class(cls, kind: str) -> type[KindRegistered]:
         """The class registered under ``kind``; ``ValueError`` naming the known kinds if none."""
+        if kind not in cls._kinds and kind in cls._lazy_kinds:
+            cls._load_lazy(kind)
         try:
             return cls._kinds[kind]
         except KeyError:
+            cls._load_lazy()
             raise ValueError(
                 f"unknown {cls._family} kind {kind!r}; registered kinds: "
                 f"{', '.join(sorted(cls._kinds))}"

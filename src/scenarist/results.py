@@ -223,7 +223,7 @@ class ScenarioResult(_Renderable):
 
     scenario_name: str
     steps: list[TestCaseResult] = Field(default_factory=list)
-    final_trace: SerializeAsAny[Trace[Any, Any]] = Field(default_factory=Trace)
+    final_trace: SerializeAsAny[Trace] = Field(default_factory=Trace)  # type: ignore[type-arg]
     duration_ms: int = 0
     multiple_runs: int = 1
     runs_executed: int = 1

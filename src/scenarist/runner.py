@@ -193,7 +193,7 @@ class TestCase(BaseModel):
     model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     name: str | None = None
-    trace: SerializeAsAny[Trace[Any, Any]]
+    trace: SerializeAsAny[Trace]  # type: ignore[type-arg]
     checks: list[AnyCheck]
 
     async def run(self, return_exception: bool = False) -> TestCaseResult:

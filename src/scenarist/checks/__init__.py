@@ -2,8 +2,13 @@
 
 Importing this package registers the kinds, so ``Check.model_validate({"kind": ...})``
 can rebuild any of them. Each family lives in its own module; this file only re-exports.
+The trace assertions (``TraceAssert`` and its checks) load on first use, by name or by
+kind (see :mod:`scenarist._lazy`).
 """
 
+from typing import TYPE_CHECKING
+
+from scenarist._lazy import lazy_attributes
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.comparison import (
     ComparisonCheck,
@@ -18,22 +23,85 @@ from scenarist.checks.composite import AllOf, AnyOf, Not
 from scenarist.checks.containers import Contains, LengthBetween
 from scenarist.checks.fn import FnCheck, from_fn
 from scenarist.checks.json_valid import JsonValid
-from scenarist.checks.spans import (
-    MaxCost,
-    MaxDuration,
-    MaxLlmCalls,
-    MaxSteps,
-    MaxTokens,
-    MinSteps,
-    NoErrors,
-    OutputContains,
-    SpanCheck,
-    StepDuration,
-    StepExists,
-)
 from scenarist.checks.text import RegexMatching, StringMatching
-from scenarist.checks.tools import ToolArgs, ToolCallCount, ToolCalled, ToolNotCalled, ToolOrder
-from scenarist.checks.trace_assert import CustomAssertion, ITraceAssertion, TraceAssert
+
+if TYPE_CHECKING:
+    from scenarist.checks.spans import (
+        MaxCost,
+        MaxDuration,
+        MaxLlmCalls,
+        MaxSteps,
+        MaxTokens,
+        MinSteps,
+        NoErrors,
+        OutputContains,
+        SpanCheck,
+        StepDuration,
+        StepExists,
+    )
+    from scenarist.checks.tools import (
+        ToolArgs,
+        ToolCallCount,
+        ToolCalled,
+        ToolNotCalled,
+        ToolOrder,
+    )
+    from scenarist.checks.trace_assert import (
+        CustomAssertion,
+        ITraceAssertion,
+        TraceAssert,
+        TraceAssertionFn,
+    )
+
+_TRACE_ASSERTIONS = "scenarist.checks.trace_assert"
+Check.register_lazy(
+    dict.fromkeys(
+        [
+            "trace_no_errors",
+            "trace_max_steps",
+            "trace_min_steps",
+            "trace_step_exists",
+            "trace_max_cost",
+            "trace_max_tokens",
+            "trace_max_llm_calls",
+            "trace_max_duration",
+            "trace_step_duration",
+            "trace_output_contains",
+            "trace_tool_called",
+            "trace_tool_not_called",
+            "trace_tool_call_count",
+            "trace_tool_order",
+            "trace_tool_args",
+            "trace_custom",
+        ],
+        _TRACE_ASSERTIONS,
+    )
+)
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "MaxCost": "scenarist.checks.spans",
+        "MaxDuration": "scenarist.checks.spans",
+        "MaxLlmCalls": "scenarist.checks.spans",
+        "MaxSteps": "scenarist.checks.spans",
+        "MaxTokens": "scenarist.checks.spans",
+        "MinSteps": "scenarist.checks.spans",
+        "NoErrors": "scenarist.checks.spans",
+        "OutputContains": "scenarist.checks.spans",
+        "SpanCheck": "scenarist.checks.spans",
+        "StepDuration": "scenarist.checks.spans",
+        "StepExists": "scenarist.checks.spans",
+        "ToolArgs": "scenarist.checks.tools",
+        "ToolCallCount": "scenarist.checks.tools",
+        "ToolCalled": "scenarist.checks.tools",
+        "ToolNotCalled": "scenarist.checks.tools",
+        "ToolOrder": "scenarist.checks.tools",
+        "CustomAssertion": "scenarist.checks.trace_assert",
+        "ITraceAssertion": "scenarist.checks.trace_assert",
+        "TraceAssert": "scenarist.checks.trace_assert",
+        "TraceAssertionFn": "scenarist.checks.trace_assert",
+    },
+)
 
 __all__ = [
     "AllOf",
@@ -73,5 +141,6 @@ __all__ = [
     "ToolNotCalled",
     "ToolOrder",
     "TraceAssert",
+    "TraceAssertionFn",
     "from_fn",
 ]

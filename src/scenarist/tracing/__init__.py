@@ -1,9 +1,29 @@
-"""Tracing agent runs: the run context, steps (spans) and their recorder."""
+"""Tracing agent runs: the run context, steps (spans) and their recorder.
 
-from scenarist.tracing.context import RunContext, new_trace_id
-from scenarist.tracing.record import TraceRecord
+The recorder loads with the scenario engine (every target call is traced); the rest
+loads on first use (see :mod:`scenarist._lazy`).
+"""
+
+from typing import TYPE_CHECKING
+
+from scenarist._lazy import lazy_attributes
 from scenarist.tracing.recorder import RunRecorder, current_recorder, current_span
-from scenarist.tracing.steps import StepHandle, step
+
+if TYPE_CHECKING:
+    from scenarist.tracing.context import RunContext, new_trace_id
+    from scenarist.tracing.record import TraceRecord
+    from scenarist.tracing.steps import StepHandle, step
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "RunContext": "scenarist.tracing.context",
+        "StepHandle": "scenarist.tracing.steps",
+        "TraceRecord": "scenarist.tracing.record",
+        "new_trace_id": "scenarist.tracing.context",
+        "step": "scenarist.tracing.steps",
+    },
+)
 
 __all__ = [
     "RunContext",

@@ -93,4 +93,20 @@ def test_importing_the_integrations_and_fakes_loads_no_sdk() -> None:
     started = _modules_after(
         "from scenarist.integrations import capture_llm_calls\nwith capture_llm_calls(): pass"
     )
-    assert started & heavy == {"httpx", "httpx2"}  # hooked when a run starts, SDKs untouched
+    assert started & heavy == set()  # a run hooks what is imported, and imports nothing
+
+
+def test_a_library_imported_during_a_run_is_hooked_and_restored_after() -> None:
+    code = (
+        "import sys\n"
+        "from scenarist.integrations import capture_llm_calls\n"
+        "with capture_llm_calls():\n"
+        "    import httpx2\n"
+        "    hooked = httpx2.HTTPTransport.handle_request\n"
+        "    assert hasattr(hooked, '__wrapped__'), 'not hooked on import'\n"
+        "assert not hasattr(httpx2.HTTPTransport.handle_request, '__wrapped__')\n"
+        "assert all(type(f).__name__ != '_PatchOnImport' for f in sys.meta_path)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"

@@ -34,8 +34,8 @@ Design:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -87,32 +87,70 @@ def capture_active() -> bool:
 
 def _install() -> None:
     for name in _LIBRARIES:
-        module = _load(name)
-        if module is None:
-            continue
-        sync_stream, async_stream = _streams_for(module)
-        for cls, attr, hook in (
-            (module.HTTPTransport, "handle_request", _sync_hook),
-            (module.AsyncHTTPTransport, "handle_async_request", _async_hook),
-        ):
-            original = cls.__dict__[attr]
-            setattr(cls, attr, hook(original, module, sync_stream, async_stream))
-            _patches.append((cls, attr, original))
+        module = sys.modules.get(name)
+        if module is not None:
+            _patch(module)
+    if not all(name in sys.modules for name in _LIBRARIES):
+        sys.meta_path.insert(0, _PATCH_ON_IMPORT)
+
+
+def _patch(module: Any) -> None:
+    sync_stream, async_stream = _streams_for(module)
+    for cls, attr, hook in (
+        (module.HTTPTransport, "handle_request", _sync_hook),
+        (module.AsyncHTTPTransport, "handle_async_request", _async_hook),
+    ):
+        original = cls.__dict__[attr]
+        setattr(cls, attr, hook(original, module, sync_stream, async_stream))
+        _patches.append((cls, attr, original))
 
 
 def _uninstall() -> None:
+    if _PATCH_ON_IMPORT in sys.meta_path:
+        sys.meta_path.remove(_PATCH_ON_IMPORT)
     while _patches:
         cls, attr, original = _patches.pop()
         setattr(cls, attr, original)
 
 
-def _load(name: str) -> Any:
-    """The library if it is importable (imported now if needed, so that an agent that
-    imports it during the run is still seen), else ``None``."""
-    module = sys.modules.get(name)
-    if module is None and importlib.util.find_spec(name) is not None:
-        module = importlib.import_module(name)
-    return module
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """While a capture is active, hook ``httpx``/``httpx2`` as soon as they are imported.
+
+    Libraries already imported are hooked directly; importing one that is not (about
+    80 ms for both) just in case would tax every traced run, so an agent that imports
+    its SDK in the middle of a run is caught here instead.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _LIBRARIES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PatchingLoader(spec.loader)
+                return spec
+        return None
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        with _lock:
+            if _active_runs > 0:
+                _patch(module)
+
+
+_PATCH_ON_IMPORT = _PatchOnImport()
 
 
 def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:

@@ -21,8 +21,9 @@ from scenarist._fast import construct
 from scenarist._sync import run_sync
 from scenarist.checks.base import Check
 from scenarist.checks.trace_assert import ITraceAssertion
-from scenarist.errors import UserError
+from scenarist.errors import ReplayError, UserError
 from scenarist.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.replay.steps import Replayer, ReplayOptions, ReplayResult
 from scenarist.runner import run_check
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
@@ -77,6 +78,13 @@ async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Any) -> str | 
             f"message (str) or None, got {type(message).__name__}: {message!r}"
         )
     return message
+
+
+async def _failures(ctx: RunContext, record: TraceRecord, assertions: list[Assertion]) -> list[str]:
+    """The failure messages of ``assertions`` on one run."""
+    trace = record.to_trace()
+    messages = [await _evaluate(assertion, ctx, trace) for assertion in assertions]
+    return [m for m in messages if m is not None]
 
 
 class Client:
@@ -254,7 +262,9 @@ class Client:
     ) -> ItemRunResult:
         t0 = time.perf_counter()
         try:
-            return await self._run_item_unguarded(scenario_name, agent, item, shared)
+            return await self._run_item_unguarded(
+                scenario_name, agent, item, shared, live_model_steps
+            )
         except Exception as exc:  # an item never takes the others down
             return ItemRunResult(
                 item=item,
@@ -264,13 +274,16 @@ class Client:
             )
 
     async def _run_item_unguarded(
-        self, scenario_name: str, agent: Agent, item: ScenarioItem, shared: list[Assertion]
+        self,
+        scenario_name: str,
+        agent: Agent,
+        item: ScenarioItem,
+        shared: list[Assertion],
+        live_model_steps: bool,
     ) -> ItemRunResult:
         t0 = time.perf_counter()
         if item.is_trace_backed:
-            return ItemRunResult(
-                item=item, passed=False, failures=[await self._trace_backed_failure(item)]
-            )
+            return await self._run_trace_backed(agent, item, shared, live_model_steps, t0)
         if item.input is None:
             return ItemRunResult(item=item, passed=False, failures=[NO_INPUT_MESSAGE])
         ctx = RunContext(item.input, agent_name=scenario_name)
@@ -278,40 +291,120 @@ class Client:
         failures: list[str] = []
         if error is not None:
             failures.append(f"Agent threw exception: {error}")
-        trace = record.to_trace()
-        for assertion in [*shared, *item.assertions]:
-            message = await _evaluate(assertion, ctx, trace)
-            if message is not None:
-                failures.append(message)
+        failures.extend(await _failures(ctx, record, [*shared, *item.assertions]))
+        return self._item_result(item, failures, ctx, record, t0)
+
+    async def _run_trace_backed(
+        self,
+        agent: Agent,
+        item: ScenarioItem,
+        shared: list[Assertion],
+        live_model_steps: bool,
+        t0: float,
+    ) -> ItemRunResult:
+        """Replay the item's recording with mocked steps (never a live call)."""
+        recording = await self._load_recording(item)
+        if recording is None:
+            failure = (
+                f"Replay trace '{item.trace_id}' was not found in the store; record it with "
+                "client.run_async(...) or give the item an inline trace="
+            )
+            return ItemRunResult(item=item, passed=False, failures=[failure])
+        options = ReplayOptions(live_model_steps=item.live_model_steps or live_model_steps)
+        replay = await self._replay(recording, agent, options, [*shared, *item.assertions])
+        result = self._item_result(
+            item, replay.failures, replay.replayed_context, replay.replayed_record, t0
+        )
+        result.__dict__["replay"] = replay
+        return result
+
+    def _item_result(
+        self,
+        item: ScenarioItem,
+        failures: list[str],
+        ctx: RunContext | None,
+        record: TraceRecord | None,
+        t0: float,
+    ) -> ItemRunResult:
         return construct(  # every value is already valid: skip validation on this path
             ItemRunResult,
             {
                 "item": item,
                 "passed": not failures,
                 "failures": failures,
-                "trace_id": record.trace_id,
-                "output": record.output,
+                "trace_id": record.trace_id if record else None,
+                "output": record.output if record else None,
                 "duration_ms": (time.perf_counter() - t0) * 1000,
-                "cost_usd": record.cost_usd,
+                "cost_usd": record.cost_usd if record else None,
                 "context": ctx,
                 "record": record,
+                "replay": None,
             },
         )
 
-    async def _trace_backed_failure(self, item: ScenarioItem) -> str:
-        """Why a trace-backed item cannot run yet (replay arrives in a later release)."""
-        record = await self._load_recording(item)
-        if record is None:
-            return f"Replay trace '{item.trace_id}' was not found in the store"
-        if not record.steps:
-            return (
-                f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls "
-                "without recorded steps, and a live call is never made instead."
+    # -- replay --------------------------------------------------------------------------
+
+    async def replay_async(
+        self,
+        trace: TraceRecord | str,
+        callback: Agent,
+        options: ReplayOptions | None = None,
+    ) -> ReplayResult:
+        """Run ``callback`` against a recorded run: tracked steps are served from the
+        recording (see :mod:`scenarist.replay.steps`), never called live."""
+        _check_agent(callback, "callback")
+        options = options or ReplayOptions()
+        assertions = _check_assertions(options.assertions, "options.assertions")
+        recording = trace if isinstance(trace, TraceRecord) else await self.store.get_trace(trace)
+        if recording is None:
+            raise UserError(f"trace {trace!r} was not found in the store; check the trace id")
+        return await self._replay(recording, callback, options, assertions)
+
+    def replay(
+        self, trace: TraceRecord | str, callback: Agent, options: ReplayOptions | None = None
+    ) -> ReplayResult:
+        """:meth:`replay_async` from sync code (safe inside a running event loop)."""
+        return run_sync(self.replay_async, trace, callback, options)
+
+    async def _replay(
+        self,
+        recording: TraceRecord,
+        agent: Agent,
+        options: ReplayOptions,
+        assertions: list[Assertion],
+    ) -> ReplayResult:
+        if not recording.steps:
+            return ReplayResult(
+                trace_id=recording.trace_id,
+                passed=False,
+                status="error",
+                failures=[
+                    f"Replay trace '{recording.trace_id}' has no steps. Cannot mock LLM calls "
+                    "without recorded steps, and a live call is never made instead."
+                ],
             )
-        return (
-            f"Replay trace '{record.trace_id}': replaying recorded traces is not available "
-            "in this version yet (it arrives with record/replay); run the item with input= "
-            "to test it live"
+        replayer = Replayer(recording, options)
+        ctx = RunContext(
+            recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
+        )
+        ctx.set_metadata("replay_of", recording.trace_id)
+        record, error = await self._execute(ctx, agent)
+        failures = list(replayer.errors)
+        if error is not None and not isinstance(error, ReplayError):
+            failures.append(f"Agent threw exception: {error}")
+        if replayer.finish():
+            failures.append(replayer.unused_message())
+        failures.extend(await _failures(ctx, record, assertions))
+        return ReplayResult(
+            trace_id=recording.trace_id,
+            passed=not failures,
+            failures=failures,
+            status=record.status,
+            error=record.error.message if record.error else None,
+            output=record.output,
+            fidelity=replayer.fidelity,
+            replayed_context=ctx,
+            replayed_record=record,
         )
 
     async def _load_recording(self, item: ScenarioItem) -> TraceRecord | None:

@@ -6,7 +6,10 @@
     ├── TestCaseError              a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
-    └── StepTimeoutError           an interaction did not finish within ``timeout_s``
+    ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
+    └── ReplayError                replay could not serve a call from the recording
+        ├── ReplayDivergenceError  a step's input differs from every recorded one
+        └── ReplayNoMockError      no recorded step of that name is left to serve
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
@@ -20,6 +23,9 @@ from __future__ import annotations
 __all__ = [
     "InputGenerationException",
     "InteractionGenerationError",
+    "ReplayDivergenceError",
+    "ReplayError",
+    "ReplayNoMockError",
     "ScenaristError",
     "SerializationError",
     "StepTimeoutError",
@@ -56,3 +62,15 @@ class InputGenerationException(InteractionGenerationError):
 
 class StepTimeoutError(ScenaristError, TimeoutError):
     """An interaction took longer than the configured ``timeout_s``."""
+
+
+class ReplayError(ScenaristError):
+    """Replay could not serve a call from the recording (and never calls live instead)."""
+
+
+class ReplayDivergenceError(ReplayError):
+    """A tracked step's input differs from every unused recorded step of that name."""
+
+
+class ReplayNoMockError(ReplayError):
+    """A tracked step has no unused recorded step of that name to be served from."""

@@ -108,6 +108,8 @@ class ItemRunResult(BaseModel):
     cost_usd: float | None = None
     context: Any = Field(default=None, exclude=True, repr=False)
     record: TraceRecord | None = Field(default=None, repr=False)
+    replay: Any = Field(default=None, repr=False)
+    """For a trace-backed item, its :class:`~scenarist.replay.steps.ReplayResult`."""
 
     @property
     def ctx(self) -> RunContext | None:

@@ -12,11 +12,14 @@ from __future__ import annotations
 import inspect
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
-from scenarist.tracing.steps import StepHandle, _Step
+
+if TYPE_CHECKING:
+    from scenarist.replay.steps import Replayer
+from scenarist.tracing.steps import StepHandle, _Step, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
 
@@ -58,6 +61,7 @@ class RunContext:
         trace_id: str | None = None,
         agent_name: str | None = None,
         is_replay: bool = False,
+        replayer: Replayer | None = None,
     ) -> None:
         self.input = input
         self.trace_id = trace_id or new_trace_id()
@@ -65,7 +69,7 @@ class RunContext:
         self.is_replay = is_replay
         self.metadata: dict[str, Any] = {}
         self.output: Any = None
-        self.recorder = RunRecorder(self.trace_id)
+        self.recorder = RunRecorder(self.trace_id, replayer)
 
     @property
     def steps(self) -> list[Span]:
@@ -86,7 +90,10 @@ class RunContext:
         """Run ``fn`` as the step ``name`` and return its result (sync ``fn``; an async
         ``fn`` is run to completion on a helper event loop)."""
         _check_callable(fn, "track_step")
-        span = self.recorder.open(name, "custom", input)
+        span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
+        if decision is not None and decision.serve:
+            self.recorder.close(span, output=decision.output)
+            return decision.output
         token = self.recorder.enter(span)
         try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
@@ -110,7 +117,10 @@ class RunContext:
     async def track_step_async(self, name: str, input: Any, fn: Callable[..., Any]) -> Any:
         """Run ``fn`` (sync or async) as the step ``name`` and return its result."""
         _check_callable(fn, "track_step_async")
-        span = self.recorder.open(name, "custom", input)
+        span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
+        if decision is not None and decision.serve:
+            self.recorder.close(span, output=decision.output)
+            return decision.output
         token = self.recorder.enter(span)
         try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()

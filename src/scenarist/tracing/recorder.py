@@ -19,10 +19,13 @@ import itertools
 import time
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scenarist._fast import construct
 from scenarist.trace import Span, SpanError
+
+if TYPE_CHECKING:
+    from scenarist.replay.steps import Replayer
 
 __all__ = ["RunRecorder", "current_recorder", "current_span"]
 
@@ -43,10 +46,11 @@ def current_span() -> Span | None:
 class RunRecorder:
     """The span tree of one run, built as spans open and close."""
 
-    __slots__ = ("_ids", "_perf0", "_token", "roots", "started_at", "trace_id")
+    __slots__ = ("_ids", "_perf0", "_token", "replayer", "roots", "started_at", "trace_id")
 
-    def __init__(self, trace_id: str) -> None:
+    def __init__(self, trace_id: str, replayer: Replayer | None = None) -> None:
         self.trace_id = trace_id
+        self.replayer = replayer
         self.roots: list[Span] = []
         self.started_at = datetime.now(UTC)
         self._perf0 = time.perf_counter()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from contextvars import Token
 from typing import Any, ParamSpec, TypeVar, overload
@@ -27,7 +28,10 @@ from typing import Any, ParamSpec, TypeVar, overload
 from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder, current_recorder
 
-__all__ = ["StepHandle", "step"]
+if typing.TYPE_CHECKING:
+    from scenarist.replay.steps import Decision
+
+__all__ = ["StepHandle", "decode_output", "open_step", "step"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -81,6 +85,46 @@ class StepHandle:
             self.span.metadata[key] = value
 
 
+def open_step(
+    recorder: RunRecorder, name: str, kind: str, input: Any, *, can_skip: bool
+) -> tuple[Span, Decision | None]:
+    """Open a span for a tracked call; with a recording loaded, bind it (see
+    :mod:`scenarist.replay.steps`). A returned decision with ``serve`` means: do not run
+    the step's code, close the span with the recorded output."""
+    span = recorder.open(name, kind, input)
+    replayer = recorder.replayer
+    if replayer is None:
+        return span, None
+    try:
+        decision = replayer.bind(name, kind, input, can_skip=can_skip)
+    except BaseException as error:
+        recorder.close(span, error=error)
+        raise
+    if decision.serve and decision.recorded is not None:
+        from scenarist.replay.steps import served_span_values
+
+        values = served_span_values(decision.recorded)
+        span.metadata.update(values.pop("metadata"))
+        span.__dict__.update(values)
+    return span, decision
+
+
+def decode_output(fn: Callable[..., Any], value: Any) -> Any:
+    """A served output converted back to ``fn``'s declared return type, where it has one."""
+    try:
+        hint = typing.get_type_hints(fn).get("return")
+    except Exception:
+        return value
+    if hint is None or hint is Any:
+        return value
+    from pydantic import TypeAdapter
+
+    try:
+        return TypeAdapter(hint).validate_python(value)
+    except Exception:
+        return value
+
+
 class _Step:
     """One use of :func:`step`: a (sync or async) context manager, or a decorator."""
 
@@ -100,7 +144,7 @@ class _Step:
             return StepHandle(None)
         if self.name is None:
             raise TypeError("step() used as a context manager needs a name: step('classify')")
-        self._span = recorder.open(self.name, self.kind, self.input)
+        self._span, _ = open_step(recorder, self.name, self.kind, self.input, can_skip=False)
         self._token = recorder.enter(self._span)
         return StepHandle(self._span)
 
@@ -152,7 +196,10 @@ class _Step:
             recorder = current_recorder()
             if recorder is None:
                 return fn(*args, **kwargs)
-            span = recorder.open(name, kind, arguments(args, kwargs))
+            span, decision = open_step(recorder, name, kind, arguments(args, kwargs), can_skip=True)
+            if decision is not None and decision.serve:
+                recorder.close(span, output=decision.output)
+                return decode_output(fn, decision.output)  # type: ignore[no-any-return]
             token = recorder.enter(span)
             try:
                 result = fn(*args, **kwargs)
@@ -176,7 +223,10 @@ async def _run_async(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    span = recorder.open(name, kind, input)
+    span, decision = open_step(recorder, name, kind, input, can_skip=True)
+    if decision is not None and decision.serve:
+        recorder.close(span, output=decision.output)
+        return decode_output(fn, decision.output)
     token = recorder.enter(span)
     try:
         result = await fn(*args, **kwargs)

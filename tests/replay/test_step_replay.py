@@ -1,0 +1,250 @@
+"""Step-level replay: binding, divergence policies, fidelity, and trace-backed items."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from scenarist import Client, RunContext, ScenarioItem, TraceAssert, step
+from scenarist.replay.steps import ReplayOptions
+from scenarist.store import MemoryStore
+from scenarist.tracing import TraceRecord
+
+pytestmark = pytest.mark.anyio
+
+
+class Label(BaseModel):
+    label: str
+    confidence: float
+
+
+calls: list[str] = []
+
+
+@step(kind="llm")
+def classify(question: str) -> Label:
+    calls.append(f"classify:{question}")
+    return Label(label="billing" if "refund" in question else "other", confidence=0.9)
+
+
+async def agent(ctx: RunContext) -> str:
+    label = classify(str(ctx.input))
+
+    def lookup(handle: Any) -> list[str]:
+        calls.append("lookup")
+        handle.set_meta("type", "tool")
+        return [f"doc about {label.label}"]
+
+    docs = await ctx.track_step_async("lookup", {"label": label.label}, lookup)
+
+    def answer(handle: Any) -> str:
+        calls.append("answer")
+        handle.set_meta("type", "llm")
+        handle.set_meta("model", "gpt-4o-mini")
+        handle.set_meta("cost_usd", 0.02)
+        handle.set_meta("tokens_in", 40)
+        handle.set_meta("tokens_out", 10)
+        return f"{label.label}: {docs[0]}"
+
+    return str(ctx.track_step("answer", docs, answer))
+
+
+@pytest.fixture
+async def recorded() -> tuple[Client, TraceRecord]:
+    client = Client(store=MemoryStore())
+    await client.run_async("support", agent, input="where is my refund?")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    calls.clear()
+    return client, record
+
+
+async def test_replay_serves_every_step_without_running_it(recorded: Any) -> None:
+    client, record = recorded
+    result = await client.replay_async(record, agent)
+    assert result.passed, result.failures
+    assert calls == []  # nothing ran live
+    assert result.output == "billing: doc about billing"
+    assert result.fidelity.is_faithful
+    assert result.fidelity.matched == 3
+    spans = result.replayed_record.spans
+    assert all(s.metadata["_source"] == "replay" for s in spans)
+    answer = spans[-1]
+    assert (answer.cost_usd, answer.metadata["recorded_cost_usd"]) == (0.0, 0.02)
+    assert (answer.kind, answer.model, answer.tokens_in) == ("llm", "gpt-4o-mini", 40)
+
+
+async def test_served_outputs_are_decoded_to_the_declared_return_type(recorded: Any) -> None:
+    client, record = recorded
+    seen: list[Any] = []
+
+    async def inspecting_agent(ctx: RunContext) -> str:
+        label = classify(str(ctx.input))
+        seen.append(label)
+        return await agent_tail(ctx, label)
+
+    async def agent_tail(ctx: RunContext, label: Label) -> str:
+        docs = await ctx.track_step_async("lookup", {"label": label.label}, list)
+        return str(ctx.track_step("answer", docs, lambda: ""))
+
+    result = await client.replay_async(record, inspecting_agent)
+    assert result.passed, result.failures
+    assert seen == [Label(label="billing", confidence=0.9)]
+
+
+async def test_budget_assertions_on_a_replay_test_the_recorded_run(recorded: Any) -> None:
+    client, record = recorded
+    options = ReplayOptions(
+        assertions=[TraceAssert.max_cost(0.01)]  # the recorded run cost 0.02
+    )
+    result = await client.replay_async(record, agent, options)
+    assert result.failures == ["MaxCost: expected at most 0.01, got 0.02"]
+
+
+async def test_binding_prefers_an_identical_input_over_the_first_same_name_step() -> None:
+    client = Client(store=MemoryStore())
+
+    async def two_lookups(ctx: RunContext) -> list[Any]:
+        first = await ctx.track_step_async("lookup", "a", lambda: "result a")
+        second = await ctx.track_step_async("lookup", "b", lambda: "result b")
+        return [first, second]
+
+    await client.run_async("greedy", two_lookups, input=None)
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+
+    async def reversed_order(ctx: RunContext) -> list[Any]:
+        second = await ctx.track_step_async("lookup", "b", lambda: "live b")
+        first = await ctx.track_step_async("lookup", "a", lambda: "live a")
+        return [second, first]
+
+    result = await client.replay_async(record, reversed_order)
+    assert result.output == ["result b", "result a"]  # Veval would serve "result a" first
+    assert result.fidelity.is_faithful
+
+
+async def _single_step_record(client: Client, value: Any) -> TraceRecord:
+    async def once(ctx: RunContext) -> Any:
+        return await ctx.track_step_async("fetch", value, lambda: "recorded output")
+
+    await client.run_async("one", once, input=None)
+    return list(client.store.traces.values())[-1]  # type: ignore[attr-defined]
+
+
+async def test_string_one_is_not_number_one_and_divergence_fails_with_a_diff() -> None:
+    client = Client(store=MemoryStore())
+    record = await _single_step_record(client, {"id": 1})
+
+    async def changed(ctx: RunContext) -> Any:
+        return await ctx.track_step_async("fetch", {"id": "1"}, lambda: "live")
+
+    result = await client.replay_async(record, changed)
+    assert not result.passed
+    (message,) = result.failures
+    assert message.startswith("Replay diverged at step 'fetch': its input differs")
+    assert '-  "id": 1' in message and '+  "id": "1"' in message
+    assert "on_divergence='serve' or 'live'" in message
+
+
+async def test_divergence_policies_serve_and_live() -> None:
+    client = Client(store=MemoryStore())
+    record = await _single_step_record(client, "original")
+
+    async def changed(ctx: RunContext) -> Any:
+        return await ctx.track_step_async("fetch", "edited", lambda: "live output")
+
+    served = await client.replay_async(record, changed, ReplayOptions(on_divergence="serve"))
+    assert (served.passed, served.output) == (True, "recorded output")
+    assert [b.outcome for b in served.fidelity.bindings] == ["diverged"]
+    assert not served.fidelity.is_faithful
+    live = await client.replay_async(record, changed, ReplayOptions(on_divergence="live"))
+    assert (live.passed, live.output) == (True, "live output")
+    assert [b.outcome for b in live.fidelity.bindings] == ["live"]
+
+
+async def test_a_step_with_no_recording_is_never_called_live_even_if_swallowed() -> None:
+    client = Client(store=MemoryStore())
+    record = await _single_step_record(client, "x")
+    ran: list[str] = []
+
+    async def extra_step(ctx: RunContext) -> Any:
+        await ctx.track_step_async("fetch", "x", lambda: "")
+        with contextlib.suppress(Exception):  # swallowed: the replay must still fail
+            await ctx.track_step_async("call_llm", "prompt", lambda: ran.append("live"))
+        return "done"
+
+    result = await client.replay_async(record, extra_step)
+    assert ran == []
+    assert result.failures == [
+        "Replay mode: no mock output for step 'call_llm'. Available steps: none. "
+        "This would have made a real LLM call."
+    ]
+
+
+async def test_unused_recorded_steps_fail_the_replay(recorded: Any) -> None:
+    client, record = recorded
+
+    async def lazy(ctx: RunContext) -> str:
+        classify(str(ctx.input))
+        return "short cut"
+
+    result = await client.replay_async(record, lazy)
+    assert result.failures == [
+        f"Replay never called 2 recorded step(s) from trace {record.trace_id}: 'lookup', 'answer'"
+    ]
+
+
+async def test_live_model_steps_run_llm_steps_and_serve_the_rest(recorded: Any) -> None:
+    client, record = recorded
+    result = await client.replay_async(record, agent, ReplayOptions(live_model_steps=True))
+    assert result.passed, result.failures
+    assert calls == ["classify:where is my refund?", "answer"]  # llm steps live, tool served
+    assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
+
+
+async def test_trace_backed_items_replay_mocked_by_default(recorded: Any, tmp_path: Path) -> None:
+    client, record = recorded
+    path = tmp_path / "trace.json"
+    path.write_text(record.model_dump_json())
+    result = await client.run_scenario_async(
+        "replays",
+        agent,
+        [TraceAssert.no_errors(), TraceAssert.max_cost(0.05)],
+        items=[
+            ScenarioItem(name="by id", trace_id=record.trace_id),
+            ScenarioItem(name="inline", trace=record),
+            ScenarioItem(name="from file", trace=path),
+            ScenarioItem(
+                name="over budget",
+                trace_id=record.trace_id,
+                assertions=[TraceAssert.max_cost(0.001)],
+            ),
+        ],
+    )
+    assert calls == []
+    assert [r.passed for r in result.results] == [True, True, True, False]
+    assert result.results[3].failures == ["MaxCost: expected at most 0.001, got 0.02"]
+    first = result.results[0]
+    assert first.cost_usd == 0.0  # nothing spent on a mocked replay
+    assert first.replay is not None and first.replay.fidelity.is_faithful
+    assert first.trace_id != record.trace_id  # the replayed run is stored as its own trace
+    replayed = client.store.traces[first.trace_id]  # type: ignore[attr-defined]
+    assert replayed.is_replay and replayed.metadata["replay_of"] == record.trace_id
+
+
+async def test_a_broken_replay_fails_its_item_and_the_others_still_run(recorded: Any) -> None:
+    client, record = recorded
+    await client.store.save_trace(TraceRecord(trace_id="tr_empty"))
+    result = await client.run_scenario_async(
+        "mixed",
+        agent,
+        items=[
+            ScenarioItem(name="empty", trace_id="tr_empty"),
+            ScenarioItem(name="good", trace_id=record.trace_id),
+            ScenarioItem(name="live", input="other question"),
+        ],
+    )
+    assert [r.passed for r in result.results] == [False, True, True]
+    assert result.results[0].failures[0].startswith("Replay trace 'tr_empty' has no steps.")

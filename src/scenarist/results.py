@@ -9,7 +9,7 @@ presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.r
 from __future__ import annotations
 
 import traceback as _traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -17,10 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_fiel
 
 from scenarist._fast import construct
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
+from scenarist.stats import pass_at_k, pass_hat_k
 from scenarist.trace import Trace
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
+
+    from scenarist.comparison import RunComparison
 
 __all__ = [
     "CheckResult",
@@ -228,6 +231,9 @@ class ScenarioResult(_Renderable):
     multiple_runs: int = 1
     runs_executed: int = 1
     run_statuses: list[ScenarioStatus] = Field(default_factory=list)
+    repeat_statuses: list[ScenarioStatus] = Field(default_factory=list)
+    """With ``Suite.run(repeat=k)``: the status of each of the ``k`` independent runs
+    (this result shows the first one that did not pass, else the last)."""
     tags: list[str] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -250,6 +256,17 @@ class ScenarioResult(_Renderable):
     @property
     def skipped(self) -> bool:
         return self.status is ScenarioStatus.SKIP
+
+    @property
+    def repeats_passed(self) -> int:
+        """How many of the repeated runs passed (0 without ``repeat``)."""
+        return sum(1 for s in self.repeat_statuses if s == ScenarioStatus.PASS)
+
+    @property
+    def flaky(self) -> bool:
+        """Repeated runs disagreed: at least one passed and at least one did not."""
+        passed = self.repeats_passed
+        return 0 < passed < len(self.repeat_statuses)
 
     @property
     def check_count(self) -> int:
@@ -371,6 +388,42 @@ class SuiteResult(_Renderable):
     @property
     def status(self) -> ScenarioStatus:
         return rollup((r.status for r in self.results), ScenarioStatus)
+
+    @property
+    def repeat(self) -> int:
+        """How many times each scenario ran (``Suite.run(repeat=k)``), 1 by default."""
+        return max((len(r.repeat_statuses) for r in self.results), default=0) or 1
+
+    @property
+    def flaky(self) -> list[ScenarioResult]:
+        """Scenarios whose repeated runs both passed and failed."""
+        return [r for r in self.results if r.flaky]
+
+    @property
+    def pass_at_k(self) -> float | None:
+        """Mean over scenarios of pass@k, ``k = repeat`` (``None`` without repeats)."""
+        return self._repeat_mean(pass_at_k)
+
+    @property
+    def pass_hat_k(self) -> float | None:
+        """Mean over scenarios of pass^k, ``k = repeat`` (``None`` without repeats)."""
+        return self._repeat_mean(pass_hat_k)
+
+    def _repeat_mean(self, estimator: Callable[[int, int, int], float]) -> float | None:
+        rows = [r for r in self.results if len(r.repeat_statuses) > 1]
+        if not rows:
+            return None
+        values = [
+            estimator(len(r.repeat_statuses), r.repeats_passed, len(r.repeat_statuses))
+            for r in rows
+        ]
+        return sum(values) / len(values)
+
+    def compare(self, baseline: SuiteResult) -> RunComparison:
+        """What changed since ``baseline``: fixed, broken, still failing, new, removed."""
+        from scenarist.comparison import compare_runs
+
+        return compare_runs(baseline, self)
 
     @property
     def cost_usd(self) -> float | None:

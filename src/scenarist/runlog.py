@@ -101,6 +101,7 @@ class ScenarioRecord(BaseModel):
     result: ScenarioResult
     check_count: int = 0
     no_checks: bool = False
+    flaky: bool = False
     cost_usd: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
@@ -112,6 +113,7 @@ class ScenarioRecord(BaseModel):
             result=result,
             check_count=result.check_count,
             no_checks=not result.has_checks,
+            flaky=result.flaky,
             cost_usd=result.cost_usd,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,

@@ -296,6 +296,7 @@ class ScenarioRunner:
                 "multiple_runs": runs,
                 "runs_executed": len(statuses),
                 "run_statuses": statuses,
+                "repeat_statuses": [],
                 "tags": list(scenario.tags),
             },
         )

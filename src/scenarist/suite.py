@@ -29,6 +29,15 @@ from scenarist.scenario import Scenario
 __all__ = ["Suite", "validate_max_concurrency"]
 
 
+def validate_repeat(value: Any) -> int:
+    """An int ≥ 1; ``TypeError``/``ValueError`` naming ``repeat`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"repeat must be an int >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"repeat must be at least 1, got {value!r}")
+    return value
+
+
 def validate_max_concurrency(value: Any) -> int | None:
     """``None`` or an int ≥ 1; ``TypeError``/``ValueError`` otherwise (checked even when serial)."""
     if value is None:
@@ -82,15 +91,33 @@ class Suite(BaseModel):
         parallel: bool,
         max_concurrency: int | None,
         timeout_s: float | None,
+        repeat: int = 1,
     ) -> None:
-        """Run every scenario, handing each ``(index, result)`` to ``sink`` as it finishes."""
+        """Run every scenario, handing each ``(index, result)`` to ``sink`` as it finishes.
+
+        With ``repeat=k`` each scenario runs ``k`` independent times; the result handed
+        over is the first run that did not pass (else the last), carrying every run's
+        status in ``repeat_statuses``.
+        """
         target = target if target is not MISSING and target is not None else self.target
         runner = get_runner()
+
+        async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
+            runs = [
+                await runner.run(
+                    scenario, target, return_exception, timeout_s=timeout_s, threads=threads
+                )
+                for _ in range(repeat)
+            ]
+            if repeat == 1:
+                return runs[0]
+            chosen = next((r for r in runs if not r.passed), runs[-1])
+            chosen.__dict__["repeat_statuses"] = [r.status for r in runs]
+            return chosen
+
         if not parallel:
             for index, scenario in enumerate(self.scenarios):
-                await sink(
-                    index, await runner.run(scenario, target, return_exception, timeout_s=timeout_s)
-                )
+                await sink(index, await run_one(scenario, None))
             return
 
         import asyncio  # here, not at import: `import scenarist` stays light
@@ -104,13 +131,7 @@ class Suite(BaseModel):
         async def worker() -> None:
             for index, scenario in pending:
                 try:
-                    result = await runner.run(
-                        scenario,
-                        target,
-                        return_exception,
-                        timeout_s=timeout_s,
-                        threads=threads,
-                    )
+                    result = await run_one(scenario, threads)
                 except Exception as exc:  # the first one stops the run and is raised
                     if not first_error:
                         first_error.append(exc)
@@ -133,6 +154,7 @@ class Suite(BaseModel):
         max_concurrency: int | None = None,
         *,
         timeout_s: float | None = None,
+        repeat: int = 1,
     ) -> AsyncIterator[tuple[int, ScenarioResult]]:
         """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
 
@@ -140,6 +162,7 @@ class Suite(BaseModel):
         away (a run log, a database) keeps memory bounded however large the suite is.
         """
         max_concurrency = validate_max_concurrency(max_concurrency)
+        repeat = validate_repeat(repeat)
         send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
             max_concurrency or 100
         )
@@ -153,6 +176,7 @@ class Suite(BaseModel):
                     parallel,
                     max_concurrency,
                     timeout_s,
+                    repeat,
                 )
 
         async with anyio.create_task_group() as group, receive:
@@ -169,13 +193,18 @@ class Suite(BaseModel):
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
+        repeat: int = 1,
     ) -> SuiteResult:
         """Run every scenario; results come back in scenario order.
 
         ``target`` overrides the suite's target, which overrides each scenario's own.
         With ``return_exception=False`` the first exception stops the run and is raised.
+        ``repeat=k`` runs every scenario ``k`` independent times (see
+        :attr:`SuiteResult.flaky`, :attr:`SuiteResult.pass_at_k`); it is separate from a
+        scenario's ``multiple_runs``.
         """
         max_concurrency = validate_max_concurrency(max_concurrency)
+        repeat = validate_repeat(repeat)
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         results: list[ScenarioResult | None] = [None] * len(self.scenarios)
@@ -188,7 +217,7 @@ class Suite(BaseModel):
 
         try:
             await self._execute(
-                store, target, return_exception, parallel, max_concurrency, timeout_s
+                store, target, return_exception, parallel, max_concurrency, timeout_s, repeat
             )
         finally:
             if progress is not None:
@@ -214,6 +243,7 @@ class Suite(BaseModel):
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
+        repeat: int = 1,
     ) -> SuiteResult:
         """:meth:`run` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -224,6 +254,7 @@ class Suite(BaseModel):
             max_concurrency,
             verbose,
             timeout_s=timeout_s,
+            repeat=repeat,
         )
 
     @classmethod

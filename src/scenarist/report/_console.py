@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scenarist.comparison import RunComparison
 from scenarist.results import (
     CheckResult,
     GroupedSuiteResult,
@@ -69,10 +70,12 @@ def render(obj: Any) -> Iterator[RenderableType]:
         yield from _test_case(obj)
     elif isinstance(obj, CheckResult):
         yield _rows([obj])
+    elif isinstance(obj, RunComparison):
+        yield from _comparison(obj)
     else:
         raise TypeError(
             f"cannot render {type(obj).__name__!r}: pass a CheckResult, TestCaseResult, "
-            "ScenarioResult, SuiteResult or GroupedSuiteResult"
+            "ScenarioResult, SuiteResult, GroupedSuiteResult or RunComparison"
         )
 
 
@@ -114,6 +117,9 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
                 (scenario.status.upper(), STATUS_STYLE[scenario.status]),
             )
             yield Padding(_rows(_failing_rows(scenario)), (0, 0, 0, 4))
+    flaky = [r.scenario_name for r in result.flaky]
+    if flaky:
+        yield Text(f"Flaky (passed and failed across repeats): {', '.join(flaky)}", "yellow")
     unchecked = [r.scenario_name for r in result.results if r.passed and not r.has_checks]
     if unchecked:
         yield Text(f"Passed without any check: {', '.join(unchecked)}", style="yellow")
@@ -137,6 +143,11 @@ def _summary_line(result: SuiteResult) -> Text:
             line.append(f"{count} {word}", STATUS_STYLE[status])
     rate = result.pass_rate
     line.append(f" | Pass Rate: {'—' if rate is None else f'{rate * 100:.1f}%'}")
+    if result.repeat > 1:
+        at_k, hat_k = result.pass_at_k or 0.0, result.pass_hat_k or 0.0
+        line.append(f" | Repeat: {result.repeat} (pass@k {at_k:.2f}, pass^k {hat_k:.2f})")
+        if result.flaky:
+            line.append(f", {len(result.flaky)} flaky", "yellow")
     line.append(f" | Total Duration: {result.duration_ms}ms")
     if (cost := result.cost_usd) is not None:
         line.append(f" | Cost: ${cost:.4f}")
@@ -181,6 +192,9 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     steps = len(result.steps)
     footer = f"{steps} step{'' if steps == 1 else 's'} in {result.duration_ms}ms"
     footer += f" | runs: {result.runs_executed}/{result.multiple_runs}"
+    if result.repeat_statuses:
+        footer += f" | repeats: {result.repeats_passed}/{len(result.repeat_statuses)} passed"
+        footer += " (flaky)" if result.flaky else ""
     if (cost := result.cost_usd) is not None:
         footer += f" | cost: ${cost:.4f}"
     yield Rule(Text(footer))
@@ -302,3 +316,38 @@ def _group(renderables: Iterator[RenderableType]) -> RenderableType:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- run comparison ----------------------------------------------------------------------
+
+
+def _comparison(result: RunComparison) -> Iterator[RenderableType]:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    yield Rule(Text("Compared with baseline"))
+    sections = (
+        ("Broken", result.broken, "red"),
+        ("Fixed", result.fixed, "green"),
+        ("Still failing", result.still_failing, "red"),
+        ("New", result.new, "default"),
+        ("Removed", result.removed, "grey50"),
+        ("Skipped", result.skipped, "grey50"),
+        ("Flakiness changed", result.flaky_changes, "yellow"),
+    )
+    for title, changes, style in sections:
+        if not changes:
+            continue
+        yield Text(f"{title} ({len(changes)})", style=f"bold {style}")
+        for change in changes:
+            yield Text(f"  {change.scenario_name}: {change.before or '—'} → {change.after or '—'}")
+    before, after = result.baseline_pass_rate, result.pass_rate
+    rate = (
+        f"{'—' if before is None else f'{before * 100:.1f}%'} → "
+        f"{'—' if after is None else f'{after * 100:.1f}%'}"
+    )
+    yield Text(
+        f"{len(result.broken)} broken, {len(result.fixed)} fixed, "
+        f"{len(result.still_failing)} still failing, {result.unchanged_passing} unchanged "
+        f"passing | Pass Rate: {rate}"
+    )

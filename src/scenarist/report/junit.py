@@ -82,6 +82,11 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
     if not scenario.has_checks:
         ET.SubElement(properties, "property", {"name": "no_checks", "value": "true"})
+    if scenario.repeat_statuses:
+        passed = f"{scenario.repeats_passed}/{len(scenario.repeat_statuses)}"
+        ET.SubElement(properties, "property", {"name": "repeats_passed", "value": passed})
+    if scenario.flaky:
+        ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
 
     element = _ELEMENT_FOR.get(scenario.status)
     if element is None:

@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scenarist._fast import construct
 from scenarist._sync import run_sync
@@ -28,6 +28,10 @@ from scenarist.runner import run_check
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
+    from scenarist.replay.snapshots import SnapshotData
 
 __all__ = ["Client", "get_client", "run_scenario", "run_scenario_async", "set_client"]
 
@@ -154,6 +158,47 @@ class Client:
 
     def get_trace(self, trace_id: str) -> TraceRecord | None:
         return run_sync(self.store.get_trace, trace_id)
+
+    # -- snapshots (see scenarist.replay.snapshots) --------------------------------------
+
+    async def save_snapshot_async(self, name: str, source: Any) -> SnapshotData:
+        """Save the step sequence of ``source`` (a trace id, run context, record or trace)."""
+        from scenarist.replay import snapshots
+
+        return await snapshots.save_snapshot_async(self.store, name, source)
+
+    def save_snapshot(self, name: str, source: Any) -> SnapshotData:
+        return run_sync(self.save_snapshot_async, name, source)
+
+    async def get_snapshot_async(self, name: str) -> SnapshotData | None:
+        from scenarist.replay import snapshots
+
+        return await snapshots.get_snapshot_async(self.store, name)
+
+    def get_snapshot(self, name: str) -> SnapshotData | None:
+        return run_sync(self.get_snapshot_async, name)
+
+    async def load_snapshot_async(self, trace_id: str) -> SnapshotData | None:
+        """A snapshot built from the stored trace ``trace_id`` (not saved)."""
+        from scenarist.replay import snapshots
+
+        return await snapshots.load_snapshot_async(self.store, trace_id)
+
+    def load_snapshot(self, trace_id: str) -> SnapshotData | None:
+        return run_sync(self.load_snapshot_async, trace_id)
+
+    async def compare_snapshot_async(
+        self, name: str, current: Any, options: SnapshotOptions | None = None
+    ) -> SnapshotDiff:
+        """Compare ``current`` with the snapshot saved as ``name``."""
+        from scenarist.replay import snapshots
+
+        return await snapshots.compare_snapshot_async(self.store, name, current, options)
+
+    def compare_snapshot(
+        self, name: str, current: Any, options: SnapshotOptions | None = None
+    ) -> SnapshotDiff:
+        return run_sync(self.compare_snapshot_async, name, current, options)
 
     # -- scenarios -----------------------------------------------------------------------
 
@@ -383,17 +428,27 @@ class Client:
                     "without recorded steps, and a live call is never made instead."
                 ],
             )
+        from scenarist.integrations.http_capture import serve_llm_calls
+        from scenarist.replay.recorded_calls import RecordedCalls
+
         replayer = Replayer(recording, options)
         ctx = RunContext(
             recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
         )
         ctx.set_metadata("replay_of", recording.trace_id)
-        record, error = await self._execute(ctx, agent)
-        failures = list(replayer.errors)
+        calls = RecordedCalls(recording, live=options.live_model_steps)
+        with serve_llm_calls(calls):
+            record, error = await self._execute(ctx, agent)
+        failures = list(replayer.errors) + calls.missed
         if error is not None and not isinstance(error, ReplayError):
             failures.append(f"Agent threw exception: {error}")
         if replayer.finish():
             failures.append(replayer.unused_message())
+        if calls.unused and not options.live_model_steps:
+            failures.append(
+                f"Replay never made {calls.unused} recorded LLM call(s) from trace "
+                f"{recording.trace_id}"
+            )
         failures.extend(await _failures(ctx, record, assertions))
         return ReplayResult(
             trace_id=recording.trace_id,

@@ -2,14 +2,16 @@
 
     ScenaristError
     ├── UserError                  misuse of the API, raised early with the fix
-    │   └── SerializationError     something that cannot be written as JSON (a callable)
+    │   ├── SerializationError     something that cannot be written as JSON (a callable)
+    │   └── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     ├── TestCaseError              a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
     ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
     └── ReplayError                replay could not serve a call from the recording
         ├── ReplayDivergenceError  a step's input differs from every recorded one
-        └── ReplayNoMockError      no recorded step of that name is left to serve
+        ├── ReplayNoMockError      no recorded step of that name is left to serve
+        └── ReplayMissError        an LLM call has no recorded response left in its cassette
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
@@ -21,10 +23,12 @@ from :class:`ValueError` too, so code written against giskard-checks that catche
 from __future__ import annotations
 
 __all__ = [
+    "CassetteError",
     "InputGenerationException",
     "InteractionGenerationError",
     "ReplayDivergenceError",
     "ReplayError",
+    "ReplayMissError",
     "ReplayNoMockError",
     "ScenaristError",
     "SerializationError",
@@ -74,3 +78,11 @@ class ReplayDivergenceError(ReplayError):
 
 class ReplayNoMockError(ReplayError):
     """A tracked step has no unused recorded step of that name to be served from."""
+
+
+class ReplayMissError(ReplayError):
+    """An LLM call in strict replay has no recorded response left (no network call made)."""
+
+
+class CassetteError(UserError):
+    """A cassette file cannot be used: corrupt, from a newer scenarist, or outside its base."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, PrivateAttr, field_serializer
+from pydantic import Field, PrivateAttr, field_serializer, field_validator
 
 from scenarist._callables import Binding, bind
 from scenarist._fast import construct, replace
@@ -162,8 +162,10 @@ def _input_mode(inputs: Any) -> InputMode:
 class Interact(InteractionSpec):
     """One or more exchanges: inputs (static, computed, or generated) and their outputs.
 
-    ``inputs`` is a value, a callable of the trace, or a (sync or async) generator
-    function that yields several inputs and receives the updated trace after each one.
+    ``inputs`` is a value, a callable of the trace, a (sync or async) generator
+    function that yields several inputs and receives the updated trace after each one, or
+    an input generator object (:mod:`scenarist.generators`: ``UserSimulator``...), which
+    is such an async generator when called and dumps as ``{"kind": ...}``.
     ``outputs`` is a value, a callable of ``inputs`` / ``(trace, inputs)``, or absent
     (``MISSING``): then the run's target answers. See :mod:`scenarist._callables`.
     """
@@ -183,8 +185,21 @@ class Interact(InteractionSpec):
         if callable(self.outputs) and not isinstance(self.outputs, type):
             self._outputs_binding = bind(self.outputs, "outputs")
 
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _input_generator_from_dict(cls, value: Any) -> Any:
+        """``{"kind": "user_simulator", ...}`` (a dumped input generator) loads back as one."""
+        if isinstance(value, dict) and isinstance(value.get("kind"), str):
+            from scenarist.generators import InputGenerator
+
+            if value["kind"] in InputGenerator.kinds():
+                return InputGenerator.model_validate(value)
+        return value
+
     @field_serializer("inputs", "outputs")
     def _no_callables(self, value: Any) -> Any:
+        if isinstance(value, KindRegistered):  # an input generator: a model, dumped by kind
+            return value
         if callable(value) and not isinstance(value, type):
             raise SerializationError(
                 f"cannot write {getattr(value, '__name__', value)!r} to JSON: interaction "

@@ -25,6 +25,7 @@ from scenarist.checks import (
 )
 from scenarist.checks.trace_assert import TraceAssertionFn
 from scenarist.errors import SerializationError
+from scenarist.replay import SnapshotData, SnapshotStep
 from scenarist.results import CheckStatus
 from scenarist.trace import Interaction, Span, SpanError, Trace
 
@@ -747,6 +748,7 @@ SERIALISABLE: list[Check] = [
     TraceAssert.tool_call_count("search", 1),
     TraceAssert.tool_order(["classify", "answer"], mode="exact"),
     TraceAssert.tool_args("search", {"q": "refund", "limit": [1, 2]}),
+    TraceAssert.matches_snapshot(SnapshotData(name="base", steps=[SnapshotStep(name="classify")])),
 ]
 
 
@@ -766,8 +768,11 @@ def test_json_round_trip_keeps_the_check_and_its_verdict(
 
 def test_every_trace_kind_is_registered_and_a_span_check() -> None:
     kinds = {k for k in Check.kinds() if k.startswith("trace_")}
-    assert kinds == {c.kind for c in SERIALISABLE} | {"trace_custom"}
-    assert all(issubclass(Check.kind_class(k), SpanCheck) for k in kinds - {"trace_custom"})
+    # trace_judge (an LLM judge check) is tested in tests/judges/
+    assert kinds == {c.kind for c in SERIALISABLE} | {"trace_custom", "trace_judge"}
+    # trace_matches_snapshot is async (it may read the store), so not a SpanCheck
+    not_span_checks = {"trace_custom", "trace_matches_snapshot", "trace_judge"}
+    assert all(issubclass(Check.kind_class(k), SpanCheck) for k in kinds - not_span_checks)
 
 
 def test_to_spec_drops_defaults_that_were_not_given() -> None:

@@ -26,6 +26,7 @@ from scenarist.checks.json_valid import JsonValid
 from scenarist.checks.text import RegexMatching, StringMatching
 
 if TYPE_CHECKING:
+    from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
         MaxCost,
         MaxDuration,
@@ -76,10 +77,25 @@ Check.register_lazy(
         ],
         _TRACE_ASSERTIONS,
     )
+    | {"trace_matches_snapshot": "scenarist.checks.snapshot_check"}
+    | dict.fromkeys(
+        [
+            "llm_judge",
+            "groundedness",
+            "contradiction",
+            "conformity",
+            "answer_relevance",
+            "toxicity",
+        ],
+        "scenarist.judges.checks",
+    )
+    | {"trace_judge": "scenarist.judges.trace_judge"}
 )
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "MatchesSnapshot": "scenarist.checks.snapshot_check",
+        "SemanticSimilarity": "scenarist.checks.similarity",
         "MaxCost": "scenarist.checks.spans",
         "MaxDuration": "scenarist.checks.spans",
         "MaxLlmCalls": "scenarist.checks.spans",
@@ -120,6 +136,7 @@ __all__ = [
     "LengthBetween",
     "LessThan",
     "LessThanEquals",
+    "MatchesSnapshot",
     "MaxCost",
     "MaxDuration",
     "MaxLlmCalls",
@@ -131,6 +148,7 @@ __all__ = [
     "NotEquals",
     "OutputContains",
     "RegexMatching",
+    "SemanticSimilarity",
     "SpanCheck",
     "StepDuration",
     "StepExists",

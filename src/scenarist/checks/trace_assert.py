@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import (
     Field,
@@ -27,6 +27,7 @@ from pydantic import (
     model_serializer,
 )
 
+from scenarist._missing import MISSING
 from scenarist.checks.base import Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
 from scenarist.checks.spans import (
@@ -49,9 +50,15 @@ from scenarist.checks.tools import (
     ToolNotCalled,
     ToolOrder,
 )
-from scenarist.errors import SerializationError
+from scenarist.errors import SerializationError, UserError
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
+
+if TYPE_CHECKING:
+    from scenarist.checks.snapshot_check import MatchesSnapshot
+    from scenarist.judges.trace_judge import TraceJudge
+    from scenarist.replay import SnapshotData, SnapshotOptions
+    from scenarist.store.base import Store
 
 __all__ = ["CustomAssertion", "ITraceAssertion", "TraceAssert", "TraceAssertionFn"]
 
@@ -263,6 +270,99 @@ class TraceAssert:
         """A tool step named ``tool_name`` exists."""
         return ToolCalled(
             tool_name=tool_name, interaction=interaction, name=name, description=description
+        )
+
+    @staticmethod
+    def matches_snapshot(
+        snapshot_or_name: SnapshotData | str | Any,
+        options: SnapshotOptions | str | None = None,
+        *,
+        snapshot_name: str | None = None,
+        store: Store | None = None,
+        interaction: int | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> MatchesSnapshot:
+        """The step sequence matches a snapshot (a ``SnapshotData``, or a saved one's name).
+
+        A name is looked up when the check runs, in ``store`` if given, else in the
+        default client's store. Veval's form, a client then the name
+        (``matches_snapshot(client, "baseline")`` or ``snapshot_name="baseline"``), looks
+        it up in that client's store.
+        """
+        from scenarist.checks.snapshot_check import MatchesSnapshot
+        from scenarist.replay import SnapshotData
+
+        if not isinstance(snapshot_or_name, SnapshotData | str):
+            client_store = getattr(snapshot_or_name, "store", None)
+            if client_store is None:
+                raise UserError(
+                    "matches_snapshot expects a SnapshotData, a snapshot name, or a client "
+                    f"followed by the name, got {type(snapshot_or_name).__name__}: "
+                    f"{snapshot_or_name!r}"
+                )
+            if isinstance(options, str):  # Veval's positional (client, name)
+                snapshot_name, options = options, None
+            if snapshot_name is None:
+                raise UserError(
+                    "matches_snapshot(client, ...) needs the snapshot's name: "
+                    "matches_snapshot(client, 'name') or snapshot_name='name'"
+                )
+            snapshot_or_name, store = snapshot_name, store or client_store
+        elif snapshot_name is not None or isinstance(options, str):
+            raise UserError(
+                "give the snapshot once: matches_snapshot(snapshot_or_name, options); "
+                "snapshot_name= is for Veval's form matches_snapshot(client, snapshot_name=...)"
+            )
+        if isinstance(snapshot_or_name, SnapshotData):
+            inline, by_name = snapshot_or_name, None
+        else:
+            inline, by_name = None, snapshot_or_name
+        check = MatchesSnapshot(
+            snapshot=inline,
+            snapshot_name=by_name,
+            options=options if options is not None else {},
+            interaction=interaction,
+            name=name,
+            description=description,
+        )
+        return check.bind_store(store)
+
+    @staticmethod
+    def judge(
+        criteria: str | Any,
+        model: str | Any = None,
+        threshold: float | None = None,
+        reference_output: Any = None,
+        samples: int | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> TraceJudge:
+        """An LLM judge's verdict on the final input/output against ``criteria``.
+
+        ``model`` is the judge: a ``"provider/model"`` string or a Provider (default: the
+        default judge). ``threshold`` lets the score decide; ``samples`` takes a majority.
+        Failures read ``Judge: <criteria> (score 0.30) — <reasoning>``. Veval's form with
+        the client first (``judge(client, "criteria", ...)``) is accepted too.
+        """
+        from scenarist.judges.trace_judge import TraceJudge
+
+        if not isinstance(criteria, str):  # Veval's judge(veval, criteria, ...)
+            if not isinstance(model, str) or isinstance(threshold, str):
+                raise UserError(
+                    "TraceAssert.judge expects the criteria first: judge('is polite'), or "
+                    "Veval's judge(client, 'is polite', model=...) with keywords after it"
+                )
+            criteria, model = model, None
+        return TraceJudge(
+            criteria=criteria,
+            judge=model,
+            threshold=threshold,
+            reference_output=MISSING if reference_output is None else reference_output,
+            samples=samples if samples is not None else 1,
+            name=name,
+            description=description,
         )
 
     # -- beyond Veval ------------------------------------------------------------------

@@ -1,9 +1,15 @@
 """Integrations with the libraries agents are built on; imported when a run starts.
 
 ``capture_llm_calls`` records every OpenAI- or Anthropic-format LLM call made over
-``httpx2`` / ``httpx`` during a run as an ``llm`` span (see ``http_capture``).
+``httpx2`` / ``httpx`` during a run as an ``llm`` span (see ``http_capture``);
+``serve_llm_calls`` routes them through a response source (replay's cassettes).
 """
 
-from scenarist.integrations.http_capture import capture_active, capture_llm_calls
+from scenarist.integrations.http_capture import (
+    ResponseSource,
+    capture_active,
+    capture_llm_calls,
+    serve_llm_calls,
+)
 
-__all__ = ["capture_active", "capture_llm_calls"]
+__all__ = ["ResponseSource", "capture_active", "capture_llm_calls", "serve_llm_calls"]

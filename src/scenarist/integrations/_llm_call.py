@@ -15,7 +15,10 @@ from scenarist.pricing import cost_usd
 from scenarist.trace import SpanError
 from scenarist.tracing.recorder import RunRecorder
 
-__all__ = ["LLMCall"]
+__all__ = ["REPLAYED", "LLMCall"]
+
+REPLAYED = "scenarist.replayed"
+"""Response extension a response source sets when it answered a call itself (replay)."""
 
 
 class _Status(NamedTuple):
@@ -38,6 +41,7 @@ class LLMCall:
         "_done",
         "_module",
         "_recorder",
+        "_replayed",
         "_sse",
         "_t0",
         "_ttft",
@@ -65,6 +69,7 @@ class LLMCall:
         self._sse: payloads.SSEParser | None = None
         self._ttft: float | None = None
         self._done = False
+        self._replayed = False
         self._t0 = time.perf_counter()
 
     def headers(self, response: Any) -> None:
@@ -72,6 +77,7 @@ class LLMCall:
         encoding = headers.get("content-encoding", "").strip().lower()
         streaming = "text/event-stream" in headers.get("content-type", "")
         self.status = _Status(response.status_code, streaming, encoding)
+        self._replayed = bool(response.extensions.get(REPLAYED))
         if streaming and encoding in ("", "identity"):
             self._sse = payloads.SSEParser()
         metadata = self.span.metadata
@@ -163,6 +169,11 @@ class LLMCall:
                 cache_write_tokens=usage.cache_write,
                 api_url=metadata.get("url"),
             )
+        if self._replayed:  # served from a recording: nothing spent, the recorded cost kept
+            metadata["replayed"] = True
+            if values["cost_usd"] is not None:
+                metadata["recorded_cost_usd"] = values["cost_usd"]
+                values["cost_usd"] = 0.0
         if self.status.streaming:
             metadata["stream"] = True
             raw = b"".join(block + b"\n\n" for block in self._blocks)

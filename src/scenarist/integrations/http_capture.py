@@ -14,8 +14,8 @@ Design:
   :func:`~scenarist.tracing.recorder.current_recorder` finds a run in the calling
   context (a context variable), so concurrent runs (asyncio tasks, worker threads)
   each record their own calls, and code outside any run passes straight through. The
-  first active run installs the hooks, the last one to end restores the original
-  methods: nothing is patched outside a run.
+  first active run (or cassette) installs the hooks, the last one to end restores the
+  original methods: nothing is patched outside a run or a cassette.
 * **Which requests.** ``POST`` to a path ending in ``/chat/completions``,
   ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format) or ``/messages``
   (Anthropic format); anything else passes through untouched (see ``_llm_payloads``).
@@ -28,8 +28,12 @@ Design:
 * **No secrets.** Spans hold the request JSON and the response, never headers; query
   parameters that look like keys are redacted from ``metadata["url"]``.
 * **Replay seam.** Each hooked call goes through one place that holds the request and
-  decides where the response comes from (today: the original transport method). Replay
-  serves recorded responses from there, so agents replay with no code change.
+  decides where the response comes from: the original transport method, or the
+  :class:`ResponseSource` active in the calling context (:func:`serve_llm_calls`; replay's
+  cassettes are one). A source may call the network (recording) or answer itself
+  (replaying); a response it answers itself carries ``extensions[REPLAYED]``, and the
+  call's span is marked ``replayed`` with the recorded cost kept apart. While a source is
+  active the hooks are installed (same reference count as runs), even with no run.
 """
 
 from __future__ import annotations
@@ -38,15 +42,22 @@ import importlib.abc
 import importlib.machinery
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Protocol
 
 from scenarist.integrations import _llm_payloads as payloads
-from scenarist.integrations._llm_call import LLMCall
+from scenarist.integrations._llm_call import REPLAYED, LLMCall
 from scenarist.tracing.recorder import current_recorder
 
-__all__ = ["capture_active", "capture_llm_calls"]
+__all__ = [
+    "REPLAYED",
+    "ResponseSource",
+    "capture_active",
+    "capture_llm_calls",
+    "serve_llm_calls",
+]
 
 _LIBRARIES = ("httpx2", "httpx")
 
@@ -54,6 +65,40 @@ _lock = threading.Lock()
 _active_runs = 0
 _patches: list[tuple[type, str, Any]] = []  # (class, attribute, original)
 _stream_types: dict[str, tuple[type, type]] = {}
+
+
+class ResponseSource(Protocol):
+    """Where the LLM calls of a context get their responses (a cassette, for replay).
+
+    ``send`` performs the call on the network (the original transport method); a source
+    may call it (and watch the response) or answer itself with a response of
+    ``module`` (``httpx`` or ``httpx2``, whichever the caller uses). An exception it
+    raises reaches the caller as the transport's.
+    """
+
+    def respond(self, request: Any, module: Any, send: Callable[[], Any]) -> Any: ...
+
+    async def respond_async(
+        self, request: Any, module: Any, send: Callable[[], Awaitable[Any]]
+    ) -> Any: ...
+
+
+_source: ContextVar[ResponseSource | None] = ContextVar("scenarist_llm_source", default=None)
+
+
+@contextmanager
+def serve_llm_calls(source: ResponseSource) -> Iterator[None]:
+    """Route the LLM calls made in this context through ``source``, run or no run.
+
+    Context-variable scoped (concurrent tasks each keep their own source; the innermost
+    wins) and holds the transport hooks installed while active.
+    """
+    token = _source.set(source)
+    try:
+        with capture_llm_calls():
+            yield
+    finally:
+        _source.reset(token)
 
 
 @contextmanager
@@ -155,20 +200,25 @@ _PATCH_ON_IMPORT = _PatchOnImport()
 
 def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:
     def handle_request(transport: Any, request: Any) -> Any:
-        recorder = current_recorder()
-        if recorder is None:
+        recorder, source = current_recorder(), _source.get()
+        if recorder is None and source is None:
             return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
             return original(transport, request)
-        call = LLMCall(recorder, endpoint, request, module)
+        call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:
-            response = original(transport, request)
+            if source is None:
+                response = original(transport, request)
+            else:
+                response = source.respond(request, module, lambda: original(transport, request))
         except BaseException as error:
-            call.finish(error)
+            if call is not None:
+                call.finish(error)
             raise
-        call.headers(response)
-        response.stream = stream(response.stream, call)
+        if call is not None:
+            call.headers(response)
+            response.stream = stream(response.stream, call)
         return response
 
     handle_request.__wrapped__ = original  # type: ignore[attr-defined]
@@ -177,20 +227,27 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
 
 def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type) -> Any:
     async def handle_async_request(transport: Any, request: Any) -> Any:
-        recorder = current_recorder()
-        if recorder is None:
+        recorder, source = current_recorder(), _source.get()
+        if recorder is None and source is None:
             return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
             return await original(transport, request)
-        call = LLMCall(recorder, endpoint, request, module)
+        call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:
-            response = await original(transport, request)
+            if source is None:
+                response = await original(transport, request)
+            else:
+                response = await source.respond_async(
+                    request, module, lambda: original(transport, request)
+                )
         except BaseException as error:
-            call.finish(error)
+            if call is not None:
+                call.finish(error)
             raise
-        call.headers(response)
-        response.stream = stream(response.stream, call)
+        if call is not None:
+            call.headers(response)
+            response.stream = stream(response.stream, call)
         return response
 
     handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]

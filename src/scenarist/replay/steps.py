@@ -136,7 +136,10 @@ class Replayer:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._steps = self.recording.spans
+        from scenarist.replay.recorded_calls import is_captured_call
+
+        # Calls the HTTP capture recorded replay at the HTTP layer (RecordedCalls), not here.
+        self._steps = [s for s in self.recording.spans if not is_captured_call(s)]
 
     def bind(self, name: str, kind: str, actual_input: Any, *, can_skip: bool) -> Decision:
         """Decide how the call ``name(actual_input)`` is served; record the binding."""

@@ -1,4 +1,4 @@
-"""The store interface: where traces, scenario runs and scenario items live.
+"""The store interface: where traces, scenario runs, scenario items and snapshots live.
 
 The library writes through this interface only. Two implementations ship here: an
 in-memory store (tests, throw-away runs) and a local SQLite file (the default, so a run on
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from scenarist.items import ScenarioItem, ScenarioRunRecord
+    from scenarist.replay.snapshots import SnapshotData
     from scenarist.tracing.record import TraceRecord
 
 __all__ = ["Store"]
@@ -22,7 +23,7 @@ __all__ = ["Store"]
 
 @runtime_checkable
 class Store(Protocol):
-    """Persistence for agent runs, scenario runs and scenario items."""
+    """Persistence for agent runs, scenario runs, scenario items and snapshots."""
 
     async def save_trace(self, record: TraceRecord) -> None:
         """Store (or replace) one agent run."""
@@ -46,4 +47,12 @@ class Store(Protocol):
 
     async def save_items(self, scenario_name: str, items: list[ScenarioItem]) -> None:
         """Replace the stored items of ``scenario_name``."""
+        ...
+
+    async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None:
+        """Store ``snapshot`` as ``name``, replacing any snapshot of that name."""
+        ...
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None:
+        """The snapshot saved as ``name``, or ``None``."""
         ...

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.replay.snapshots import SnapshotData
 
 __all__ = ["MemoryStore"]
 
@@ -15,6 +20,7 @@ class MemoryStore:
         self.traces: dict[str, TraceRecord] = {}
         self.runs: list[ScenarioRunRecord] = []
         self.items: dict[str, list[ScenarioItem]] = {}
+        self.snapshots: dict[str, SnapshotData] = {}
 
     async def save_trace(self, record: TraceRecord) -> None:
         self.traces[record.trace_id] = record
@@ -33,3 +39,9 @@ class MemoryStore:
 
     async def save_items(self, scenario_name: str, items: list[ScenarioItem]) -> None:
         self.items[scenario_name] = list(items)
+
+    async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None:
+        self.snapshots[name] = snapshot
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None:
+        return self.snapshots.get(name)

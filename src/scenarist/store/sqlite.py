@@ -2,10 +2,10 @@
 
 Location: ``$SCENARIST_HOME/local.db``, where ``SCENARIST_HOME`` defaults to
 ``.scenarist`` in the working directory. Nothing is created until the first write. The
-file holds three tables of JSON documents (traces, scenario runs, scenario items) with a
-``user_version`` pragma as the schema version; the server's database (a later issue) can
-import it. Values that are not JSON are stored as described in
-:mod:`scenarist._jsonable`.
+file holds tables of JSON documents (traces, scenario runs, scenario items, snapshots)
+with a ``user_version`` pragma as the schema version; an older file is migrated when it
+is opened (see ``_MIGRATIONS``). The server's database (a later issue) can import it.
+Values that are not JSON are stored as described in :mod:`scenarist._jsonable`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from scenarist.tracing.record import TraceRecord
 if TYPE_CHECKING:
     import sqlite3
 
+    from scenarist.replay.snapshots import SnapshotData
+
 __all__ = ["LocalStore", "default_store_path"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
     trace_id TEXT PRIMARY KEY, agent_name TEXT, started_at TEXT, status TEXT, data TEXT NOT NULL
@@ -40,6 +42,14 @@ CREATE TABLE IF NOT EXISTS scenario_items (
     PRIMARY KEY (scenario_name, position)
 );
 """
+_MIGRATIONS = {
+    # version: the statements that bring a file from the version before to this one
+    2: """
+CREATE TABLE IF NOT EXISTS snapshots (
+    name TEXT PRIMARY KEY, trace_id TEXT, created_at TEXT NOT NULL, data TEXT NOT NULL
+);
+""",
+}
 
 
 def default_store_path() -> Path:
@@ -74,7 +84,9 @@ class LocalStore:
                     f"{self.path} was written by a newer scenarist (schema {version}); "
                     "upgrade scenarist or point SCENARIST_HOME elsewhere"
                 )
-            connection.executescript(_SCHEMA)
+            connection.executescript(_SCHEMA)  # version 1, or nothing on an existing file
+            for step in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+                connection.executescript(_MIGRATIONS[step])
             connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._connection = connection
         return self._connection
@@ -140,3 +152,15 @@ class LocalStore:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+
+    async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None:
+        self._execute(
+            "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
+            (name, snapshot.trace_id, snapshot.created_at.isoformat(), _dumps(snapshot)),
+        )
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None:
+        from scenarist.replay.snapshots import SnapshotData
+
+        rows = self._execute("SELECT data FROM snapshots WHERE name = ?", (name,))
+        return SnapshotData.model_validate_json(rows[0][0]) if rows else None

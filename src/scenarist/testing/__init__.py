@@ -2,9 +2,15 @@
 
 ``FakeLLMServer`` with ``ScriptedLLM``: a real HTTP server on 127.0.0.1 speaking the
 OpenAI and Anthropic formats, so the official SDKs (and the LLM-call capture) see a real
-provider.
+provider. ``TestClient``: a client that keeps everything in memory and blocks live LLM
+calls (loaded on first use). ``BagOfWordsEmbedder``: deterministic embeddings for
+similarity checks.
 """
 
+from typing import TYPE_CHECKING
+
+from scenarist._lazy import lazy_attributes
+from scenarist.testing.fake_embeddings import BagOfWordsEmbedder
 from scenarist.testing.fake_providers import (
     FakeLLMServer,
     FakeRequest,
@@ -13,4 +19,21 @@ from scenarist.testing.fake_providers import (
     ToolCall,
 )
 
-__all__ = ["FakeLLMServer", "FakeRequest", "Reply", "ScriptedLLM", "ToolCall"]
+if TYPE_CHECKING:
+    from scenarist.testing.client import LiveCallBlockedError, TestClient
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {"LiveCallBlockedError": "scenarist.testing.client", "TestClient": "scenarist.testing.client"},
+)
+
+__all__ = [
+    "BagOfWordsEmbedder",
+    "FakeLLMServer",
+    "FakeRequest",
+    "LiveCallBlockedError",
+    "Reply",
+    "ScriptedLLM",
+    "TestClient",
+    "ToolCall",
+]

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -58,6 +58,10 @@ class Reply:
     tokens_out: int | None = None
     delay_s: float = 0.0
     """Wait this long before the first generated content (a slow first token)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Extra response headers (``{"retry-after": "1"}`` on a 429)."""
+    refusal: str | None = None
+    """The model refuses: OpenAI's ``message.refusal``, Anthropic's ``stop_reason: refusal``."""
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = fake.script.reply_to(request)
         if reply.status >= 400:
-            self._json(reply.status, _error_body(provider, reply))
+            self._json(reply.status, _error_body(provider, reply), reply.headers)
             return
         call = _Call(request, reply, fake._next_id())
         if not request.stream:
@@ -237,9 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _json(self, status: int, payload: Any) -> None:
+    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.send_header("x-request-id", f"req_fake_{id(payload):x}")
@@ -277,6 +283,8 @@ class _Call:
 
     def openai(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.reply.text or None}
+        if self.reply.refusal is not None:
+            message["refusal"] = self.reply.refusal
         if self.tools:
             message["tool_calls"] = [
                 {"id": i, "type": "function", "function": {"name": c.name, "arguments": a}}
@@ -328,10 +336,14 @@ class _Call:
             {"type": "tool_use", "id": i, "name": c.name, "input": c.arguments}
             for i, c in self.tools
         ]
+        if self.reply.refusal is not None:
+            content = [{"type": "text", "text": self.reply.refusal}]
         return {
             **self._anthropic_head(),
             "content": content,
-            "stop_reason": self._finish("tool_use", "end_turn"),
+            "stop_reason": "refusal"
+            if self.reply.refusal
+            else self._finish("tool_use", "end_turn"),
             "usage": {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out},
         }
 

@@ -1,0 +1,155 @@
+"""Input generators: objects that produce a step's inputs, one turn at a time.
+
+An input generator is a pydantic model registered by ``kind`` (so a scenario that uses
+one still dumps to JSON as ``{"kind": "user_simulator", ...}`` and loads back), and an
+async generator when called: ``gen(trace, input_type=None)`` yields an input, receives
+the trace updated with the agent's answer, and yields the next one, until it stops. That
+is the protocol :class:`~scenarist.interactions.Interact` already speaks for generator
+functions, so ``.interact(inputs=UserSimulator(...))`` needs nothing special.
+
+:class:`BaseLLMGenerator` is the loop shared by the LLM-driven generators: each turn it
+asks its model for ``{"goal_reached": bool, "message": str}`` and stops on a reached
+goal, an empty message or ``max_steps`` turns. An answer that cannot be used after
+``max_retries`` more attempts raises :class:`~scenarist.errors.InputGenerationException`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from scenarist._registry import KindRegistered
+from scenarist.errors import InputGenerationException
+from scenarist.providers._structured import StructuredOutputError, parse_structured
+from scenarist.providers.base import Message, Provider, ProviderError
+from scenarist.providers.mixins import WithGeneratorMixin
+from scenarist.trace import Trace
+
+__all__ = ["TURN_SCHEMA", "BaseLLMGenerator", "InputGenerator", "Turn"]
+
+TURN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "goal_reached": {"type": "boolean"},
+        "message": {"type": "string"},
+    },
+    "required": ["goal_reached", "message"],
+    "additionalProperties": False,
+}
+
+
+class Turn(BaseModel):
+    """One answer of the model playing the user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal_reached: StrictBool
+    message: StrictStr
+
+
+class InputGenerator(KindRegistered):
+    """Base of input generators: subclass, implement ``__call__`` as an async generator."""
+
+    _family = "input generator"
+
+    async def __call__(
+        self, trace: Trace[Any, Any], input_type: type[Any] | None = None
+    ) -> AsyncGenerator[Any, Trace[Any, Any]]:
+        """Yield inputs; each ``asend`` brings the trace with the agent's latest answer."""
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__")
+        yield  # pragma: no cover - makes this an async generator function
+
+
+async def ask(
+    generator: InputGenerator,
+    provider: Provider,
+    messages: list[Message],
+    schema: dict[str, Any],
+    *,
+    attempts: int,
+    temperature: float,
+) -> Any:
+    """Ask for a structured answer, up to ``attempts`` times; the decoded JSON value.
+
+    Unusable answers (malformed JSON, a refusal) are asked again; a provider that cannot
+    be reached or configured fails at once: asking again would not help.
+    """
+    label = generator.kind or type(generator).__name__
+    problems: list[str] = []
+    for _ in range(attempts):
+        try:
+            response = await provider.chat(messages, temperature=temperature, json_schema=schema)
+        except StructuredOutputError as exc:
+            problems.append(str(exc))
+            continue
+        except ProviderError as exc:
+            raise InputGenerationException(f"{label}: {exc}") from exc
+        if response.refusal is not None:
+            problems.append(f"the model refused: {response.refusal}")
+            continue
+        if response.parsed is not None:
+            return response.parsed
+        try:
+            return parse_structured(response.text, schema)
+        except StructuredOutputError as exc:
+            problems.append(str(exc))
+    raise InputGenerationException(
+        f"{label} could not produce an input in {attempts} attempt(s) with {provider.name}: "
+        f"{problems[-1] if problems else 'no answer'}"
+    )
+
+
+class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
+    """The simulated-user loop; subclasses say what to ask in :meth:`messages`."""
+
+    max_steps: int = Field(default=3, ge=1)
+    max_retries: int = Field(default=2, ge=0)
+    temperature: float = Field(default=0.0, ge=0.0)
+
+    def messages(self, trace: Trace[Any, Any], turn: int) -> list[Message]:
+        """The chat messages for turn ``turn`` (0-based) of this step."""
+        raise NotImplementedError(f"{type(self).__name__} must implement messages()")
+
+    def template_values(self, trace: Trace[Any, Any], turn: int) -> dict[str, Any]:
+        """What every prompt template sees: the trace, the transcript and the turn."""
+        from scenarist.generators._templates import transcript
+
+        return {
+            "trace": trace,
+            "interactions": list(trace.interactions),
+            "transcript": transcript(trace),
+            "turn": turn,
+            "max_steps": self.max_steps,
+        }
+
+    async def next_turn(self, trace: Trace[Any, Any], turn: int) -> Turn:
+        """Ask the model for the next turn (``InputGenerationException`` if it cannot)."""
+        try:
+            provider = self.resolve_generator()
+        except ProviderError as exc:
+            raise InputGenerationException(f"{self.kind}: {exc}") from exc
+        answer = await ask(
+            self,
+            provider,
+            self.messages(trace, turn),
+            TURN_SCHEMA,
+            attempts=1 + self.max_retries,
+            temperature=self.temperature,
+        )
+        try:
+            return Turn.model_validate(answer)
+        except ValidationError as exc:
+            raise InputGenerationException(
+                f"{self.kind}: the answer is not {{goal_reached, message}}: {exc}"
+            ) from None
+
+    async def __call__(
+        self, trace: Trace[Any, Any], input_type: type[Any] | None = None
+    ) -> AsyncGenerator[Any, Trace[Any, Any]]:
+        for turn in range(self.max_steps):
+            answer = await self.next_turn(trace, turn)
+            if answer.goal_reached or not answer.message.strip():
+                return
+            trace = yield answer.message

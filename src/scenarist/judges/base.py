@@ -1,0 +1,213 @@
+"""``BaseLLMCheck``: the one base of every LLM-as-judge check.
+
+A judge check is a typed config like any check, plus a rubric. Running it:
+
+1. :meth:`BaseLLMCheck.get_inputs` reads the values the rubric needs from the trace (a
+   key with no match is ERROR, naming the key);
+2. :meth:`BaseLLMCheck.get_prompt` gives the Jinja2 source, rendered with those inputs
+   (an undefined variable is ERROR);
+3. the judge (:mod:`scenarist.judges.judge`) is asked ``samples`` times, at
+   ``temperature`` (0 by default), each answer parsed strictly with ``max_retries``;
+4. the verdicts are combined by majority (a tie fails), or, with ``threshold``, by score.
+
+The verdict's reason is the message; the inputs (minus the trace object), the rendered
+prompt and the judge's usage go in ``details``; score, agreement, tokens and cost in
+``metrics``, apart from the agent's own spans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
+
+from scenarist.checks._values import is_none
+from scenarist.checks.base import Check
+from scenarist.judges._prompts import PromptError, builtin, judge_messages, render
+from scenarist.judges.judge import BaseJudge, JudgeCall, judge_name, resolve_judge
+from scenarist.judges.verdict import LLMCheckResult
+from scenarist.providers.base import ProviderError
+from scenarist.results import CheckResult, Metric
+from scenarist.trace import Trace
+
+__all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
+
+
+class JudgeInputError(Exception):
+    """A value the rubric needs could not be read from the trace (the check reports ERROR)."""
+
+
+def _check_judge(value: Any) -> Any:
+    if value is None or isinstance(value, BaseJudge) or callable(getattr(value, "chat", None)):
+        return value
+    if isinstance(value, str) and "/" in value.strip("/"):
+        return value.strip()
+    raise ValueError(
+        f"judge must be a 'provider/model' string (e.g. 'openai/gpt-4o-mini'), a Provider "
+        f"or a BaseJudge, got {value!r}"
+    )
+
+
+JudgeSpec = Annotated[Any, BeforeValidator(_check_judge)]
+
+
+class WithJudgeMixin(BaseModel):
+    """Adds ``judge``: a ``"provider/model"`` string, a Provider, a BaseJudge, or ``None``
+    for the default judge. Dumped to JSON as its name, so a run log says who judged."""
+
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
+
+    judge: JudgeSpec = Field(default=None, exclude_if=is_none)
+
+    @field_serializer("judge", when_used="json")
+    def _judge_as_name(self, value: Any) -> str | None:
+        return None if value is None else judge_name(value)
+
+    def resolved_judge(self) -> BaseJudge:
+        """The judge this check will ask (raises ``ProviderError`` if none can be built)."""
+        return resolve_judge(self.judge)
+
+
+def _total(values: list[Any]) -> Any:
+    """The sum, or ``None`` when any part is unknown (a total is never silently too low)."""
+    return None if any(v is None for v in values) else sum(values)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+class BaseLLMCheck(Check, WithJudgeMixin):
+    """Base of the judge checks; subclasses give a template and the inputs it needs.
+
+    ``samples=k`` asks k times and takes the majority (ties fail: a check that the judge
+    cannot make up its mind about has not been shown to pass); the agreement rate is the
+    ``judge_agreement`` metric. ``threshold``, when set, lets the score decide instead of
+    ``passed`` (score ≥ threshold passes; a verdict without a score is then ERROR).
+    """
+
+    template: ClassVar[str] = ""
+    """The built-in template's name (``templates/<template>.j2``)."""
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    samples: int = Field(default=1, ge=1, le=25)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=is_none)
+
+    def get_prompt(self) -> str:
+        """The rubric's Jinja2 source."""
+        return builtin(self.template)
+
+    def prompt_source_name(self) -> str:
+        """How error messages name the template."""
+        return f"{self.template}.j2"
+
+    async def get_inputs(self, trace: Trace[Any, Any]) -> dict[str, Any]:
+        """The template variables; raise :class:`JudgeInputError` when one cannot be read."""
+        return {"trace": trace}
+
+    # -- outcome wording: TraceAssert.judge overrides these for Veval's messages ----------
+
+    def verdict_message(self, verdict: LLMCheckResult, passed: bool) -> str:
+        """The message of a PASS or FAIL: the verdict's reason."""
+        return verdict.reason
+
+    def error_message(self, problem: str) -> str:
+        """The message of an ERROR."""
+        return problem
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        """Render the rubric, ask the judge, and turn its verdicts into a result."""
+        try:
+            inputs = await self.get_inputs(trace)
+        except JudgeInputError as exc:
+            return CheckResult.error(self.error_message(str(exc)))
+        details = {k: v for k, v in inputs.items() if not isinstance(v, Trace)}
+        try:
+            prompt = render(self.get_prompt(), inputs, source_name=self.prompt_source_name())
+        except PromptError as exc:
+            return CheckResult.error(self.error_message(str(exc)), details=details)
+        details["prompt"] = prompt
+        try:
+            judge = self.resolved_judge()
+            details["judge"] = {"name": judge.name}
+            calls = await asyncio.gather(
+                *(
+                    judge.ask(
+                        judge_messages(prompt),
+                        temperature=self.temperature,
+                        max_retries=self.max_retries,
+                    )
+                    for _ in range(self.samples)
+                )
+            )
+        except ProviderError as exc:
+            details["exception_type"] = type(exc).__name__
+            return CheckResult.error(self.error_message(str(exc)), details=details)
+        return self._decide(list(calls), details)
+
+    def _decide(self, calls: list[JudgeCall], details: dict[str, Any]) -> CheckResult:
+        metrics = self._usage(calls, details)
+        if self.samples > 1:
+            details["samples"] = [
+                c.verdict.model_dump() if c.verdict else {"problem": c.problem} for c in calls
+            ]
+        for index, call in enumerate(calls, start=1):
+            if call.verdict is None:
+                which = f"sample {index} of {len(calls)}: " if len(calls) > 1 else ""
+                details["answers"] = call.answers
+                return CheckResult.error(
+                    self.error_message(
+                        f"The judge gave no valid verdict after {call.attempts} attempt(s) "
+                        f"({which}{call.problem})."
+                    ),
+                    details=details,
+                    metrics=metrics,
+                )
+        verdicts = [c.verdict for c in calls if c.verdict is not None]
+        if self.threshold is not None and any(v.score is None for v in verdicts):
+            return CheckResult.error(
+                self.error_message(
+                    f"threshold={self.threshold} needs a score, but the judge gave none."
+                ),
+                details=details,
+                metrics=metrics,
+            )
+        votes = [
+            v.passed if self.threshold is None else (v.score or 0.0) >= self.threshold
+            for v in verdicts
+        ]
+        passes = sum(votes)
+        passed = passes * 2 > len(votes)
+        chosen = next(v for v, vote in zip(verdicts, votes, strict=True) if vote is passed)
+        score = _mean([v.score for v in verdicts if v.score is not None])
+        if score is not None:
+            metrics.insert(0, Metric(name="judge_score", value=score))
+        if len(votes) > 1:
+            agreement = max(passes, len(votes) - passes) / len(votes)
+            metrics.insert(0, Metric(name="judge_agreement", value=agreement))
+        details["verdict"] = {"passed": passed, "reason": chosen.reason, "score": score}
+        message = self.verdict_message(chosen.model_copy(update={"score": score}), passed)
+        if passed:
+            return CheckResult.success(message, details=details, metrics=metrics)
+        return CheckResult.failure(message, details=details, metrics=metrics)
+
+    @staticmethod
+    def _usage(calls: list[JudgeCall], details: dict[str, Any]) -> list[Metric]:
+        """The judge's own usage, summed over samples and retries (unknown stays unknown)."""
+        usage = {
+            "model": next((c.model for c in calls if c.model), None),
+            "calls": sum(c.attempts for c in calls),
+            "tokens_in": _total([c.tokens_in for c in calls]),
+            "tokens_out": _total([c.tokens_out for c in calls]),
+            "cost_usd": _total([c.cost_usd for c in calls]),
+        }
+        details["judge"] = {**details.get("judge", {}), **usage}
+        metrics = [Metric(name="judge_calls", value=usage["calls"])]
+        for key in ("tokens_in", "tokens_out", "cost_usd"):
+            if usage[key] is not None:
+                metrics.append(Metric(name=f"judge_{key}", value=usage[key]))
+        return metrics

@@ -1,0 +1,152 @@
+"""The HTTP side of a cassette: responses served from a recording, and live ones taped.
+
+Both work for ``httpx`` and ``httpx2`` alike: the stream classes are made once per
+library, deriving from its sync and async byte-stream bases (its clients check), so one
+served or taped response works with sync and async clients.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from scenarist.integrations import _llm_payloads as payloads
+from scenarist.integrations._llm_call import REPLAYED
+from scenarist.replay._request_key import redact
+
+__all__ = ["serve", "stored_response", "tap"]
+
+KEPT_HEADERS = ("content-type", "x-request-id", "request-id")
+"""Response headers a cassette keeps: what SDKs read back. Others are never written."""
+
+_classes: dict[str, tuple[type, type]] = {}
+
+Done = Callable[[list[bytes] | None], None]
+"""Called once when a taped response ends: its body chunks, or ``None`` if it failed."""
+
+
+def serve(module: Any, response: dict[str, Any]) -> Any:
+    """A ``module.Response`` replaying a recorded response, marked as replayed."""
+    headers = dict(response["headers"])
+    if "events" in response:
+        chunks = [event.encode() + b"\n\n" for event in response["events"]]
+    elif "body" in response:
+        chunks = [json.dumps(response["body"], ensure_ascii=False).encode()]
+    elif "text" in response:
+        chunks = [response["text"].encode()]
+    else:
+        chunks = [base64.b64decode(response["body_base64"])]
+    if "events" not in response:
+        headers["content-length"] = str(len(chunks[0]))
+    replayed, _ = _stream_classes(module)
+    return module.Response(
+        response["status"],
+        headers=headers,
+        stream=replayed(chunks),
+        extensions={REPLAYED: True},
+    )
+
+
+def tap(module: Any, response: Any, done: Done) -> Any:
+    """``response`` with its body stream copied to ``done`` as the caller reads it."""
+    _, taped = _stream_classes(module)
+    response.stream = taped(response.stream, done)
+    return response
+
+
+def stored_response(
+    module: Any, status: int, headers: Any, chunks: list[bytes], names: frozenset[str]
+) -> dict[str, Any]:
+    """What a cassette keeps of a response: status, a few headers, the decoded body."""
+    kept = {name: headers[name] for name in KEPT_HEADERS if name in headers}
+    body = b"".join(chunks)
+    encoding = headers.get("content-encoding", "").strip().lower()
+    if body and encoding not in ("", "identity"):  # stored decoded: replay serves it plain
+        body = module.Response(200, headers={"content-encoding": encoding}, content=body).read()
+    stored: dict[str, Any] = {"status": status, "headers": kept}
+    if "text/event-stream" in headers.get("content-type", ""):
+        parser = payloads.SSEParser()
+        blocks = parser.feed(body) + parser.flush()
+        stored["events"] = [block.decode("utf-8", "replace") for block in blocks]
+        return stored
+    try:
+        stored["body"] = redact(json.loads(body), names)
+    except ValueError:
+        try:
+            stored["text"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            stored["body_base64"] = base64.b64encode(body).decode("ascii")
+    return stored
+
+
+def _stream_classes(module: Any) -> tuple[type, type]:
+    cached = _classes.get(module.__name__)
+    if cached is not None:
+        return cached
+
+    class ReplayedStream(module.SyncByteStream, module.AsyncByteStream):  # type: ignore[misc]
+        """Recorded chunks (one per event for a stream), never touching the network."""
+
+        def __init__(self, chunks: list[bytes]) -> None:
+            self._chunks = chunks
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._chunks
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in self._chunks:
+                yield chunk
+
+    class TapedStream(module.SyncByteStream, module.AsyncByteStream):  # type: ignore[misc]
+        """A live body passed through as it arrives, and kept for the cassette."""
+
+        def __init__(self, inner: Any, done: Done) -> None:
+            self._inner, self._done = inner, done
+            self._chunks: list[bytes] = []
+            self._ended = False
+
+        def _end(self, chunks: list[bytes] | None) -> None:
+            if not self._ended:
+                self._ended = True
+                self._done(chunks)
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self._inner:
+                    self._chunks.append(chunk)
+                    yield chunk
+            except GeneratorExit:
+                raise
+            except BaseException:
+                self._end(None)
+                raise
+            self._end(self._chunks)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._inner:
+                    self._chunks.append(chunk)
+                    yield chunk
+            except GeneratorExit:
+                raise
+            except BaseException:
+                self._end(None)
+                raise
+            self._end(self._chunks)
+
+        def close(self) -> None:
+            try:
+                self._inner.close()
+            finally:
+                self._end(self._chunks)  # closed early: what was read is what replays
+
+        async def aclose(self) -> None:
+            try:
+                await self._inner.aclose()
+            finally:
+                self._end(self._chunks)
+
+    _classes[module.__name__] = classes = (ReplayedStream, TapedStream)
+    return classes

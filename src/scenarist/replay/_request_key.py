@@ -1,0 +1,156 @@
+"""What a cassette remembers of a request, its replay key, and how a miss is explained.
+
+A request is stored as ``{"method", "path", "body"}``: the path without host or query (a
+recording made against one base URL replays against another; query strings carry keys
+and API versions, not prompts), and the JSON body without the volatile fields (who is
+calling, bookkeeping: they never change what the model says) and with secret or
+configured fields replaced by ``"[redacted]"``. The key is a hash of exactly that stored
+form, so a request and its recording are compared on what the file holds, and a
+recording never needs a secret to be matched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+__all__ = [
+    "REDACTED",
+    "SECRET_FIELDS",
+    "VOLATILE_FIELDS",
+    "MatchOn",
+    "RequestMatcher",
+    "describe",
+    "nearest_diff",
+    "redact",
+    "stored_request",
+]
+
+VOLATILE_FIELDS = frozenset({"user", "metadata", "store", "prompt_cache_key", "safety_identifier"})
+"""Top-level body fields left out of the file and the key: caller identity and bookkeeping.
+
+``stream`` and ``stream_options`` stay in: they change the shape of the response (events
+instead of JSON, a usage event or not), which a recording must match.
+"""
+
+SECRET_FIELDS = frozenset({"api_key", "api-key", "apikey", "x-api-key", "authorization"})
+"""Body fields (at any depth, any case) never written, in addition to configured ones."""
+
+REDACTED = "[redacted]"
+
+MatchOn = Sequence[str] | Callable[[dict[str, Any]], Any] | None
+"""What a key covers besides method and path: body field names, or a function of the
+stored request returning any JSON value; ``None`` for the whole stored body."""
+
+
+def redact(value: Any, names: frozenset[str]) -> Any:
+    """``value`` with every mapping entry whose lower-cased key is in ``names`` replaced."""
+    if isinstance(value, dict):
+        return {k: REDACTED if k.lower() in names else redact(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, names) for v in value]
+    return value
+
+
+def stored_request(method: str, path: str, content: bytes, names: frozenset[str]) -> dict[str, Any]:
+    """The request as a cassette stores it (see the module docstring)."""
+    body: Any
+    try:
+        body = json.loads(content) if content else None
+    except ValueError:
+        body = content.decode("utf-8", "replace")
+    if isinstance(body, dict):
+        body = {k: v for k, v in body.items() if k not in VOLATILE_FIELDS}
+    return {"method": method, "path": path.rstrip("/") or "/", "body": redact(body, names)}
+
+
+def canonical(value: Any) -> str:
+    """One spelling per JSON value: sorted keys, no spaces, Unicode kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class RequestMatcher:
+    """Computes replay keys: a stable hash of method, path and the (selected) body."""
+
+    __slots__ = ("_fields", "_fn")
+
+    def __init__(self, match_on: MatchOn = None) -> None:
+        self._fn = match_on if callable(match_on) else None
+        self._fields = None if match_on is None or callable(match_on) else tuple(match_on)
+        if isinstance(match_on, str):
+            raise TypeError(f"match_on takes a list of field names, got {match_on!r}")
+
+    def key(self, request: dict[str, Any]) -> str:
+        body = request["body"]
+        if self._fn is not None:
+            body = self._fn(request)
+        elif self._fields is not None and isinstance(body, dict):
+            body = {k: body[k] for k in self._fields if k in body}
+        text = canonical([request["method"], request["path"], body])
+        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def describe(request: dict[str, Any]) -> str:
+    """``POST /v1/chat/completions (model 'gpt-4o-mini', last message 'Hi?')``."""
+    body = request["body"] if isinstance(request["body"], dict) else {}
+    details = []
+    if isinstance(body.get("model"), str):
+        details.append(f"model {body['model']!r}")
+    excerpt = _last_text(body)
+    if excerpt is not None:
+        short = excerpt if len(excerpt) <= 80 else excerpt[:77] + "..."
+        details.append(f"last message {short!r}")
+    suffix = f" ({', '.join(details)})" if details else ""
+    return f"{request['method']} {request['path']}{suffix}"
+
+
+def _last_text(body: dict[str, Any]) -> str | None:
+    for field in ("messages", "input", "prompt"):
+        value = body.get(field)
+        if isinstance(value, list) and value:
+            value = value[-1]
+        if value is not None:
+            return _text(value)
+    return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _text(value.get("content", value.get("text", "")))
+    if isinstance(value, list):
+        return " ".join(t for t in map(_text, value) if t)
+    return json.dumps(value)
+
+
+def nearest_diff(
+    request: dict[str, Any], recorded: Iterable[tuple[int, dict[str, Any]]], *, limit: int = 40
+) -> tuple[int, str] | None:
+    """The recorded request (by line number) closest to ``request``, and a unified diff.
+
+    Only recordings of the same method and path compete; ``None`` when there is none.
+    """
+    lines = _pretty(request["body"])
+    best: tuple[float, int, list[str]] | None = None
+    for line_number, candidate in recorded:
+        if (candidate["method"], candidate["path"]) != (request["method"], request["path"]):
+            continue
+        theirs = _pretty(candidate["body"])
+        ratio = difflib.SequenceMatcher(None, theirs, lines, autojunk=False).ratio()
+        if best is None or ratio > best[0]:
+            best = (ratio, line_number, theirs)
+    if best is None:
+        return None
+    _, line_number, theirs = best
+    diff = list(difflib.unified_diff(theirs, lines, "recorded", "this request", n=2, lineterm=""))
+    if len(diff) > limit:
+        diff = [*diff[:limit], f"... ({len(diff) - limit} more diff lines)"]
+    return line_number, "\n".join(diff)
+
+
+def _pretty(body: Any) -> list[str]:
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False).splitlines()

@@ -1,0 +1,296 @@
+"""Snapshots: a run's step sequence kept as a baseline, and diffs against it.
+
+A :class:`SnapshotData` is the ordered list of a run's steps (name, kind, input, output,
+status, depth), taken from a stored :class:`~scenarist.tracing.TraceRecord`, a live
+:class:`~scenarist.tracing.RunContext` or a :class:`~scenarist.trace.Trace`.
+:func:`compare_snapshots` aligns a later run against it and lists what drifted: steps
+added, removed or moved, inputs and (optionally) outputs changed, each with a compact line
+diff. ``TraceAssert.matches_snapshot`` turns a drift into a failed check.
+
+Storage goes through a :class:`~scenarist.store.Store`: :func:`save_snapshot_async`,
+:func:`get_snapshot_async`, :func:`load_snapshot_async` and :func:`compare_snapshot_async`
+take the store first; each has a sync twin without the suffix (Veval's naming).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from scenarist._jsonable import to_json_value
+from scenarist._sync import run_sync
+from scenarist.errors import UserError
+from scenarist.replay.snapshot_diff import (
+    SnapshotAlignmentRow,
+    SnapshotChange,
+    SnapshotDiff,
+    SnapshotOptions,
+    diff_steps,
+)
+from scenarist.trace import Span, Trace
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.store.base import Store
+
+__all__ = [
+    "SnapshotAlignmentRow",
+    "SnapshotChange",
+    "SnapshotData",
+    "SnapshotDiff",
+    "SnapshotOptions",
+    "SnapshotSource",
+    "SnapshotStep",
+    "compare_snapshot",
+    "compare_snapshot_async",
+    "compare_snapshots",
+    "get_snapshot",
+    "get_snapshot_async",
+    "load_snapshot",
+    "load_snapshot_async",
+    "save_snapshot",
+    "save_snapshot_async",
+]
+
+
+class SnapshotStep(BaseModel):
+    """One step of a snapshot: what a span was, without its timing and cost.
+
+    ``input`` and ``output`` are stored as JSON data (see :mod:`scenarist._jsonable`), so a
+    snapshot survives a round trip through a file or the store unchanged. ``depth`` is 0
+    for a top-level step; ``parent_index`` is the position of the enclosing step.
+    ``kind`` also accepts Veval's field name ``type``.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+
+    name: str
+    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
+    input: Any = None
+    output: Any = None
+    status: str = "success"
+    depth: int = 0
+    parent_index: int | None = None
+
+
+class SnapshotData(BaseModel):
+    """A named baseline: the steps of one run, in pre-order (parents before children).
+
+    ``trace_id`` is the run it was taken from (Veval calls it ``source_trace_id``, which
+    is accepted on input). ``schema_version`` is the format of this document.
+    """
+
+    model_config = ConfigDict(defer_build=True, populate_by_name=True)
+
+    schema_version: int = 1
+    name: str | None = None
+    trace_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("trace_id", "source_trace_id")
+    )
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    steps: list[SnapshotStep] = Field(default_factory=list)
+
+    @property
+    def step_names(self) -> list[str]:
+        """The step names, in order."""
+        return [step.name for step in self.steps]
+
+    # -- building ---------------------------------------------------------------------
+
+    @classmethod
+    def from_spans(
+        cls, roots: Iterable[Span], *, name: str | None = None, trace_id: str | None = None
+    ) -> SnapshotData:
+        """The snapshot of span trees (``roots`` and everything under them, pre-order)."""
+        steps: list[SnapshotStep] = []
+
+        def visit(span: Span, depth: int, parent: int | None) -> None:
+            here = len(steps)
+            steps.append(
+                SnapshotStep(
+                    name=span.name,
+                    kind=span.kind,
+                    input=to_json_value(span.input),
+                    output=to_json_value(span.output),
+                    status=span.status,
+                    depth=depth,
+                    parent_index=parent,
+                )
+            )
+            for child in span.children:
+                visit(child, depth + 1, here)
+
+        for root in roots:
+            visit(root, 0, None)
+        return cls(name=name, trace_id=trace_id, steps=steps)
+
+    @classmethod
+    def from_record(cls, record: TraceRecord, *, name: str | None = None) -> SnapshotData:
+        """The snapshot of a recorded run."""
+        return cls.from_spans(record.steps, name=name, trace_id=record.trace_id)
+
+    @classmethod
+    def from_context(cls, ctx: RunContext, *, name: str | None = None) -> SnapshotData:
+        """The snapshot of a run in progress or just finished (Veval's ``from_context``)."""
+        return cls.from_spans(ctx.recorder.roots, name=name, trace_id=ctx.trace_id)
+
+    @classmethod
+    def from_trace(
+        cls,
+        trace: Trace[Any, Any],
+        *,
+        interaction: int | None = None,
+        name: str | None = None,
+    ) -> SnapshotData:
+        """The snapshot of every interaction's spans, or of one (``interaction=-1``).
+
+        The trace id is taken from the interactions' metadata (where agent runs keep it)
+        when they agree on one. An index out of range raises ``IndexError``.
+        """
+        log = trace.interactions
+        chosen = list(log) if interaction is None else [log[interaction]]
+        ids = {i.metadata.get("trace_id") for i in chosen}
+        trace_id = ids.pop() if len(ids) == 1 else None
+        roots = [root for i in chosen for root in i.spans]
+        return cls.from_spans(
+            roots, name=name, trace_id=trace_id if isinstance(trace_id, str) else None
+        )
+
+    @classmethod
+    def from_source(cls, source: SnapshotSource, *, name: str | None = None) -> SnapshotData:
+        """A snapshot of any supported source; a ``SnapshotData`` is returned as it is
+        (renamed when ``name`` is given)."""
+        if isinstance(source, SnapshotData):
+            return source if name is None else source.model_copy(update={"name": name})
+        if isinstance(source, TraceRecord):
+            return cls.from_record(source, name=name)
+        if isinstance(source, RunContext):
+            return cls.from_context(source, name=name)
+        if isinstance(source, Trace):
+            return cls.from_trace(source, name=name)
+        raise UserError(
+            "a snapshot is taken from a SnapshotData, TraceRecord, RunContext or Trace "
+            f"(or a stored trace id when saving), got {type(source).__name__}: {source!r}"
+        )
+
+
+SnapshotSource = SnapshotData | TraceRecord | RunContext | Trace[Any, Any]
+"""What a snapshot can be taken from (saving also accepts a stored trace id)."""
+
+
+def compare_snapshots(
+    snapshot: SnapshotData,
+    current: SnapshotSource,
+    options: SnapshotOptions | None = None,
+) -> SnapshotDiff:
+    """How ``current`` (a run, a trace or another snapshot) drifted from ``snapshot``.
+
+    Local: nothing is read from or written to a store.
+
+    >>> base = SnapshotData(steps=[SnapshotStep(name="plan"), SnapshotStep(name="answer")])
+    >>> now = SnapshotData(steps=[SnapshotStep(name="answer")])
+    >>> print(compare_snapshots(base, now).summary("demo"))
+    Snapshot 'demo': 1 change (2 steps before, 1 now)
+      - removed 'plan' (was index 0)
+    """
+    if not isinstance(snapshot, SnapshotData):
+        raise UserError(
+            f"compare_snapshots expects a SnapshotData baseline first, got "
+            f"{type(snapshot).__name__}; take one with SnapshotData.from_source(...)"
+        )
+    after = SnapshotData.from_source(current)
+    return diff_steps(snapshot.steps, after.steps, options or SnapshotOptions())
+
+
+# -- through a store ------------------------------------------------------------------
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise UserError(f"a snapshot name must be a non-empty string, got {name!r}")
+    return name
+
+
+async def save_snapshot_async(
+    store: Store, name: str, source: str | SnapshotSource
+) -> SnapshotData:
+    """Take a snapshot of ``source`` and keep it in ``store`` as ``name`` (replacing one).
+
+    ``source`` is a stored trace id, a ``RunContext``, a ``TraceRecord``, a ``Trace`` or
+    a ``SnapshotData``. A trace id that is not in the store raises ``UserError``.
+    """
+    _check_name(name)
+    if isinstance(source, str):
+        record = await store.get_trace(source)
+        if record is None:
+            raise UserError(
+                f"cannot save snapshot {name!r}: no trace {source!r} in the store; "
+                "record the run first (client.run_async), or pass its RunContext or "
+                "TraceRecord instead of the id"
+            )
+        source = record
+    snapshot = SnapshotData.from_source(source, name=name)
+    await store.save_snapshot(name, snapshot)
+    return snapshot
+
+
+async def get_snapshot_async(store: Store, name: str) -> SnapshotData | None:
+    """The snapshot saved as ``name``, or ``None``."""
+    return await store.get_snapshot(_check_name(name))
+
+
+async def load_snapshot_async(store: Store, trace_id: str) -> SnapshotData | None:
+    """A snapshot of the stored run ``trace_id`` (not saved), or ``None`` if there is none."""
+    record = await store.get_trace(trace_id)
+    return None if record is None else SnapshotData.from_record(record)
+
+
+def missing_snapshot_message(name: str) -> str:
+    """What to say when no snapshot is saved under ``name``, with how to make one."""
+    return (
+        f"no snapshot named {name!r} in the store; create it from a good run with "
+        f"save_snapshot(store, {name!r}, trace_id_or_ctx) "
+        f"(or client.save_snapshot({name!r}, trace_id_or_ctx))"
+    )
+
+
+async def compare_snapshot_async(
+    store: Store,
+    name: str,
+    current: SnapshotSource,
+    options: SnapshotOptions | None = None,
+) -> SnapshotDiff:
+    """Compare ``current`` with the snapshot saved as ``name``; ``UserError`` if none."""
+    snapshot = await get_snapshot_async(store, name)
+    if snapshot is None:
+        raise UserError(missing_snapshot_message(name))
+    return compare_snapshots(snapshot, current, options)
+
+
+def save_snapshot(store: Store, name: str, source: str | SnapshotSource) -> SnapshotData:
+    """Sync twin of :func:`save_snapshot_async`."""
+    return run_sync(save_snapshot_async, store, name, source)
+
+
+def get_snapshot(store: Store, name: str) -> SnapshotData | None:
+    """Sync twin of :func:`get_snapshot_async`."""
+    return run_sync(get_snapshot_async, store, name)
+
+
+def load_snapshot(store: Store, trace_id: str) -> SnapshotData | None:
+    """Sync twin of :func:`load_snapshot_async`."""
+    return run_sync(load_snapshot_async, store, trace_id)
+
+
+def compare_snapshot(
+    store: Store,
+    name: str,
+    current: SnapshotSource,
+    options: SnapshotOptions | None = None,
+) -> SnapshotDiff:
+    """Sync twin of :func:`compare_snapshot_async`."""
+    return run_sync(compare_snapshot_async, store, name, current, options)

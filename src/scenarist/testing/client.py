@@ -1,0 +1,100 @@
+"""``TestClient``: a client for tests that never touches the network (Veval's test SDK).
+
+Everything is kept in memory. Recorded traces are added with :meth:`TestClient.with_replay`
+(any number, served by trace id to trace-backed items and ``replay``), snapshots with
+:meth:`TestClient.with_snapshot`. Synthetic items run the agent, but a live LLM call
+(through the OpenAI or Anthropic SDK, or any OpenAI-compatible HTTP call) is blocked
+with an error that names it, unless ``allow_live_llm_calls=True``. Unlike Veval's test
+SDK, nothing is ever posted anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Self
+
+from scenarist._sync import run_sync
+from scenarist.client import Agent, Client
+from scenarist.errors import ReplayError
+from scenarist.store.memory import MemoryStore
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+
+__all__ = ["LiveCallBlockedError", "TestClient"]
+
+
+class LiveCallBlockedError(ReplayError):
+    """A test made a live LLM call; TestClient blocks them unless explicitly allowed."""
+
+
+class _BlockLiveCalls:
+    """A response source that refuses every LLM call, naming it (and remembering it)."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def _refuse(self, request: Any) -> LiveCallBlockedError:
+        try:
+            body = json.loads(request.content or b"{}")
+        except ValueError:
+            body = {}
+        model = body.get("model") if isinstance(body, dict) else None
+        message = (
+            f"TestClient blocked a live LLM call: {request.method} {request.url.path}"
+            f"{f' (model {model!r})' if model else ''}. Replay it with with_replay(...) or a "
+            "cassette, or create TestClient(allow_live_llm_calls=True)."
+        )
+        self.refused.append(message)
+        return LiveCallBlockedError(message)
+
+    def respond(self, request: Any, module: Any, send: Callable[[], Any]) -> Any:
+        raise self._refuse(request)
+
+    async def respond_async(
+        self, request: Any, module: Any, send: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        raise self._refuse(request)
+
+
+class TestClient(Client):
+    """An in-memory client whose runs never reach a model unless allowed."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, *, allow_live_llm_calls: bool = False) -> None:
+        super().__init__(store=MemoryStore())
+        self.allow_live_llm_calls = allow_live_llm_calls
+        self.blocked: list[str] = []
+
+    def with_replay(self, *traces: TraceRecord | dict[str, Any]) -> Self:
+        """Make recorded traces available by id (``TraceRecord`` objects or their JSON)."""
+        for trace in traces:
+            record = trace if isinstance(trace, TraceRecord) else TraceRecord.model_validate(trace)
+            run_sync(self.store.save_trace, record)
+        return self
+
+    def with_snapshot(self, name: str, snapshot: Any) -> Self:
+        """Make a snapshot available by name (a ``SnapshotData`` or what it is built from)."""
+        from scenarist.replay.snapshots import SnapshotData
+
+        data = (
+            snapshot if isinstance(snapshot, SnapshotData) else SnapshotData.from_source(snapshot)
+        )
+        run_sync(self.store.save_snapshot, name, data)
+        return self
+
+    async def _execute(
+        self, ctx: RunContext, agent: Agent
+    ) -> tuple[TraceRecord, BaseException | None]:
+        if self.allow_live_llm_calls or ctx.is_replay:  # replays serve their own calls
+            return await super()._execute(ctx, agent)
+        from scenarist.integrations.http_capture import serve_llm_calls
+
+        blocker = _BlockLiveCalls()
+        with serve_llm_calls(blocker):
+            record, error = await super()._execute(ctx, agent)
+        if blocker.refused:  # SDKs wrap transport errors; name the blocked call instead
+            self.blocked.extend(blocker.refused)
+            error = LiveCallBlockedError(blocker.refused[0])
+        return record, error

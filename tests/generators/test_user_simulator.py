@@ -1,0 +1,159 @@
+"""UserSimulator drives a multi-turn scenario against a scripted model (real HTTP)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scenarist import Equals, Scenario, UserSimulator, set_default_generator
+from scenarist.checks import FnCheck
+from scenarist.interactions import Interact
+from scenarist.providers import OpenAIProvider
+from scenarist.testing import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.anyio
+
+
+def turn(message: str, goal_reached: bool = False) -> str:
+    return json.dumps({"goal_reached": goal_reached, "message": message})
+
+
+def agent(inputs: str) -> str:
+    return f"agent heard: {inputs}"
+
+
+async def test_simulated_user_stops_when_the_goal_is_reached(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    server.script.add(turn("I want a refund for order 12."), turn("", goal_reached=True))
+    simulator = UserSimulator(persona="A customer wanting a refund.", generator=model, max_steps=5)
+    scenario = (
+        Scenario("refund")
+        .interact(inputs=simulator)
+        .check(FnCheck(fn=lambda trace: len(trace.interactions) == 1))
+        .check(Equals(expected_value="agent heard: I want a refund for order 12."))
+    )
+    result = await scenario.run(target=agent)
+    assert result.status == "pass"
+    assert len(server.requests) == 2
+    first, second = (r.body["messages"] for r in server.requests)
+    assert "A customer wanting a refund." in first[0]["content"]
+    assert "you speak first" in first[1]["content"]
+    assert "User: I want a refund for order 12." in second[1]["content"]
+    assert "Assistant: agent heard: I want a refund for order 12." in second[1]["content"]
+    assert server.requests[0].body["response_format"]["type"] == "json_schema"
+
+
+async def test_simulated_user_two_turns_then_goal(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    server.script.add(turn("Hello"), turn("Order 12 please"), turn("", goal_reached=True))
+    scenario = Scenario("two").interact(inputs=UserSimulator(persona="p", generator=model))
+    result = await scenario.run(target=agent)
+    assert [i.inputs for i in result.final_trace.interactions] == ["Hello", "Order 12 please"]
+
+
+async def test_simulated_user_stops_at_max_steps(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    server.script = type(server.script)(default=turn("still waiting"))
+    scenario = Scenario("max").interact(
+        inputs=UserSimulator(persona="p", generator=model, max_steps=3)
+    )
+    result = await scenario.run(target=agent)
+    assert len(result.final_trace.interactions) == 3
+    assert len(server.requests) == 3
+
+
+async def test_simulated_user_empty_message_stops(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    server.script.add(turn("   "))
+    result = (
+        await Scenario("e")
+        .interact(inputs=UserSimulator(persona="p", generator=model))
+        .run(target=agent)
+    )
+    assert len(result.final_trace.interactions) == 0
+
+
+async def test_unparsable_answers_make_the_step_error_in_input_generation(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    server.script = type(server.script)(default="I am the user, hello!")
+    scenario = (
+        Scenario("broken")
+        .interact(inputs=UserSimulator(persona="p", generator=model, max_retries=2))
+        .check(Equals(expected_value="x"))
+    )
+    result = await scenario.run(target=agent, return_exception=True)
+    assert result.status == "error"
+    (step,) = result.steps
+    assert step.error is not None and step.error.phase == "input_generation"
+    assert step.error.exception_type == "InputGenerationException"
+    assert "user_simulator could not produce an input in 3 attempt(s)" in step.error.message
+    assert "not valid JSON" in step.error.message
+    assert step.results[0].status == "skip"
+    assert len(server.requests) == 3
+
+
+async def test_refusals_are_asked_again(server: FakeLLMServer, model: OpenAIProvider) -> None:
+    server.script.add(Reply(refusal="no"), turn("ok then"), turn("", goal_reached=True))
+    result = (
+        await Scenario("r")
+        .interact(inputs=UserSimulator(persona="p", generator=model))
+        .run(target=agent)
+    )
+    assert [i.inputs for i in result.final_trace.interactions] == ["ok then"]
+
+
+async def test_simulator_uses_the_default_generator(server: FakeLLMServer) -> None:
+    set_default_generator(
+        OpenAIProvider("gpt-4o-mini", base_url=server.openai_url, api_key="k", json_retries=0)
+    )
+    server.script.add(turn("hi"), turn("", goal_reached=True))
+    result = await Scenario("d").interact(inputs=UserSimulator(persona="p")).run(target=agent)
+    assert [i.inputs for i in result.final_trace.interactions] == ["hi"]
+
+
+async def test_no_generator_configured_is_an_input_generation_error() -> None:
+    result = (
+        await Scenario("none")
+        .interact(inputs=UserSimulator(persona="p"))
+        .run(target=agent, return_exception=True)
+    )
+    error = result.steps[0].error
+    assert error is not None and error.phase == "input_generation"
+    assert "set_default_generator('openai/gpt-4o-mini')" in error.message
+
+
+def test_simulator_scenario_round_trips_through_json() -> None:
+    scenario = Scenario("saved").interact(
+        inputs=UserSimulator(persona="p", context="c", generator="openai/gpt-4o-mini")
+    )
+    data = json.loads(scenario.model_dump_json())
+    inputs = data["steps"][0]["interacts"][0]["inputs"]
+    assert inputs == {
+        "kind": "user_simulator",
+        "generator": "openai/gpt-4o-mini",
+        "max_steps": 3,
+        "max_retries": 2,
+        "temperature": 0.0,
+        "persona": "p",
+        "context": "c",
+    }
+    loaded = Interact.model_validate(data["steps"][0]["interacts"][0])
+    assert isinstance(loaded.inputs, UserSimulator) and loaded.inputs.context == "c"
+    assert Interact.model_validate({"kind": "interact", "inputs": {"kind": "other"}}).inputs == {
+        "kind": "other"
+    }
+
+
+def test_simulator_validates_its_fields() -> None:
+    with pytest.raises(ValueError, match="provider/model"):
+        UserSimulator(persona="p", generator="gpt-4o")
+    with pytest.raises(ValueError, match="max_steps"):
+        UserSimulator(persona="p", max_steps=0)
+    with pytest.raises(ValueError, match="extra"):
+        UserSimulator(persona="p", persona_typo="x")  # type: ignore[call-arg]

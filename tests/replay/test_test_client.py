@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+
+from scenarist import RunContext, ScenarioItem, TraceAssert
+from scenarist.testing import FakeLLMServer, LiveCallBlockedError, Reply, ScriptedLLM, TestClient
+from scenarist.tracing import TraceRecord
+
+pytestmark = pytest.mark.anyio
+
+
+def sdk_agent(url: str) -> Any:
+    async def agent(ctx: RunContext) -> str:
+        async with openai.AsyncOpenAI(api_key="sk-test", base_url=url, max_retries=0) as llm:
+            reply = await llm.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": str(ctx.input)}]
+            )
+            return reply.choices[0].message.content or ""
+
+    return agent
+
+
+async def test_live_llm_calls_are_blocked_and_named() -> None:
+    client = TestClient()
+    with FakeLLMServer(ScriptedLLM([Reply("live answer")])) as server:
+        result = await client.run_scenario_async(
+            "blocked", sdk_agent(server.openai_url), items=[ScenarioItem(input="hi")]
+        )
+        assert server.requests == []  # nothing reached the provider
+    (failure,) = result.results[0].failures
+    assert failure.startswith("Agent threw exception: TestClient blocked a live LLM call: POST")
+    assert "model 'gpt-4o-mini'" in failure
+    with pytest.raises(LiveCallBlockedError):
+        await client.run_async("blocked", sdk_agent("http://127.0.0.1:9/v1"), input="x")
+
+
+async def test_live_calls_can_be_allowed() -> None:
+    client = TestClient(allow_live_llm_calls=True)
+    with FakeLLMServer(ScriptedLLM([Reply("live answer")])) as server:
+        assert (
+            await client.run_async("allowed", sdk_agent(server.openai_url), input="hi")
+            == "live answer"
+        )
+
+
+async def test_with_replay_serves_recorded_traces_by_id() -> None:
+    recorder = TestClient(allow_live_llm_calls=True)
+    with FakeLLMServer(ScriptedLLM([Reply("recorded answer")])) as server:
+        url = server.openai_url
+        await recorder.run_async("support", sdk_agent(url), input="refund?")
+    (record,) = recorder.store.traces.values()  # type: ignore[attr-defined]
+
+    client = TestClient().with_replay(
+        record, record.model_dump(mode="json") | {"trace_id": "tr_copy"}
+    )
+    result = await client.run_scenario_async(
+        "replays",
+        sdk_agent(url),
+        [TraceAssert.no_errors()],
+        items=[ScenarioItem(trace_id=record.trace_id), ScenarioItem(trace_id="tr_copy")],
+    )
+    assert [r.passed for r in result.results] == [True, True], [r.failures for r in result.results]
+    assert [r.output for r in result.results] == ["recorded answer", "recorded answer"]
+    assert isinstance(await client.get_trace_async("tr_copy"), TraceRecord)
+
+
+async def test_with_snapshot_makes_snapshots_available() -> None:
+    client = TestClient()
+
+    async def agent(ctx: RunContext) -> str:
+        await ctx.track_step_async("classify", ctx.input, lambda: "billing")
+        return "ok"
+
+    await client.run_async("snap", agent, input="q")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    client.with_snapshot("baseline", record)
+    same = await client.compare_snapshot_async("baseline", record)
+    assert not same.has_changes

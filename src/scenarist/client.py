@@ -14,6 +14,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +119,10 @@ class Client:
 
     # -- agent runs ----------------------------------------------------------------------
 
+    def _assertion_scope(self) -> AbstractContextManager[None]:
+        """Context in which assertions are evaluated (TestClient adds its judge mocks)."""
+        return nullcontext()
+
     async def _execute(
         self, ctx: RunContext, agent: Agent
     ) -> tuple[TraceRecord, BaseException | None]:
@@ -158,6 +163,46 @@ class Client:
 
     def get_trace(self, trace_id: str) -> TraceRecord | None:
         return run_sync(self.store.get_trace, trace_id)
+
+    # -- judging (Veval's client.judge_async) ------------------------------------------
+
+    async def judge_async(
+        self,
+        criteria: str,
+        ctx: RunContext,
+        model: Any = None,
+        threshold: float | None = None,
+        reference_output: Any = None,
+        samples: int | None = None,
+    ) -> dict[str, Any]:
+        """Judge the run in ``ctx`` against ``criteria``: ``{passed, score, reasoning}``."""
+        from scenarist.checks.trace_assert import TraceAssert
+
+        check = TraceAssert.judge(criteria, model, threshold, reference_output, samples)
+        trace = TraceRecord.from_context(ctx).to_trace()
+        with self._assertion_scope():
+            verdict = await run_check(check, trace, return_exception=True)
+        score = next((m.value for m in verdict.metrics if m.name == "judge_score"), None)
+        return {
+            "passed": verdict.status == "pass",
+            "score": score,
+            "reasoning": verdict.message,
+            "status": verdict.status.value,
+        }
+
+    def judge(
+        self,
+        criteria: str,
+        ctx: RunContext,
+        model: Any = None,
+        threshold: float | None = None,
+        reference_output: Any = None,
+        samples: int | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`judge_async` from sync code."""
+        return run_sync(
+            self.judge_async, criteria, ctx, model, threshold, reference_output, samples
+        )
 
     # -- snapshots (see scenarist.replay.snapshots) --------------------------------------
 
@@ -336,7 +381,8 @@ class Client:
         failures: list[str] = []
         if error is not None:
             failures.append(f"Agent threw exception: {error}")
-        failures.extend(await _failures(ctx, record, [*shared, *item.assertions]))
+        with self._assertion_scope():
+            failures.extend(await _failures(ctx, record, [*shared, *item.assertions]))
         return self._item_result(item, failures, ctx, record, t0)
 
     async def _run_trace_backed(
@@ -449,7 +495,8 @@ class Client:
                 f"Replay never made {calls.unused} recorded LLM call(s) from trace "
                 f"{recording.trace_id}"
             )
-        failures.extend(await _failures(ctx, record, assertions))
+        with self._assertion_scope():
+            failures.extend(await _failures(ctx, record, assertions))
         return ReplayResult(
             trace_id=recording.trace_id,
             passed=not failures,

@@ -269,6 +269,22 @@ class ScenarioResult(_Renderable):
         return 0 < passed < len(self.repeat_statuses)
 
     @property
+    def replay_verdict(self) -> dict[str, int] | None:
+        """LLM calls ``replayed`` / ``missed`` / made ``live`` (captured calls only);
+        ``None`` when nothing was replayed or missed (an ordinary live run)."""
+        counts = {"replayed": 0, "missed": 0, "live": 0}
+        for span in self.final_trace.spans:
+            if span.kind != "llm" or "url" not in span.metadata:
+                continue
+            if span.metadata.get("replayed"):
+                counts["replayed"] += 1
+            elif span.error is not None and span.error.type == "ReplayMissError":
+                counts["missed"] += 1
+            else:
+                counts["live"] += 1
+        return counts if counts["replayed"] or counts["missed"] else None
+
+    @property
     def check_count(self) -> int:
         """How many check verdicts the scenario produced (0 flags an untested pass)."""
         return sum(len(s.results) for s in self.steps)

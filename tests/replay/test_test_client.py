@@ -79,3 +79,42 @@ async def test_with_snapshot_makes_snapshots_available() -> None:
     client.with_snapshot("baseline", record)
     same = await client.compare_snapshot_async("baseline", record)
     assert not same.has_changes
+
+
+async def _polite_agent(ctx: RunContext) -> str:
+    return f"Dear customer, {ctx.input}"
+
+
+async def test_judge_mocks_are_consumed_in_order_per_criteria() -> None:
+    client = (
+        TestClient()
+        .with_judge_mock("is polite", passed=True, score=0.9, reasoning="greets the customer")
+        .with_judge_mock("is polite", passed=False, score=0.2, reasoning="curt")
+    )
+    result = await client.run_scenario_async(
+        "judged",
+        _polite_agent,
+        [TraceAssert.judge(client, "is polite")],  # Veval's form, client first
+        items=[ScenarioItem(input="a"), ScenarioItem(input="b"), ScenarioItem(input="c")],
+    )
+    assert [r.passed for r in result.results] == [True, False, False]
+    assert result.results[1].failures == ["Judge: is polite (score 0.20) — curt"]
+    third = result.results[2].failures[0]
+    assert third.startswith(
+        "[ERROR] Judge: evaluation failed — no judge mock left for criteria 'is polite'"
+    )
+
+
+async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
+    client = TestClient().with_judge_mock(
+        "answers the question", passed=True, score=1.0, reasoning="yes"
+    )
+    ctx = RunContext("q")
+    ctx.output = "a"
+    verdict = await client.judge_async("answers the question", ctx)
+    assert verdict == {
+        "passed": True,
+        "score": 1.0,
+        "reasoning": "Judge: answers the question (score 1.00) — yes",
+        "status": "pass",
+    }

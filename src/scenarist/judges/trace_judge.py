@@ -19,7 +19,9 @@ from pydantic import Field
 from scenarist._missing import MISSING, is_missing
 from scenarist.checks.base import Check
 from scenarist.judges.base import BaseLLMCheck, JudgeInputError
+from scenarist.judges.mocks import active_judge_mocks
 from scenarist.judges.verdict import LLMCheckResult
+from scenarist.results import CheckResult, Metric
 from scenarist.trace import Trace
 
 __all__ = ["TraceJudge"]
@@ -52,3 +54,19 @@ class TraceJudge(BaseLLMCheck):
 
     def error_message(self, problem: str) -> str:
         return f"Judge: evaluation failed — {problem}"
+
+    async def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        """Ask the judge, or take a mocked verdict when a test client provides them."""
+        mocks = active_judge_mocks()
+        if mocks is None:
+            return await super().run(trace)
+        try:
+            verdict = mocks.take(self.criteria)
+        except LookupError as exc:
+            return CheckResult.error(self.error_message(str(exc)))
+        score = verdict.score
+        passed = verdict.passed if self.threshold is None else (score or 0.0) >= self.threshold
+        details = {"judge": {"name": "mock"}, "criteria": self.criteria}
+        metrics = [Metric(name="judge_score", value=score)] if score is not None else []
+        make = CheckResult.success if passed else CheckResult.failure
+        return make(self.verdict_message(verdict, passed), details=details, metrics=metrics)

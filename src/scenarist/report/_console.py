@@ -197,6 +197,11 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
         footer += " (flaky)" if result.flaky else ""
     if (cost := result.cost_usd) is not None:
         footer += f" | cost: ${cost:.4f}"
+    if (replay := result.replay_verdict) is not None:
+        footer += (
+            f" | replay: {replay['replayed']} replayed, {replay['missed']} missed, "
+            f"{replay['live']} live"
+        )
     yield Rule(Text(footer))
 
 

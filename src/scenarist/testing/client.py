@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, Self
 
 from scenarist._sync import run_sync
@@ -63,9 +64,25 @@ class TestClient(Client):
     __test__ = False  # not a pytest test class
 
     def __init__(self, *, allow_live_llm_calls: bool = False) -> None:
+        from scenarist.judges.mocks import JudgeMocks
+
         super().__init__(store=MemoryStore())
         self.allow_live_llm_calls = allow_live_llm_calls
         self.blocked: list[str] = []
+        self.judge_mocks = JudgeMocks()
+
+    def with_judge_mock(
+        self, criteria: str, passed: bool, score: float = 1.0, reasoning: str = ""
+    ) -> Self:
+        """Queue a verdict for ``TraceAssert.judge(criteria)`` (first in, first out); a
+        judge with no verdict left is an error naming its criteria, never a real call."""
+        self.judge_mocks.add(criteria, passed, score, reasoning)
+        return self
+
+    def _assertion_scope(self) -> AbstractContextManager[None]:
+        from scenarist.judges.mocks import using_judge_mocks
+
+        return using_judge_mocks(self.judge_mocks)
 
     def with_replay(self, *traces: TraceRecord | dict[str, Any]) -> Self:
         """Make recorded traces available by id (``TraceRecord`` objects or their JSON)."""

@@ -248,3 +248,21 @@ async def test_a_broken_replay_fails_its_item_and_the_others_still_run(recorded:
     )
     assert [r.passed for r in result.results] == [False, True, True]
     assert result.results[0].failures[0].startswith("Replay trace 'tr_empty' has no steps.")
+
+
+async def test_a_recording_with_unknown_span_kinds_is_accepted_and_replayed() -> None:
+    client = Client(store=MemoryStore())
+
+    async def agent_with_custom_kind(ctx: RunContext) -> Any:
+        def lookup(handle: Any) -> str:
+            handle.set_meta("type", "vector-search")  # not one of the usual kinds
+            return "chunk"
+
+        return await ctx.track_step_async("retrieve", ctx.input, lookup)
+
+    await client.run_async("kinds", agent_with_custom_kind, input="q")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    assert record.spans[0].kind == "vector-search"
+    result = await client.replay_async(record, agent_with_custom_kind)
+    assert result.passed, result.failures
+    assert result.replayed_record.spans[0].kind == "vector-search"

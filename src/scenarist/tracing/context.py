@@ -89,13 +89,10 @@ class RunContext:
     def track_step(self, name: str, input: Any, fn: Callable[..., Any]) -> Any:
         """Run ``fn`` as the step ``name`` and return its result (sync ``fn``; an async
         ``fn`` is run to completion on a helper event loop)."""
-        _check_callable(fn, "track_step")
-        span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
-        if decision is not None and decision.serve:
-            self.recorder.close(span, output=decision.output)
-            return decision.output
-        token = self.recorder.enter(span)
-        try:
+        span, served = self._open(name, input, fn, "track_step")
+        if span is None:
+            return served
+        with self.recorder.running(span) as outcome:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
             if inspect.isawaitable(result):
                 from scenarist._sync import run_sync
@@ -106,30 +103,25 @@ class RunContext:
                     return await awaitable
 
                 result = run_sync(finish)
-        except BaseException as error:
-            self.recorder.leave(token)
-            self.recorder.close(span, error=error)
-            raise
-        self.recorder.leave(token)
-        self.recorder.close(span, output=result)
-        return result
+            outcome.value = result
+        return outcome.value
 
     async def track_step_async(self, name: str, input: Any, fn: Callable[..., Any]) -> Any:
         """Run ``fn`` (sync or async) as the step ``name`` and return its result."""
-        _check_callable(fn, "track_step_async")
+        span, served = self._open(name, input, fn, "track_step_async")
+        if span is None:
+            return served
+        with self.recorder.running(span) as outcome:
+            result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
+            outcome.value = await result if inspect.isawaitable(result) else result
+        return outcome.value
+
+    def _open(self, name: str, input: Any, fn: Any, method: str) -> tuple[Span | None, Any]:
+        """Open the span of a tracked call: ``(span, None)`` to run it, or ``(None, output)``
+        when a replay serves the recorded output instead."""
+        _check_callable(fn, method)
         span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
         if decision is not None and decision.serve:
             self.recorder.close(span, output=decision.output)
-            return decision.output
-        token = self.recorder.enter(span)
-        try:
-            result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
-            if inspect.isawaitable(result):
-                result = await result
-        except BaseException as error:
-            self.recorder.leave(token)
-            self.recorder.close(span, error=error)
-            raise
-        self.recorder.leave(token)
-        self.recorder.close(span, output=result)
-        return result
+            return None, decision.output
+        return span, None

@@ -27,7 +27,7 @@ from scenarist.trace import Span, SpanError
 if TYPE_CHECKING:
     from scenarist.replay.steps import Replayer
 
-__all__ = ["RunRecorder", "current_recorder", "current_span"]
+__all__ = ["RunRecorder", "Running", "current_recorder", "current_span"]
 
 _recorder: ContextVar[RunRecorder | None] = ContextVar("scenarist_run", default=None)
 _span: ContextVar[Span | None] = ContextVar("scenarist_span", default=None)
@@ -118,6 +118,11 @@ class RunRecorder:
             message = "cancelled" if _is_cancellation(error) else str(error) or type(error).__name__
             values["error"] = SpanError(message=message, type=type(error).__name__)
 
+    def running(self, span: Span) -> Running:
+        """``with recorder.running(span) as outcome:``: ``span`` is current inside the block,
+        then closed with ``outcome.value`` as output, or with the block's exception."""
+        return Running(self, span)
+
     def enter(self, span: Span) -> Token[Span | None]:
         """Make ``span`` the parent of spans opened in this context until :meth:`leave`."""
         return _span.set(span)
@@ -132,6 +137,28 @@ class RunRecorder:
 
     def elapsed_ms(self) -> float:
         return self._now()[1]
+
+
+class Running:
+    """The block in which a span is open and current (see :meth:`RunRecorder.running`)."""
+
+    __slots__ = ("_recorder", "_span", "_token", "value")
+
+    def __init__(self, recorder: RunRecorder, span: Span) -> None:
+        self._recorder = recorder
+        self._span = span
+        self.value: Any = None
+
+    def __enter__(self) -> Running:
+        self._token = _span.set(self._span)
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        _span.reset(self._token)
+        if error is None:
+            self._recorder.close(self._span, output=self.value)
+        else:
+            self._recorder.close(self._span, error=error)
 
 
 def _is_cancellation(error: BaseException) -> bool:

@@ -200,16 +200,9 @@ class _Step:
             if decision is not None and decision.serve:
                 recorder.close(span, output=decision.output)
                 return decode_output(fn, decision.output)  # type: ignore[no-any-return]
-            token = recorder.enter(span)
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as error:
-                recorder.leave(token)
-                recorder.close(span, error=error)
-                raise
-            recorder.leave(token)
-            recorder.close(span, output=result)
-            return result
+            with recorder.running(span) as outcome:
+                outcome.value = fn(*args, **kwargs)
+            return outcome.value  # type: ignore[no-any-return]
 
         return traced
 
@@ -227,16 +220,9 @@ async def _run_async(
     if decision is not None and decision.serve:
         recorder.close(span, output=decision.output)
         return decode_output(fn, decision.output)
-    token = recorder.enter(span)
-    try:
-        result = await fn(*args, **kwargs)
-    except BaseException as error:
-        recorder.leave(token)
-        recorder.close(span, error=error)
-        raise
-    recorder.leave(token)
-    recorder.close(span, output=result)
-    return result
+    with recorder.running(span) as outcome:
+        outcome.value = await fn(*args, **kwargs)
+    return outcome.value
 
 
 @overload

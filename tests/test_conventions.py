@@ -138,12 +138,26 @@ def _readme_python_blocks() -> list[str]:
 
 
 @pytest.mark.parametrize("block", _readme_python_blocks())
-def test_readme_examples_run(block: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_examples_run(
+    block: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scenarist.client import set_client
+
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path))  # the default client's local store
+    monkeypatch.delenv("SCENARIST_URL", raising=False)
+    set_client(None)
     namespace: dict[str, object] = {"__name__": "readme"}
-    exec(compile(block, "README.md", "exec"), namespace)
+    try:
+        exec(compile(block, "README.md", "exec"), namespace)
+    finally:
+        set_client(None)
     result = namespace.get("result")
     if result is not None:
-        assert getattr(result, "status", None) == "pass"
+        passed = getattr(result, "passed", None)
+        assert passed if passed is not None else getattr(result, "status", None) == "pass"
 
 
 def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:

@@ -1,8 +1,17 @@
-"""Loading scenarios and suites from JSON or YAML files, with errors that name the file."""
+"""Loading scenarios and suites from JSON or YAML files, with errors that name the file.
+
+A file that does not validate raises one :class:`~scenarist.errors.UserError` listing
+every problem as ``<file>: <path inside it>: <what is wrong>; <the fix>``, e.g.
+``suite.yaml: scenarios[0].steps[1].checks[0].keywrd: unknown field of a
+string_matching check; did you mean 'keyword'?``. The JSON Schema that editors can use
+to catch these while typing is ``src/scenarist/schemas/scenario.schema.json``.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,13 +19,20 @@ from pydantic import BaseModel, ValidationError
 
 from scenarist.errors import UserError
 
-__all__ = ["load_model"]
+__all__ = ["describe_validation_error", "format_location", "load_model", "read_data"]
 
 M = TypeVar("M", bound=BaseModel)
+_SCHEMA_HINT = "the JSON Schema scenarist/schemas/scenario.schema.json lists every field"
 
 
-def _read(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+def read_data(path: Path) -> Any:
+    """The parsed content of a JSON or YAML file; ``UserError`` naming it if unreadable."""
+    if not path.is_file():
+        raise UserError(f"{path}: no such file; check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read the file: {exc}") from exc
     if path.suffix.lower() in {".yaml", ".yml"}:
         try:
             import yaml
@@ -24,24 +40,87 @@ def _read(path: Path) -> Any:
             raise UserError(
                 f"{path}: reading YAML needs PyYAML; run pip install pyyaml, or write JSON"
             ) from None
-        return yaml.safe_load(text)
-    return json.loads(text)
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise UserError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from exc
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON: {exc}") from exc
 
 
 def load_model(model: type[M], path: str | Path) -> M:
     """Validate the file at ``path`` as ``model``; ``UserError`` names the file and field."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file; check the path")
-    try:
-        data = _read(path)
-    except (ValueError, OSError) as exc:
-        raise UserError(f"{path}: cannot parse the file: {exc}") from exc
+    data = read_data(path)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise UserError(f"{path}: invalid {model.__name__}: {problems}") from exc
+        raise UserError(
+            f"{path}: invalid {model.__name__}: {describe_validation_error(exc, data)}"
+        ) from exc
+
+
+def format_location(loc: Sequence[int | str]) -> str:
+    """``("steps", 0, "checks", 1)`` → ``steps[0].checks[1]`` (``(top level)`` if empty)."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def describe_validation_error(exc: ValidationError, data: Any) -> str:
+    """Every problem of ``exc`` as ``location: problem; fix``, joined by ``"; "``."""
+    return "; ".join(_describe(err, data) for err in exc.errors())
+
+
+def _describe(err: Any, data: Any) -> str:
+    loc: tuple[int | str, ...] = tuple(err["loc"])
+    where = format_location(loc)
+    kind = err["type"]
+    if kind == "extra_forbidden" and loc:
+        owner = _at(data, loc[:-1])
+        return f"{where}: unknown field {loc[-1]!r}{_field_hint(owner, str(loc[-1]))}"
+    if kind == "missing":
+        return f"{where}: required field missing; add it"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if "unknown " in message and " kind " in message:
+        given = _at(data, loc)
+        wanted = given.get("kind") if isinstance(given, dict) else None
+        known = message.partition("registered kinds: ")[2].split(", ")
+        close = difflib.get_close_matches(str(wanted), known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else _SCHEMA_HINT
+        return f"{where}: unknown kind {wanted!r}; {hint}"
+    return f"{where}: {message}"
+
+
+def _at(data: Any, loc: Sequence[int | str]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _field_hint(owner: Any, field: str) -> str:
+    """`` of a <kind> check; did you mean 'x'?`` from the registered class's fields."""
+    if not isinstance(owner, dict) or not isinstance(owner.get("kind"), str):
+        return f"; remove it or fix its spelling ({_SCHEMA_HINT})"
+    kind = owner["kind"]
+    fields: list[str] = []
+    family_name = "component"
+    from scenarist.checks.base import Check
+    from scenarist.interactions import InteractionSpec
+
+    for family in (Check, InteractionSpec):
+        try:
+            fields = list(family.kind_class(kind).model_fields)
+        except ValueError:
+            continue
+        family_name = family._family
+        break
+    close = difflib.get_close_matches(field, fields, n=1)
+    fix = f"did you mean {close[0]!r}?" if close else f"its fields are {', '.join(fields)}"
+    return f" in a {kind} {family_name}; {fix}"

@@ -8,6 +8,8 @@
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
     ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
+    ├── RequestError               a scenarist server could not be reached or refused a request
+    │   └── SendError              data could not be uploaded to a scenarist server
     └── ReplayError                replay could not serve a call from the recording
         ├── ReplayDivergenceError  a step's input differs from every recorded one
         ├── ReplayNoMockError      no recorded step of that name is left to serve
@@ -30,7 +32,9 @@ __all__ = [
     "ReplayError",
     "ReplayMissError",
     "ReplayNoMockError",
+    "RequestError",
     "ScenaristError",
+    "SendError",
     "SerializationError",
     "StepTimeoutError",
     "TestCaseError",
@@ -66,6 +70,18 @@ class InputGenerationException(InteractionGenerationError):
 
 class StepTimeoutError(ScenaristError, TimeoutError):
     """An interaction took longer than the configured ``timeout_s``."""
+
+
+class RequestError(ScenaristError):
+    """A scenarist server could not be reached, or answered a request with an error."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class SendError(RequestError):
+    """Data (a trace, a run, items, a snapshot) could not be uploaded to a scenarist server."""
 
 
 class ReplayError(ScenaristError):

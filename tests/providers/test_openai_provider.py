@@ -86,11 +86,50 @@ async def test_openai_falls_back_when_json_schema_is_rejected(server: FakeLLMSer
     assert answer.parsed == {"passed": True, "reason": "json mode"}
     rejected, second = server.requests
     assert rejected.body["response_format"]["type"] == "json_schema"
-    assert second.body["response_format"] == {"type": "json_object"}
+    assert second.body["response_format"] == {"type": "json_object", "schema": VERDICT}
     assert "JSON Schema" in second.body["messages"][0]["content"]
     assert adapter.structured_mode == "json_object"
     await adapter.chat(MESSAGES, json_schema=VERDICT)  # remembered: no rejected request
     assert len(server.requests) == 3
+
+
+LLAMA_CPP_REJECTION = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
+
+
+async def test_openai_falls_back_on_llama_cpp_servers_500_about_response_format(
+    server: FakeLLMServer,
+) -> None:
+    """llama-cpp-python's server rejects ``json_schema`` with a 500 (seen with 0.3.36)."""
+
+    def reply(request: FakeRequest) -> Reply:
+        kind = (request.body.get("response_format") or {}).get("type")
+        if kind == "json_schema":
+            return Reply(status=500, error=LLAMA_CPP_REJECTION)
+        return Reply('{"passed": true, "reason": "json mode"}')
+
+    server.script = ScriptedLLM(reply)
+    adapter = provider(server, max_retries=0)
+    answer = await adapter.chat(MESSAGES, json_schema=VERDICT)
+    assert answer.parsed == {"passed": True, "reason": "json mode"}
+    assert [r.body["response_format"]["type"] for r in server.requests] == [
+        "json_schema",
+        "json_object",
+    ]
+    assert adapter.structured_mode == "json_object"
+
+
+async def test_openai_other_500s_are_not_taken_for_a_format_rejection(
+    server: FakeLLMServer,
+) -> None:
+    server.script.add(Reply(status=500, error="invalid json in the model output"))
+    adapter = provider(server, max_retries=0)
+    with pytest.raises(ProviderError, match="HTTP 500"):
+        await adapter.chat(MESSAGES, json_schema=VERDICT)
+    assert adapter.structured_mode == "json_schema"
+    assert len(server.requests) == 1
 
 
 async def test_openai_refusal_is_surfaced_without_retry(server: FakeLLMServer) -> None:

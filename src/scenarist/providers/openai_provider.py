@@ -3,11 +3,13 @@
 Structured output asks for ``response_format={"type": "json_schema", ...}`` (with
 ``strict: false``, so any JSON Schema is accepted; we validate the answer ourselves).
 Many OpenAI-compatible servers reject that; on a 400 that mentions the response format
-the adapter falls back, once per adapter, to JSON mode (``{"type": "json_object"}`` plus
-the schema in a system instruction), then to the instruction alone, and keeps using what
-worked. Answers are parsed strictly (:mod:`scenarist.providers._structured`); a malformed
-answer is asked again ``json_retries`` times, then :class:`StructuredOutputError`. A
-refusal (``message.refusal``) is returned as ``ChatResponse.refusal`` with no ``parsed``
+(or llama-cpp-python's 500 naming ``response_format``) the adapter falls back, once per
+adapter, to JSON mode (``{"type": "json_object", "schema": ...}`` plus the schema in a
+system instruction; llama-cpp-python constrains decoding with that ``schema``), then to
+the instruction alone, and keeps using what worked. Answers are parsed strictly
+(:mod:`scenarist.providers._structured`); a malformed answer is asked again
+``json_retries`` times, then :class:`StructuredOutputError`. A refusal
+(``message.refusal``) is returned as ``ChatResponse.refusal`` with no ``parsed``
 value and is not retried: asking again rarely changes a refusal, and the caller decides.
 
 One SDK client is made per call (and closed after it), so an adapter is safe to share
@@ -168,7 +170,9 @@ class OpenAIProvider:
                     "json_schema": {"name": "answer", "schema": json_schema, "strict": False},
                 }
             elif json_schema is not None and mode == "json_object":
-                request["response_format"] = {"type": "json_object"}
+                # "schema" is llama-cpp-python's extension (it constrains decoding to the
+                # schema); other servers ignore it, or reject it and we fall back again.
+                request["response_format"] = {"type": "json_object", "schema": json_schema}
             try:
                 completion = await client.chat.completions.create(**request)
             except self._sdk.APIStatusError as exc:
@@ -240,9 +244,16 @@ def _with_instruction(
 
 
 def _about_format(exc: Any) -> bool:
-    """Whether a refused request was refused because of its ``response_format``."""
+    """Whether a refused request was refused because of its ``response_format``.
+
+    Most servers answer 400 or 422; llama-cpp-python's server answers 500 with its
+    validation error (``('body', 'response_format', 'type') ... Input should be 'text' or
+    'json_object'``), so a 500 counts too when its message names ``response_format``.
+    """
     text = _error_message(exc).lower()
-    return exc.status_code in (400, 422) and ("response_format" in text or "json" in text)
+    if exc.status_code in (400, 422):
+        return "response_format" in text or "json" in text
+    return exc.status_code == 500 and "response_format" in text
 
 
 def _error_message(exc: Any) -> str:

@@ -1,0 +1,196 @@
+"""Finding scenarios to run: ``Suite`` and ``Scenario`` objects in Python files, and
+scenario files (YAML/JSON).
+
+Rules (also in ``docs/decisions.md``):
+
+* A path given explicitly is always read: ``.py`` files are imported, ``.yaml``/``.yml``/
+  ``.json`` files are loaded as a suite (a mapping with ``scenarios``) or a scenario.
+  One that holds no scenario is a usage error.
+* A folder is walked recursively, skipping hidden folders, ``__pycache__``, virtual
+  environments, ``node_modules`` and ``.cassettes``. In it, ``*.py`` files are imported
+  except ``conftest.py``, ``setup.py`` and names starting with ``_``; data files are read
+  only when named ``*.scenario.yaml|yml|json`` or ``*.suite.yaml|yml|json`` (any other
+  JSON in a project is more likely configuration than a scenario). Files with no
+  scenario are skipped quietly.
+* In a module, every module-level ``Suite`` and ``Scenario`` counts, in definition
+  order. A scenario that is also in a suite found in the same run, or the same object
+  seen twice (imported by two files), runs once. A scenario without a target inherits
+  its suite's target.
+* A file that fails to import or load is reported with its path and the error; the
+  other files still run, and the run exits 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from scenarist._files import read_data
+from scenarist._missing import is_missing
+from scenarist.errors import UserError
+from scenarist.scenario import Scenario
+from scenarist.suite import Suite
+
+__all__ = ["Discovery", "LoadError", "SourceFile", "discover"]
+
+_SKIP_DIRS = {"__pycache__", "node_modules", ".cassettes", "venv", "site-packages"}
+_DATA_SUFFIXES = (".yaml", ".yml", ".json")
+_NAMED_DATA = tuple(f".{kind}{ext}" for kind in ("scenario", "suite") for ext in _DATA_SUFFIXES)
+
+
+@dataclass
+class SourceFile:
+    """The scenarios found in one file, and the suite names they came from."""
+
+    path: Path
+    scenarios: list[Scenario] = field(default_factory=list)
+    suite_names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """A file that could not be loaded: the path, a one-line message, the traceback."""
+
+    path: Path
+    message: str
+    details: str = ""
+
+
+@dataclass
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+    @property
+    def scenario_count(self) -> int:
+        return sum(len(f.scenarios) for f in self.files)
+
+
+def discover(paths: list[Path]) -> Discovery:
+    """Every scenario under ``paths``; ``UserError`` for a missing path or an explicit
+    file without scenarios (load errors of single files are collected instead)."""
+    found = Discovery()
+    seen: set[int] = set()
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"{path}: no such file or folder; check the path")
+        explicit = path.is_file()
+        if explicit and not _readable(path, explicit=True):
+            raise UserError(
+                f"{path}: not a scenario file; give .py, .yaml, .yml or .json files or folders"
+            )
+        for file in [path] if explicit else _walk(path):
+            source = SourceFile(file)
+            try:
+                _load(file, source, seen)
+            except UserError as exc:
+                found.errors.append(LoadError(file, str(exc)))
+                continue
+            except (Exception, SystemExit) as exc:  # user code: report it, run the rest
+                found.errors.append(
+                    LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
+                )
+                continue
+            if source.scenarios:
+                found.files.append(source)
+            elif explicit:
+                raise UserError(
+                    f"{file}: no scenarios found; define a module-level Suite or Scenario "
+                    "(Python) or write a scenario or suite (YAML/JSON)"
+                )
+    return found
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _readable(path: Path, *, explicit: bool) -> bool:
+    name = path.name.lower()
+    if name.endswith(".py"):
+        return explicit or not (name.startswith("_") or name in {"conftest.py", "setup.py"})
+    if explicit:
+        return name.endswith(_DATA_SUFFIXES)
+    return name.endswith(_NAMED_DATA)
+
+
+def _walk(folder: Path) -> list[Path]:
+    files: list[Path] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_dir():
+            if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                continue
+            if (entry / "pyvenv.cfg").exists():
+                continue
+            files.extend(_walk(entry))
+        elif _readable(entry, explicit=False):
+            files.append(entry)
+    return files
+
+
+def _load(file: Path, source: SourceFile, seen: set[int]) -> None:
+    if file.suffix == ".py":
+        objects = list(vars(_import(file)).values())
+    else:
+        data = read_data(file)
+        model = Suite if isinstance(data, dict) and "scenarios" in data else Scenario
+        objects = [model.from_file(file)]
+    suites = [o for o in objects if isinstance(o, Suite)]
+    in_suites = {id(s) for suite in suites for s in suite.scenarios}
+    for obj in objects:
+        if isinstance(obj, Suite) and id(obj) not in seen:
+            seen.add(id(obj))
+            source.suite_names.append(obj.name)
+            for scenario in obj.scenarios:
+                if id(scenario) in seen:
+                    continue
+                seen.add(id(scenario))
+                source.scenarios.append(_with_target(scenario, obj))
+        elif isinstance(obj, Scenario) and id(obj) not in seen and id(obj) not in in_suites:
+            seen.add(id(obj))
+            source.scenarios.append(obj)
+
+
+def _with_target(scenario: Scenario, suite: Suite) -> Scenario:
+    if is_missing(scenario.target) and not is_missing(suite.target):
+        return scenario.copy().with_target(suite.target)
+    return scenario
+
+
+def _import(file: Path) -> ModuleType:
+    """Import ``file`` as ``python file.py`` would see it: its folder first on
+    ``sys.path``, under its own name, so a sibling that imports it gets the same objects
+    (and they run once). A name already taken by another module gets a private name."""
+    existing = sys.modules.get(file.stem)
+    if existing is not None and _same_file(getattr(existing, "__file__", None), file):
+        return existing
+    name = file.stem
+    if existing is not None or not name.isidentifier():
+        name = f"_scenarist_run_{uuid.uuid4().hex[:8]}_{name}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise UserError(f"{file}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(file.resolve().parent)
+    sys.path.insert(0, folder)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+    return module
+
+
+def _same_file(loaded: str | None, file: Path) -> bool:
+    return loaded is not None and Path(loaded).resolve() == file.resolve()

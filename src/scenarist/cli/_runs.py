@@ -1,0 +1,60 @@
+"""Where the CLI keeps run logs: ``$SCENARIST_HOME/runs/<run_id>.jsonl``.
+
+``SCENARIST_HOME`` defaults to ``.scenarist`` in the working directory, the folder of the
+local store (:func:`scenarist.store.sqlite.default_store_path`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from scenarist.errors import UserError
+from scenarist.runlog import RunLog, read_jsonl, write_jsonl
+
+__all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log"]
+
+
+def runs_dir() -> Path:
+    from scenarist.store.sqlite import default_store_path
+
+    return default_store_path().parent / "runs"
+
+
+def find_run_log(reference: str, *, exclude: str | None = None) -> Path:
+    """A run log path from a file path, a run id in the runs folder, or ``last``."""
+    if reference == "last":
+        logs = [p for p in runs_dir().glob("*.jsonl") if p.stem != exclude]
+        if not logs:
+            raise UserError(
+                f"no previous run in {runs_dir()}; run `scenarist run` once first, or give "
+                "a run log file"
+            )
+        return max(logs, key=lambda p: (p.stat().st_mtime_ns, p.name))
+    path = Path(reference)
+    if path.is_file():
+        return path
+    stored = runs_dir() / f"{reference}.jsonl"
+    if stored.is_file():
+        return stored
+    raise UserError(
+        f"{reference!r} is neither a run log file nor a run id in {runs_dir()}; check it, "
+        "or use 'last'"
+    )
+
+
+def load_run_log(reference: str, *, exclude: str | None = None) -> RunLog:
+    path = find_run_log(reference, exclude=exclude)
+    try:
+        return read_jsonl(path)
+    except UserError:
+        raise
+    except ValueError as exc:  # JSON or validation errors in a hand-edited file
+        raise UserError(f"{path}: not a readable run log: {' '.join(str(exc).split())}") from exc
+
+
+def save_run_log(log: RunLog, path: Path) -> None:
+    """Write ``log`` atomically (a reader never sees half a file)."""
+    partial = path.with_name(f".{path.name}.partial")
+    write_jsonl(log, partial)
+    os.replace(partial, path)

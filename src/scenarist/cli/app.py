@@ -1,0 +1,103 @@
+"""The Typer application: global options, error handling, and the command table.
+
+Exit codes (every command): 0 success; 1 scenarios failed (``run``, ``replay``); 2 an
+error: a usage error (bad path, bad option value, a file that does not load), a
+scenario that errored, or a feature that is not installed. Problems the user can fix
+are :class:`~scenarist.errors.UserError` and print as one ``error: ...`` line on stderr,
+without a traceback; ``--debug`` adds the traceback. An unexpected exception is reported
+the same way (exit 2) with a request to report it, never as exit 1, which means
+"failures" and nothing else.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
+
+from scenarist._version import __version__
+from scenarist.cli import demo, report, run, server, store
+from scenarist.errors import UserError
+
+__all__ = ["DEBUG_KEY", "app"]
+
+DEBUG_KEY = "scenarist.debug"
+EXIT_CODES_HELP = (
+    "Exit codes: 0 passed (or pass rate at least --fail-under); 1 scenarios failed; "
+    "2 errors: a usage error, a file that could not be loaded, an errored scenario, or a "
+    "feature that is not installed."
+)
+
+
+class _Group(TyperGroup):
+    """Turns errors into one line on stderr and exit code 2 (a traceback with --debug)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, TyperException):
+            raise
+        except UserError as exc:
+            _report(ctx, f"error: {exc}")
+        except Exception as exc:
+            _report(
+                ctx,
+                f"error: unexpected {type(exc).__name__}: {exc} (this is a scenarist bug; "
+                "run again with --debug and report the traceback)",
+            )
+        return None  # not reached: _report exits
+
+
+def _report(ctx: Any, line: str) -> None:
+    if ctx.meta.get(DEBUG_KEY):
+        traceback.print_exc(file=sys.stderr)
+    typer.echo(line, err=True)
+    raise typer.Exit(2)
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="scenarist",
+    help="Scenario tests for LLM agents. " + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"scenarist {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    """Scenario tests for LLM agents."""
+    ctx.meta[DEBUG_KEY] = debug
+
+
+app.command("run", help=run.HELP)(run.run)
+app.command("report")(report.report)
+app.command("demo")(demo.demo)
+app.command("replay")(store.replay)
+app.add_typer(store.traces_app, name="traces")
+app.add_typer(store.items_app, name="items")
+app.command("serve")(server.serve)
+app.add_typer(server.keys_app, name="keys")
+app.add_typer(server.db_app, name="db")
+app.command("sync")(server.sync)

@@ -1,0 +1,283 @@
+"""``scenarist run``: discover scenarios, run them, report, and keep the run log.
+
+Files run one after another (each inside its own cassette with ``--record``/``--replay``),
+the scenarios of a file concurrently with ``--parallel N``; one progress display and one
+report cover the whole run. The run log streams to ``$SCENARIST_HOME/runs/<run_id>.jsonl``
+(a header, then a record per finished scenario) and is rewritten whole at the end. The
+last line printed is the verdict, computed by :func:`verdict` together with the exit
+code, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from scenarist.cli._discover import Discovery, SourceFile, discover
+from scenarist.cli._runs import load_run_log, runs_dir, save_run_log
+from scenarist.cli._select import parse_keyword, parse_tags
+from scenarist.errors import ReplayError, UserError
+from scenarist.results import ScenarioResult, SuiteResult
+from scenarist.runlog import (
+    RunLogHeader,
+    RunSettings,
+    ScenarioRecord,
+    collect_environment,
+    run_log_from_suite_result,
+    write_jsonl,
+)
+
+__all__ = ["HELP", "Verdict", "run", "verdict"]
+
+HELP = (
+    "Run the scenarios found in PATHs (files or folders).\n\n"
+    "Python files are imported and their module-level Suite and Scenario objects run; YAML "
+    "and JSON files hold one scenario or a suite (in folders: *.scenario.yaml, "
+    "*.suite.yaml).\n\n"
+    "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
+    "2 errors: a usage error, a file that could not be loaded, a cassette problem, or an "
+    "errored scenario (unless --fail-under is met)."
+)
+
+CASSETTE_DIR = ".cassettes"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The exit code and the line that states it: computed together, never apart."""
+
+    exit_code: int
+    line: str
+
+
+def verdict(
+    result: SuiteResult, *, file_errors: int = 0, fail_under: float | None = None
+) -> Verdict:
+    """Exit code and verdict line for a finished run (see the module docstring)."""
+    rate = result.pass_rate
+    counts = (
+        f"{len(result.results)} scenarios: {result.passed_count} passed, "
+        f"{result.failed_count} failed, {result.errored_count} errored, "
+        f"{result.skipped_count} skipped | pass rate "
+        + ("—" if rate is None else f"{rate * 100:.1f}%")
+    )
+    threshold = "" if fail_under is None else f"{fail_under * 100:.1f}%"
+    if file_errors:
+        code, word = 2, "ERROR"
+        reason = f"{file_errors} file(s) could not be loaded or run"
+    elif not result.failed_count and not result.errored_count:
+        code, word, reason = 0, "PASSED", "no scenario failed"
+    elif fail_under is not None and rate is not None and rate >= fail_under:
+        code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
+    elif result.errored_count:
+        code, word, reason = 2, "ERROR", f"{result.errored_count} scenario(s) errored"
+    else:
+        code, word = 1, "FAILED"
+        reason = f"{result.failed_count} scenario(s) failed"
+        if fail_under is not None:
+            reason += f", pass rate below --fail-under {threshold}"
+    return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
+
+
+@dataclass
+class _Plan:
+    files: list[SourceFile]
+    parallel: int
+    repeat: int
+    cassette_mode: str | None
+    quiet: bool
+
+
+def run(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders to run.", show_default=False)
+    ],
+    keyword: Annotated[
+        str | None,
+        typer.Option("-k", help="Only scenarios whose names match, e.g. 'card and not lost'."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Only scenarios with this tag (KEY:VALUE or KEY); repeatable."),
+    ] = None,
+    parallel: Annotated[
+        int, typer.Option("--parallel", min=1, help="Scenarios run at once (per file).")
+    ] = 1,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, help="Run each scenario K times (flakiness).")
+    ] = 1,
+    record: Annotated[
+        bool,
+        typer.Option("--record", help="Re-record LLM calls into .cassettes/ next to each file."),
+    ] = False,
+    replay: Annotated[
+        bool, typer.Option("--replay", help="Answer LLM calls from .cassettes/ only (never live).")
+    ] = False,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Also write the run log (JSON Lines) here.")
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under", min=0.0, max=1.0, help="Exit 0 when the pass rate (0-1) reaches this."
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="Compare with a run log file, a run id, or 'last'."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress and no report: the verdict only.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    if debug:
+        from scenarist.cli.app import DEBUG_KEY
+
+        ctx.meta[DEBUG_KEY] = True
+    if record and replay:
+        raise UserError("--record and --replay exclude each other; choose one")
+    chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
+    previous = load_run_log(baseline) if baseline else None
+    found = discover(paths)
+    for error in found.errors:
+        typer.echo(f"error: {error.message}", err=True)
+        if debug and error.details:
+            typer.echo(error.details, err=True)
+    files = _filter(found, chosen)
+    if not any(f.scenarios for f in files) and not found.errors:
+        filters = " and ".join(f for f, on in (("-k", keyword), ("--tag", tag)) if on)
+        if not filters:
+            raise UserError(
+                f"no scenarios found in {', '.join(map(str, paths))}; define a module-level "
+                "Suite or Scenario, or name scenario files *.scenario.yaml / *.suite.yaml"
+            )
+        raise UserError(
+            f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
+        )
+    mode = "refresh" if record else "replay" if replay else None
+    plan = _Plan(files, parallel, repeat, mode, quiet)
+    result, header, run_errors = _execute(plan, _suite_name(found))
+    run_id = header.run_id
+    from rich.console import Console
+
+    console = Console()
+    if not quiet:
+        result.print_report(console=console)
+    for message in run_errors:
+        typer.echo(f"error: {message}", err=True)
+    if previous is not None:
+        comparison = result.compare(previous.to_suite_result())
+        if not quiet:
+            console.print(f"Compared with run {previous.header.run_id}:")
+            comparison.print_report(console=console)
+    if junit is not None:
+        result.to_junit_xml(junit)
+    stored = runs_dir() / f"{run_id}.jsonl"
+    log = run_log_from_suite_result(
+        result,
+        run_id=run_id,
+        settings=header.settings,
+        environment=header.environment,
+    )
+    save_run_log(log, stored)
+    if json_file is not None:
+        write_jsonl(log, json_file)
+    if not quiet:
+        console.print(f"Run log: {stored}", highlight=False, soft_wrap=True)
+    outcome = verdict(
+        result, file_errors=len(found.errors) + len(run_errors), fail_under=fail_under
+    )
+    console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
+    if not chosen:
+        return found.files
+    return [
+        SourceFile(f.path, [s for s in f.scenarios if all(m(s) for m in chosen)], f.suite_names)
+        for f in found.files
+    ]
+
+
+def _suite_name(found: Discovery) -> str:
+    names = [n for f in found.files for n in f.suite_names]
+    if len(names) == 1:
+        return names[0]
+    if len(found.files) == 1 and not names:
+        return found.files[0].path.stem
+    return "scenarist run"
+
+
+def _execute(plan: _Plan, suite_name: str) -> tuple[SuiteResult, RunLogHeader, list[str]]:
+    """Run every file's scenarios; the results in discovery order, the run log header,
+    and the errors that stopped a file (a cassette that cannot be used, a replay miss)."""
+    from scenarist._progress import Progress
+    from scenarist._sync import run_sync
+
+    scenarios = [s for f in plan.files for s in f.scenarios]
+    header = RunLogHeader(
+        suite_name=suite_name,
+        started_at=datetime.now(UTC),
+        environment=collect_environment(),
+        settings=RunSettings(concurrency=plan.parallel, repeat=plan.repeat),
+    )
+    stream = runs_dir() / f"{header.run_id}.jsonl"
+    write_jsonl([header], stream)
+    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    errors: list[str] = []
+    progress = None if plan.quiet else Progress(scenarios, plain_lines=True)
+    t0 = time.perf_counter()
+
+    async def run_file(file: SourceFile, offset: int) -> None:
+        from scenarist.suite import Suite
+
+        suite = Suite(name=suite_name, scenarios=file.scenarios)
+        async for index, result in suite.iter_results(
+            return_exception=True,
+            parallel=plan.parallel > 1,
+            max_concurrency=plan.parallel,
+            repeat=plan.repeat,
+        ):
+            results[offset + index] = result
+            write_jsonl([ScenarioRecord.from_result(offset + index, result)], stream, append=True)
+            if progress is not None:
+                progress.advance(offset + index, result)
+
+    async def run_all() -> None:
+        offset = 0
+        for file in plan.files:
+            try:
+                if plan.cassette_mode is None:
+                    await run_file(file, offset)
+                else:
+                    from scenarist.replay.cassette import cassette
+
+                    tape = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
+                    async with cassette(tape, plan.cassette_mode):  # type: ignore[arg-type]
+                        await run_file(file, offset)
+            except (UserError, ReplayError) as exc:  # a cassette that cannot be used, a miss
+                errors.append(f"{file.path}: {exc}")
+            offset += len(file.scenarios)
+
+    try:
+        run_sync(run_all)
+    finally:
+        if progress is not None:
+            progress.close()
+    finished = [r for r in results if r is not None]
+    result = SuiteResult(
+        results=finished,
+        duration_ms=round((time.perf_counter() - t0) * 1000),
+        suite_name=suite_name,
+        started_at=header.started_at,
+    )
+    return result, header, errors

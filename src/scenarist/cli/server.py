@@ -1,0 +1,121 @@
+"""``scenarist serve``, ``keys``, ``db upgrade``, ``sync``: the server's commands.
+
+The server is a separate feature (the ``server`` extra, package ``scenarist.server``).
+These commands only delegate: when ``scenarist.server.cli`` can be imported they call its
+functions (``serve``, ``create_key``, ``list_keys``, ``revoke_key``, ``db_upgrade``,
+``sync``); otherwise, or when a function is missing or the server's extra is not
+installed (an ``ImportError`` whose message is the fix), they exit 2 with one line
+saying so. Nothing of the server is implemented here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["db_app", "keys_app", "serve", "server_available", "sync"]
+
+NOT_INSTALLED = (
+    "`scenarist {command}` needs the scenarist server, which is not installed: it arrives "
+    "with the 'server' extra (pip install 'scenarist[server]')"
+)
+
+keys_app = typer.Typer(help="API keys of the server (needs the server).", no_args_is_help=True)
+db_app = typer.Typer(help="The server's database (needs the server).", no_args_is_help=True)
+
+
+def _server_cli() -> ModuleType | None:
+    """``scenarist.server.cli``, or ``None`` when the server is not part of this install."""
+    try:
+        return importlib.import_module("scenarist.server.cli")
+    except ImportError:
+        return None
+
+
+def server_available() -> bool:
+    """The server package and its extra (FastAPI, uvicorn) are installed."""
+    from importlib.util import find_spec
+
+    deps = all(find_spec(name) is not None for name in ("fastapi", "uvicorn"))
+    return deps and _server_cli() is not None
+
+
+def _call(command: str, function: str, *args: Any, **options: Any) -> Any:
+    """Call ``scenarist.server.cli.<function>``; exit 2 with one line if it cannot be."""
+    module = _server_cli()
+    if module is None:
+        typer.echo(f"error: {NOT_INSTALLED.format(command=command)}", err=True)
+        raise typer.Exit(2)
+    target = getattr(module, function, None)
+    if not callable(target):
+        typer.echo(
+            f"error: the installed scenarist server does not provide `scenarist {command}` "
+            f"(no scenarist.server.cli.{function}) yet",
+            err=True,
+        )
+        raise typer.Exit(2)
+    try:
+        return target(*args, **options)
+    except ImportError as exc:  # the server's extra is missing: its message is the fix
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8480,
+    database_url: Annotated[
+        str | None, typer.Option(help="Database URL (default: SCENARIST_DATABASE_URL or SQLite).")
+    ] = None,
+) -> None:
+    """Start the dashboard and API server (needs the server)."""
+    _call("serve", "serve", host=host, port=port, database_url=database_url)
+
+
+DatabaseUrl = Annotated[str | None, typer.Option(help="Database URL.")]
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str | None, typer.Option(help="A label for the key.")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option(help="ingest, read or admin; repeatable.")
+    ] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create an API key (shown once)."""
+    scopes = scope or ["ingest", "read"]
+    info, key = _call("keys create", "create_key", scopes, name=name, database_url=database_url)
+    typer.echo(f"{key}\n(key id {getattr(info, 'key_id', info)}; shown once, store it now)")
+
+
+@keys_app.command("list")
+def keys_list(database_url: DatabaseUrl = None) -> None:
+    """List API keys (never the keys themselves)."""
+    for info in _call("keys list", "list_keys", database_url=database_url):
+        typer.echo(str(info))
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id to revoke.")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Revoke an API key."""
+    _call("keys revoke", "revoke_key", key_id, database_url=database_url)
+    typer.echo(f"revoked {key_id}")
+
+
+@db_app.command("upgrade")
+def db_upgrade(database_url: DatabaseUrl = None) -> None:
+    """Apply the server's database migrations."""
+    revision = _call("db upgrade", "db_upgrade", database_url)
+    typer.echo(f"database at revision {revision}")
+
+
+def sync() -> None:
+    """Send spooled runs to the configured server (needs the server)."""
+    _call("sync", "sync")

@@ -1,0 +1,240 @@
+"""``scenarist replay``, ``traces export|import`` and ``items list|import|export``: the
+local store (``$SCENARIST_HOME/local.db``) from the command line.
+
+Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
+shape (:class:`~scenarist.tracing.record.TraceRecord`) or, with ``--format veval``,
+Veval's wire format (:mod:`scenarist.tracing.veval_wire`); an items file holds a list of
+:class:`~scenarist.items.ScenarioItem`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from scenarist.errors import UserError
+
+if TYPE_CHECKING:
+    from scenarist.store.sqlite import LocalStore
+    from scenarist.tracing.record import TraceRecord
+
+__all__ = ["TraceFormat", "items_app", "load_agent", "replay", "traces_app"]
+
+traces_app = typer.Typer(help="Recorded traces in the local store.", no_args_is_help=True)
+items_app = typer.Typer(help="Scenario items in the local store.", no_args_is_help=True)
+
+
+class TraceFormat(StrEnum):
+    scenarist = "scenarist"
+    veval = "veval"
+
+
+def _store() -> LocalStore:
+    from scenarist.store.sqlite import LocalStore
+
+    return LocalStore()
+
+
+def _sync(coroutine_function: Any, *args: Any) -> Any:
+    from scenarist._sync import run_sync
+
+    return run_sync(coroutine_function, *args)
+
+
+def load_agent(reference: str) -> Any:
+    """The callable named by ``module:function`` (or ``path/to/file.py:function``)."""
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise UserError(f"--agent {reference!r}: use module:function, e.g. my_app.agent:run")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        if module_name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location("_scenarist_agent", module_name)
+            if spec is None or spec.loader is None or not Path(module_name).is_file():
+                raise UserError(f"--agent {reference!r}: no such file {module_name!r}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UserError(f"--agent {reference!r}: cannot import {module_name!r}: {exc}") from exc
+    finally:
+        sys.path.remove(str(Path.cwd()))
+    agent = getattr(module, attribute, None)
+    if not callable(agent):
+        raise UserError(f"--agent {reference!r}: {module_name!r} has no callable {attribute!r}")
+    return agent
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the file: {exc}") from exc
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON: {exc}") from exc
+
+
+def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
+    from pydantic import ValidationError
+
+    from scenarist._files import describe_validation_error
+    from scenarist.tracing.record import TraceRecord
+    from scenarist.tracing.veval_wire import from_veval
+
+    data = _read_json(path)
+    rows = data if isinstance(data, list) else [data]
+    traces = []
+    for position, row in enumerate(rows):
+        try:
+            if format is TraceFormat.veval:
+                traces.append(from_veval(row))
+            else:
+                traces.append(TraceRecord.model_validate(row))
+        except ValidationError as exc:
+            where = f"[{position}]" if isinstance(data, list) else ""
+            raise UserError(
+                f"{path}{where}: not a {format.value} trace: {describe_validation_error(exc, row)}"
+            ) from exc
+        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+            raise UserError(f"{path}: not a {format.value} trace: {exc}") from exc
+    return traces
+
+
+def replay(
+    trace: Annotated[str, typer.Argument(help="A trace id in the local store, or a JSON file.")],
+    agent: Annotated[str, typer.Option("--agent", help="The agent to replay: module:function.")],
+    format: Annotated[
+        TraceFormat, typer.Option("--format", help="Format of a trace file.")
+    ] = TraceFormat.scenarist,
+) -> None:
+    """Replay one recorded trace against the agent: exit 0 passed, 1 failed, 2 error."""
+    from scenarist.client import Client
+
+    callback = load_agent(agent)
+    path = Path(trace)
+    recording: Any = trace
+    if path.is_file():
+        records = _traces_from(path, format)
+        if len(records) != 1:
+            raise UserError(f"{path}: holds {len(records)} traces; replay takes one")
+        recording = records[0]
+    result = Client(store=_store()).replay(recording, callback)
+    fidelity = result.fidelity
+    typer.echo(
+        f"replay of {result.trace_id}: {'PASSED' if result.passed else 'FAILED'} | "
+        f"fidelity: {fidelity.matched} matched, {fidelity.diverged} diverged, "
+        f"{fidelity.live} live, {len(fidelity.unused)} unused"
+        + (" (faithful)" if fidelity.is_faithful else "")
+    )
+    for failure in result.failures:
+        typer.echo(f"  - {failure}")
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@traces_app.command("export")
+def traces_export(
+    trace_ids: Annotated[list[str], typer.Argument(help="Trace ids to export.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
+    ] = None,
+    format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
+) -> None:
+    """Export traces from the local store as a JSON list."""
+    from scenarist._jsonable import to_json_value
+    from scenarist.tracing.veval_wire import to_veval
+
+    store = _store()
+    rows = []
+    for trace_id in trace_ids:
+        record = _sync(store.get_trace, trace_id)
+        if record is None:
+            raise UserError(f"trace {trace_id!r} is not in the local store ({store.path})")
+        rows.append(
+            to_veval(record) if format is TraceFormat.veval else to_json_value(record.model_dump())
+        )
+    text = json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"exported {len(rows)} trace(s) to {output}", err=True)
+
+
+@traces_app.command("import")
+def traces_import(
+    file: Annotated[Path, typer.Argument(help="A JSON file: one trace or a list.")],
+    format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
+) -> None:
+    """Import traces from a JSON file into the local store."""
+    traces = _traces_from(file, format)
+    store = _store()
+    for record in traces:
+        _sync(store.save_trace, record)
+    typer.echo(f"imported {len(traces)} trace(s) into {store.path}")
+
+
+@items_app.command("list")
+def items_list(scenario: Annotated[str, typer.Argument(help="The scenario name.")]) -> None:
+    """List the stored items of a scenario."""
+    items = _sync(_store().get_items, scenario)
+    if not items:
+        typer.echo(f"no items stored for scenario {scenario!r}")
+        return
+    for position, item in enumerate(items):
+        source = f"trace {item.trace_id}" if item.trace_id else f"input {item.input!r}"
+        typer.echo(f"{position}\t{item.label}\t{source}\t{len(item.assertions)} assertion(s)")
+
+
+@items_app.command("export")
+def items_export(
+    scenario: Annotated[str, typer.Argument(help="The scenario name.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
+    ] = None,
+) -> None:
+    """Export the stored items of a scenario as a JSON list."""
+    from scenarist._jsonable import to_json_value
+
+    items = _sync(_store().get_items, scenario)
+    rows = [to_json_value(item.model_dump()) for item in items]
+    text = json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"exported {len(rows)} item(s) to {output}", err=True)
+
+
+@items_app.command("import")
+def items_import(
+    scenario: Annotated[str, typer.Argument(help="The scenario name.")],
+    file: Annotated[Path, typer.Argument(help="A JSON list of items.")],
+) -> None:
+    """Replace the stored items of a scenario with those in a JSON file."""
+    from pydantic import ValidationError
+
+    from scenarist._files import describe_validation_error
+    from scenarist.items import ScenarioItem
+
+    data = _read_json(file)
+    if not isinstance(data, list):
+        raise UserError(f"{file}: expected a JSON list of items, got {type(data).__name__}")
+    items = []
+    for position, row in enumerate(data):
+        try:
+            items.append(ScenarioItem.model_validate(row))
+        except ValidationError as exc:
+            raise UserError(
+                f"{file}[{position}]: not a scenario item: {describe_validation_error(exc, row)}"
+            ) from exc
+    store = _store()
+    _sync(store.save_items, scenario, items)
+    typer.echo(f"imported {len(items)} item(s) for scenario {scenario!r} into {store.path}")

@@ -1,0 +1,279 @@
+"""The pytest plugin (entry point ``pytest11``): fixtures, a marker, a parametrize
+helper, a session summary and an optional run log. Thin on purpose: logic stays in the
+library; nothing here changes how a plain test runs.
+
+* ``scenarist_replay``: an LLM-call cassette for the test, at
+  ``<test dir>/cassettes/<test name>.jsonl`` (see :mod:`scenarist.replay.cassette`).
+  Its mode comes from ``--scenarist-record``, else the marker's ``record``, else
+  ``SCENARIST_RECORD_MODE``, else ``once``. The pytest vocabulary maps to cassette modes
+  as in :data:`RECORD_MODES`: ``once`` → ``once`` (replay if the file exists, else
+  record), ``all`` → ``refresh`` (re-record everything, rewriting the file), ``none`` →
+  ``replay`` (never record; a missing call fails the test), ``new`` → ``record`` (calls
+  go live and are appended to the file, to add recordings to an existing cassette).
+* ``scenarist_client``: a fresh :class:`scenarist.testing.TestClient`, also installed as
+  the default client for the test (module-level ``run_scenario`` uses it).
+* ``scenarist_run``: runs a ``Scenario`` or ``Suite`` (errors become ERROR verdicts),
+  records its results for the session summary and run log, and returns the result.
+* ``@pytest.mark.scenarist(record="once", tags=[...])``: the cassette mode for the test,
+  and tags added to the results it records (and to its JUnit properties).
+* :func:`parametrize_suite`: one pytest test per scenario (or item), named after it.
+
+At the end of the session a ``scenarist`` section sums up the recorded scenarios (count,
+pass rate, cost) and the replay verdicts; with ``--scenarist-store`` the run log is
+written to ``$SCENARIST_HOME/runs/<run_id>.jsonl``. State lives in ``config.stash``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from scenarist.items import ScenarioItem
+    from scenarist.replay.cassette import Cassette, CassetteStats
+    from scenarist.results import ScenarioResult, SuiteResult
+    from scenarist.scenario import Scenario
+    from scenarist.suite import Suite
+    from scenarist.testing import TestClient
+
+__all__ = ["RECORD_MODES", "SessionState", "parametrize_suite"]
+
+#: ``--scenarist-record`` / ``mark.scenarist(record=...)`` → cassette mode.
+RECORD_MODES = {"once": "once", "all": "refresh", "none": "replay", "new": "record"}
+
+
+@dataclass
+class SessionState:
+    """What the session recorded: scenario results, cassette verdicts, the run log path."""
+
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    results: list[ScenarioResult] = field(default_factory=list)
+    cassettes: list[CassetteStats] = field(default_factory=list)
+    run_log: Path | None = None
+
+
+STATE = pytest.StashKey[SessionState]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("scenarist", "scenarist: scenario tests for LLM agents")
+    group.addoption(
+        "--scenarist-record",
+        choices=sorted(RECORD_MODES),
+        default=None,
+        help="cassette mode of scenarist_replay: once (default), all (re-record), "
+        "none (replay only), new (record and append)",
+    )
+    group.addoption(
+        "--scenarist-store",
+        action="store_true",
+        default=False,
+        help="write the session's scenario results as a run log to $SCENARIST_HOME/runs/",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "scenarist(record=None, tags=()): cassette mode (once|all|none|new) for "
+        "scenarist_replay, and tags for the scenario results the test records",
+    )
+    config.stash[STATE] = SessionState()
+
+
+def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
+    marker = request.node.get_closest_marker("scenarist")
+    return dict(marker.kwargs) if marker is not None else {}
+
+
+def _cassette_mode(request: pytest.FixtureRequest) -> str | None:
+    chosen = request.config.getoption("--scenarist-record") or _marker_kwargs(request).get("record")
+    if chosen is None:
+        return None  # the cassette's own default: SCENARIST_RECORD_MODE, else once
+    if chosen not in RECORD_MODES:
+        raise pytest.UsageError(
+            f"mark.scenarist(record={chosen!r}) is not a record mode; use one of "
+            f"{', '.join(sorted(RECORD_MODES))}"
+        )
+    return RECORD_MODES[chosen]
+
+
+def _file_name(test_name: str) -> str:
+    """A test name (``test_x[case 1]``) as a safe file name (``test_x-case_1-``)."""
+    return re.sub(r"[^\w.-]", "_", test_name.replace("[", "-").replace("]", "-"))
+
+
+@pytest.fixture
+def scenarist_replay(request: pytest.FixtureRequest) -> Iterator[Cassette]:
+    """The test's LLM-call cassette, active for the whole test (see the module docs)."""
+    from scenarist.replay.cassette import cassette
+
+    path = request.path.parent / "cassettes" / f"{_file_name(request.node.name)}.jsonl"
+    tape = cassette(path, _cassette_mode(request))  # type: ignore[arg-type]
+    entered = False
+    try:
+        with tape:
+            entered = True
+            yield tape
+    finally:
+        if entered:  # a cassette that could not be opened has no verdict to add
+            request.config.stash[STATE].cassettes.append(tape.stats)
+
+
+@pytest.fixture
+def scenarist_client() -> Iterator[TestClient]:
+    """A fresh in-memory ``TestClient``, the default client while the test runs."""
+    import scenarist.client as client_module
+    from scenarist.testing import TestClient
+
+    previous = client_module._default_client
+    client = TestClient()
+    client_module.set_client(client)
+    try:
+        yield client
+    finally:
+        client_module.set_client(previous)
+
+
+@pytest.fixture
+def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``scenarist_run(scenario_or_suite, **run_options)``: run it (user errors become
+    ERROR verdicts), record the results for the session, and return the result."""
+    from scenarist.suite import Suite
+
+    state = request.config.stash[STATE]
+    tags = list(_marker_kwargs(request).get("tags") or ())
+    for tag in tags:
+        request.node.user_properties.append(("scenarist_tag", tag))
+
+    def run(subject: Scenario | Suite, **options: Any) -> ScenarioResult | SuiteResult:
+        options.setdefault("return_exception", True)
+        if isinstance(subject, Suite):
+            options.setdefault("verbose", False)
+            suite_result = subject.run_sync(**options)
+            for result in suite_result.results:
+                _record(state, result, tags)
+            return suite_result
+        result = subject.run_sync(**options)
+        _record(state, result, tags)
+        return result
+
+    return run
+
+
+def _record(state: SessionState, result: ScenarioResult, tags: list[str]) -> None:
+    extra = [t for t in tags if t not in result.tags]
+    if extra:
+        result.__dict__["tags"] = [*result.tags, *extra]
+    state.results.append(result)
+
+
+def parametrize_suite(
+    suite_or_items: Suite | Sequence[Scenario] | Sequence[ScenarioItem],
+    argname: str | None = None,
+) -> pytest.MarkDecorator:
+    """``@parametrize_suite(suite)``: one test per scenario, its id the scenario's name,
+    passed as ``scenario`` (a suite's target is given to scenarios without one). With
+    ``ScenarioItem`` objects, one test per item, passed as ``item``, its id the label."""
+    from scenarist._missing import is_missing
+    from scenarist.items import ScenarioItem
+    from scenarist.scenario import Scenario
+    from scenarist.suite import Suite
+
+    if isinstance(suite_or_items, Suite):
+        target = suite_or_items.target
+        values: list[Any] = [
+            s.copy().with_target(target) if is_missing(s.target) and not is_missing(target) else s
+            for s in suite_or_items.scenarios
+        ]
+        ids = [s.name for s in values]
+        default = "scenario"
+    else:
+        values = list(suite_or_items)
+        if all(isinstance(v, Scenario) for v in values):
+            ids, default = [s.name for s in values], "scenario"
+        elif all(isinstance(v, ScenarioItem) for v in values):
+            ids, default = [v.label for v in values], "item"
+        else:
+            raise TypeError(
+                "parametrize_suite expects a Suite, or a list of Scenario or of ScenarioItem "
+                f"objects, got {type(suite_or_items).__name__}"
+            )
+    return pytest.mark.parametrize(argname or default, values, ids=ids)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None or not state.results or not session.config.getoption("--scenarist-store"):
+        return
+    from scenarist.cli._runs import runs_dir, save_run_log
+    from scenarist.runlog import run_log_from_suite_result
+
+    log = run_log_from_suite_result(_suite_result(state))
+    path = runs_dir() / f"{log.header.run_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_run_log(log, path)
+    state.run_log = path
+
+
+def _suite_result(state: SessionState) -> SuiteResult:
+    from scenarist.results import SuiteResult
+
+    elapsed = datetime.now(UTC) - state.started_at
+    return SuiteResult(
+        results=state.results,
+        duration_ms=round(elapsed.total_seconds() * 1000),
+        suite_name="pytest",
+        started_at=state.started_at,
+    )
+
+
+def summary_lines(state: SessionState) -> list[str]:
+    """The lines of the session's ``scenarist`` section (empty when nothing was recorded)."""
+    lines = []
+    if state.results:
+        result = _suite_result(state)
+        rate = result.pass_rate
+        cost = result.cost_usd
+        lines.append(
+            f"{len(result.results)} scenarios: {result.passed_count} passed, "
+            f"{result.failed_count} failed, {result.errored_count} errored, "
+            f"{result.skipped_count} skipped | pass rate "
+            + ("—" if rate is None else f"{rate * 100:.1f}%")
+            + " | cost "
+            + ("—" if cost is None else f"${cost:.4f}")
+        )
+        verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
+        if verdicts:
+            totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}
+            lines.append(
+                f"replayed scenarios: {len(verdicts)} | LLM calls: {totals['replayed']} "
+                f"replayed, {totals['missed']} missed, {totals['live']} live"
+            )
+    if state.cassettes:
+        tapes = state.cassettes
+        lines.append(
+            f"cassettes: {len(tapes)} ({sum(t.mode == 'replay' for t in tapes)} replayed, "
+            f"{sum(t.mode == 'record' for t in tapes)} recorded) | LLM calls: "
+            f"{sum(t.replayed for t in tapes)} replayed, {sum(t.missed for t in tapes)} "
+            f"missed, {sum(t.live for t in tapes)} live, {sum(t.unused for t in tapes)} unused"
+        )
+    if state.run_log is not None:
+        lines.append(f"run log: {state.run_log}")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    lines = summary_lines(state) if state is not None else []
+    if not lines:
+        return
+    terminalreporter.section("scenarist")
+    for line in lines:
+        terminalreporter.write_line(line)

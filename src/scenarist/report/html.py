@@ -1,0 +1,110 @@
+"""A run as one self-contained HTML page (``scenarist report RUNLOG --format html``).
+
+No scripts, no external stylesheet or font: the page opens from a file, an artifact
+store or an e-mail attachment as it is. Every value that comes from a run (agent inputs
+and outputs, check messages, names, tags, tracebacks) is untrusted text and goes through
+:func:`html.escape` in :func:`_e`, the only way text reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from scenarist.results import ScenarioResult, SuiteResult
+
+__all__ = ["to_html"]
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;color:#222}
+h1{font-size:1.4rem}summary{cursor:pointer;font-weight:600}
+table{border-collapse:collapse;width:100%;margin:.4rem 0}
+td,th{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4rem;margin:0}
+.pass{color:#16794a}.fail{color:#b42318}.error{color:#a15c00}.skip{color:#777}
+details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem 0}
+.tag{background:#eef;border-radius:3px;padding:0 .3rem;margin-right:.3rem;font-size:.85em}
+"""
+
+
+def _e(value: Any) -> str:
+    """Untrusted text, escaped (quotes included) for element content and attributes."""
+    if not isinstance(value, str):
+        try:
+            value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        except (TypeError, ValueError):
+            value = str(value)
+    return html.escape(value, quote=True)
+
+
+def _rate(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate * 100:.1f}%"
+
+
+def to_html(result: SuiteResult, *, title: str | None = None) -> str:
+    """The whole report page for ``result``."""
+    name = title or result.suite_name or "scenarist run"
+    cost = "—" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    summary = (
+        f"{len(result.results)} total, {result.passed_count} passed, "
+        f"{result.failed_count} failed, {result.errored_count} errored, "
+        f"{result.skipped_count} skipped | pass rate {_rate(result.pass_rate)} | "
+        f"{result.duration_ms} ms | cost {cost}"
+    )
+    started = result.started_at.isoformat() if result.started_at else "—"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(name)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_e(name)}</h1>",
+        f"<p>Started {_e(started)}</p>",
+        f'<p class="{_e(result.status.value)}"><strong>{_e(summary)}</strong></p>',
+    ]
+    parts.extend(_scenario(s) for s in result.results)
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _scenario(result: ScenarioResult) -> str:
+    status = result.status.value
+    tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in result.tags)
+    opened = " open" if status in ("fail", "error") else ""
+    body = "".join(_steps(result))
+    return (
+        f'<details{opened}><summary><span class="{_e(status)}">{_e(status.upper())}</span> '
+        f"{_e(result.scenario_name)} {tags} <small>{result.duration_ms} ms</small></summary>"
+        f"{body}{_interactions(result)}</details>"
+    )
+
+
+def _steps(result: ScenarioResult) -> Iterator[str]:
+    for number, step in enumerate(result.steps, start=1):
+        rows = []
+        if step.error is not None:
+            rows.append(
+                f'<tr><td class="error">ERROR</td><td>{_e(step.error.phase)}</td>'
+                f"<td>{_e(step.error.exception_type)}: {_e(step.error.message)}</td></tr>"
+            )
+        for check in step.results:
+            rows.append(
+                f'<tr><td class="{_e(check.status.value)}">'
+                f"{_e(check.status.value.upper())}</td>"
+                f"<td>{_e(check.label)}</td><td>{_e(check.message or '')}</td></tr>"
+            )
+        yield (
+            f"<p>Step {number}</p><table><tr><th>status</th><th>check</th>"
+            f"<th>message</th></tr>{''.join(rows)}</table>"
+        )
+
+
+def _interactions(result: ScenarioResult) -> str:
+    rows = [
+        f"<tr><td>{i}</td><td><pre>{_e(x.inputs)}</pre></td><td><pre>{_e(x.outputs)}</pre></td></tr>"
+        for i, x in enumerate(result.final_trace.interactions, start=1)
+    ]
+    if not rows:
+        return ""
+    return "<table><tr><th>#</th><th>inputs</th><th>outputs</th></tr>" + "".join(rows) + "</table>"

@@ -1,0 +1,27 @@
+"""Shared route dependencies: the store, and page-size parameters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+
+from scenarist.server.auth import requires
+from scenarist.server.db.store import SqlStore
+
+__all__ = ["Admin", "Cursor", "Ingest", "Limit", "Read", "Store"]
+
+
+def _store(request: Request) -> SqlStore:
+    store: SqlStore = request.app.state.store
+    return store
+
+
+Store = Annotated[SqlStore, Depends(_store)]
+Cursor = Annotated[
+    str | None, Query(max_length=2000, description="next_cursor of the previous page")
+]
+Limit = Annotated[int, Query(ge=1, le=500, description="page size")]
+Read = Depends(requires("read"))
+Ingest = Depends(requires("ingest"))
+Admin = Depends(requires("admin"))

@@ -1,0 +1,149 @@
+"""JSON errors (``{"error": {"code", "message", ...}}``) and the request-size limit.
+
+Client mistakes get 4xx, never 500: unparseable JSON is 400 ``invalid_json``; a body or
+parameter that does not fit the schema is 422 ``invalid_payload`` with one entry per bad
+field (``field`` is the dotted path, ``message`` says what is wrong); a scenarist
+``UserError`` raised while storing (a name too long, a bad cursor) is 422 too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scenarist.errors import UserError
+from scenarist.server._extras import missing_extra
+
+try:
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from pydantic import ValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise missing_extra("server", exc) from exc
+
+__all__ = [
+    "BodySizeLimit",
+    "error_response",
+    "install_error_handlers",
+    "payload_error",
+    "validation_fields",
+]
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_payload",
+    429: "rate_limited",
+}
+
+
+def error_response(
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    body = {"error": {"code": code or _CODES.get(status, "error"), "message": message, **extra}}
+    return JSONResponse(body, status_code=status, headers=dict(headers) if headers else None)
+
+
+def validation_fields(errors: Any, prefix: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """Pydantic errors as ``{"field", "message", "type"}`` (``body.`` left off)."""
+    fields = []
+    for error in errors:
+        loc = [*prefix, *error.get("loc", ())]
+        if loc and loc[0] == "body":
+            loc = loc[1:]
+        fields.append(
+            {
+                "field": ".".join(str(part) for part in loc) or "(body)",
+                "message": str(error.get("msg", "invalid")),
+                "type": str(error.get("type", "")),
+            }
+        )
+    return fields
+
+
+def payload_error(fields: list[dict[str, Any]]) -> JSONResponse:
+    first = fields[0] if fields else {"field": "(body)", "message": "invalid"}
+    message = f"{first['field']}: {first['message']}"
+    if len(fields) > 1:
+        message += f" (and {len(fields) - 1} more)"
+    return error_response(422, message, fields=fields)
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError | ValidationError)
+    errors = list(exc.errors())
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return error_response(400, "the request body is not valid JSON", code="invalid_json")
+    return payload_error(validation_fields(errors))
+
+
+async def _user_error(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(422, str(exc))
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(ValidationError, _validation)
+    app.add_exception_handler(UserError, _user_error)
+    app.add_exception_handler(StarletteHTTPException, _http)
+
+
+class BodySizeLimit:
+    """Refuse request bodies over ``max_bytes`` with 413, declared or streamed.
+
+    A ``Content-Length`` over the limit is answered before the body is read; a chunked
+    body is counted as it arrives and cut off at the limit.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _too_large(self) -> str:
+        return f"the request body is larger than this server's limit of {self.max_bytes} bytes"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    response = error_response(413, self._too_large())
+                    await response(scope, receive, send)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise HTTPException(status_code=413, detail=self._too_large())
+            return message
+
+        await self.app(scope, limited, send)

@@ -1,0 +1,84 @@
+"""The FastAPI application: ``create_app()`` builds it around one :class:`SqlStore`.
+
+The store is migrated when the app starts (its lifespan) and closed when it stops. Route
+handlers hold no SQL: they validate, call the store, and shape the answer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from scenarist._version import __version__
+from scenarist.server._extras import missing_extra
+
+try:
+    from fastapi import FastAPI
+except ImportError as exc:
+    raise missing_extra("server", exc) from exc
+
+from scenarist.server._errors import BodySizeLimit, install_error_handlers
+from scenarist.server.auth import is_loopback
+from scenarist.server.db.store import SqlStore
+from scenarist.server.routes_api import router as api_router
+from scenarist.server.routes_veval import router as veval_router
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def _max_body_bytes() -> int:
+    value = os.environ.get("SCENARIST_MAX_BODY_BYTES")
+    return int(value) if value else DEFAULT_MAX_BODY_BYTES
+
+
+def create_app(
+    database_url: str | None = None,
+    *,
+    host: str = "127.0.0.1",
+    max_body_bytes: int | None = None,
+    store: SqlStore | None = None,
+) -> FastAPI:
+    """The scenarist server app.
+
+    ``database_url``: as for :class:`SqlStore` (default ``SCENARIST_DATABASE_URL``, else
+    the SQLite file under ``SCENARIST_HOME``). ``host``: the address the server listens
+    on; only a loopback host allows open mode (no key needed while no key exists).
+    ``max_body_bytes``: larger requests get 413 (default ``SCENARIST_MAX_BODY_BYTES`` or
+    64 MiB). ``store``: use this store instead of opening ``database_url``.
+    """
+    the_store = store if store is not None else SqlStore(database_url, pooled=True)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await the_store.engine()  # migrate now: a broken database fails the start
+        yield
+        await the_store.close()
+
+    app = FastAPI(
+        title="scenarist",
+        version=__version__,
+        summary="Store and API for scenarist runs, traces, scenario items and snapshots.",
+        lifespan=lifespan,
+    )
+    app.state.store = the_store
+    app.state.open_mode_allowed = is_loopback(host)
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
+    app.include_router(veval_router)
+    app.include_router(api_router)
+
+    @app.get("/", include_in_schema=False)
+    async def landing() -> dict[str, Any]:
+        return {
+            "name": "scenarist",
+            "version": __version__,
+            "openapi": "/openapi.json",
+            "docs": "/docs",
+            "health": "/api/health",
+        }
+
+    return app

@@ -1,0 +1,64 @@
+"""Who may call the API: API keys with scopes, and the loopback-only open mode.
+
+- A request may carry ``Authorization: Bearer sk_scen_...``. A key that is not an active
+  key is 401, whatever the mode; a key without the route's scope is 403. ``admin``
+  grants every scope.
+- Without a header, the request is allowed only in **open mode**: the server was told it
+  listens on a loopback address and no active key exists (checked per request, so the
+  first key created, even by another process, closes the door). Otherwise 401.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Awaitable, Callable
+
+from scenarist.server._extras import missing_extra
+
+try:
+    from fastapi import HTTPException, Request
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise missing_extra("server", exc) from exc
+
+__all__ = ["is_loopback", "requires"]
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _unauthorized(message: str) -> HTTPException:
+    return HTTPException(status_code=401, detail=message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
+    """A FastAPI dependency that lets the request through only with ``scope``."""
+
+    async def check(request: Request) -> None:
+        store = request.app.state.store
+        header = request.headers.get("authorization")
+        if header is None:
+            if request.app.state.open_mode_allowed and not await store.has_active_keys():
+                return
+            raise _unauthorized(
+                "this server requires an API key: send 'Authorization: Bearer sk_scen_...'"
+            )
+        method, _, key = header.partition(" ")
+        if method.lower() != "bearer" or not key.strip():
+            raise _unauthorized("the Authorization header must be 'Bearer <api key>'")
+        scopes = await store.verify_api_key(key.strip())
+        if scopes is None:
+            raise _unauthorized("the API key is not valid (unknown, malformed or revoked)")
+        if scope not in scopes and "admin" not in scopes:
+            raise HTTPException(
+                status_code=403,
+                detail=f"the API key lacks the {scope!r} scope (it has {', '.join(scopes)})",
+            )
+
+    return check

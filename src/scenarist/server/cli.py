@@ -1,0 +1,134 @@
+"""Plain functions behind ``scenarist serve``, ``scenarist key ...`` and ``scenarist db
+upgrade`` (the Typer commands live in ``scenarist.cli`` and call these).
+
+Every function is synchronous, takes an optional ``database_url`` (default:
+``SCENARIST_DATABASE_URL``, else ``$SCENARIST_HOME/scenarist.db``), migrates the database
+to the latest schema first, and raises :class:`~scenarist.errors.UserError` with a
+message fit to print for anything the user can fix. Importing this module needs no
+extra; calling a function without ``scenarist[server]`` raises an ``ImportError`` whose
+message is the ``pip install`` command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from scenarist._sync import run_sync
+from scenarist.errors import UserError
+
+if TYPE_CHECKING:
+    from scenarist.server.db.store import SqlStore
+    from scenarist.server.db.views import ApiKeyInfo
+
+__all__ = ["DEFAULT_PORT", "create_key", "db_upgrade", "list_keys", "revoke_key", "serve"]
+
+DEFAULT_PORT = 8480
+
+
+def _store(database_url: str | None) -> SqlStore:
+    from scenarist.server.db.store import SqlStore
+
+    return SqlStore(database_url)
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    database_url: str | None = None,
+    *,
+    max_body_bytes: int | None = None,
+    log_level: str = "info",
+) -> None:
+    """Run the server until interrupted (migrating the database first).
+
+    Refuses a non-loopback ``host`` unless an API key exists: the API would otherwise be
+    open to the network. Create one with :func:`create_key` first.
+    """
+    from scenarist.server.auth import is_loopback
+
+    try:
+        import uvicorn
+    except ImportError as exc:
+        from scenarist.server._extras import missing_extra
+
+        raise missing_extra("server", exc) from exc
+    from scenarist.server.app import create_app
+
+    store = _store(database_url)
+    if not is_loopback(host) and not run_sync(_has_keys, store):
+        raise UserError(
+            f"refusing to listen on {host!r} without authentication: anyone on the network "
+            "could read and write your runs. Create an API key first (scenarist key create, "
+            "or scenarist.server.cli.create_key), or listen on 127.0.0.1"
+        )
+    app = create_app(database_url, host=host, max_body_bytes=max_body_bytes)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+async def _has_keys(store: SqlStore) -> bool:
+    try:
+        return await store.has_active_keys()
+    finally:
+        await store.close()
+
+
+def create_key(
+    scopes: Sequence[str] = ("ingest", "read"),
+    *,
+    name: str | None = None,
+    database_url: str | None = None,
+) -> tuple[ApiKeyInfo, str]:
+    """Create an API key with ``scopes`` (some of ``ingest``, ``read``, ``admin``).
+
+    Returns the key's listing and the key itself (``sk_scen_...``): show it to the user
+    now, it cannot be recovered (only its SHA-256 is stored).
+    """
+
+    async def go(store: SqlStore) -> tuple[ApiKeyInfo, str]:
+        try:
+            return await store.create_api_key(list(scopes), name)
+        finally:
+            await store.close()
+
+    return run_sync(go, _store(database_url))
+
+
+def list_keys(database_url: str | None = None) -> list[ApiKeyInfo]:
+    """Every API key (revoked ones with ``revoked_at``), oldest first; never the keys."""
+
+    async def go(store: SqlStore) -> list[ApiKeyInfo]:
+        try:
+            return await store.list_api_keys()
+        finally:
+            await store.close()
+
+    return run_sync(go, _store(database_url))
+
+
+def revoke_key(key_id: str, database_url: str | None = None) -> None:
+    """Revoke the key ``key_id`` (its ``key_id`` from :func:`list_keys`)."""
+
+    async def go(store: SqlStore) -> bool:
+        try:
+            return await store.revoke_api_key(key_id)
+        finally:
+            await store.close()
+
+    if not run_sync(go, _store(database_url)):
+        raise UserError(f"no active API key {key_id!r}; list keys to see their ids")
+
+
+def db_upgrade(url: str | None = None) -> str | None:
+    """Migrate the database at ``url`` to the latest schema; the revision it is now at."""
+
+    async def go(store: SqlStore) -> Any:
+        from scenarist.server.db.migrate import current_revision
+
+        try:
+            return await current_revision(await store.engine())
+        finally:
+            await store.close()
+
+    revision: str | None = run_sync(go, _store(url))
+    return revision

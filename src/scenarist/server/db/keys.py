@@ -1,0 +1,117 @@
+"""API keys in the database: created (the key returned once), listed, revoked, looked up.
+
+Only the SHA-256 of a key is stored. A key is ``sk_scen_<key id>_<secret>``: the key id
+finds the row, then the hashes are compared with :func:`hmac.compare_digest`, so the
+comparison takes the same time however much of a wrong key matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, update
+
+from scenarist.errors import UserError
+from scenarist.server.db.engine import Database
+from scenarist.server.db.models import ApiKeyRow, table_of
+from scenarist.server.db.views import ApiKeyInfo
+
+__all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
+
+KEY_PREFIX = "sk_scen_"
+SCOPES = ("ingest", "read", "admin")
+_KEYS = table_of(ApiKeyRow)
+
+
+def hash_key(key: str) -> str:
+    """The stored form of ``key``: its SHA-256, hex (keys are random: no salt needed)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def parse_key_id(key: str) -> str | None:
+    """The key id inside ``sk_scen_<id>_<secret>``, or ``None`` if it is not our format."""
+    if not key.startswith(KEY_PREFIX):
+        return None
+    key_id, sep, secret = key[len(KEY_PREFIX) :].partition("_")
+    return key_id if sep and key_id and secret else None
+
+
+def _check_scopes(scopes: list[str]) -> list[str]:
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown or not scopes:
+        raise UserError(f"scopes must be some of {list(SCOPES)}, got {scopes!r}")
+    return sorted(set(scopes), key=SCOPES.index)
+
+
+def _info(row: Mapping[Any, Any]) -> ApiKeyInfo:
+    return ApiKeyInfo.model_validate({**row, "scopes": str(row["scopes"]).split(",")})
+
+
+class KeyQueries(Database):
+    """API key storage (mixed into :class:`~.store.SqlStore`)."""
+
+    async def create_api_key(
+        self, scopes: list[str], name: str | None = None
+    ) -> tuple[ApiKeyInfo, str]:
+        """A new key with ``scopes``: its listing and the key itself (shown only now)."""
+        checked = _check_scopes(list(scopes))
+        key_id = secrets.token_hex(6)
+        key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+        row = {
+            "key_id": key_id,
+            "key_hash": hash_key(key),
+            "scopes": ",".join(checked),
+            "name": name[:200] if name else None,
+            "created_at": datetime.now(UTC),
+            "revoked_at": None,
+        }
+        async with self._write() as connection:
+            await connection.execute(_KEYS.insert(), [row])
+        return _info(row), key
+
+    async def list_api_keys(self) -> list[ApiKeyInfo]:
+        """Every key ever created (revoked ones too), oldest first; never the keys."""
+        query = select(
+            _KEYS.c.key_id, _KEYS.c.name, _KEYS.c.scopes, _KEYS.c.created_at, _KEYS.c.revoked_at
+        ).order_by(_KEYS.c.created_at, _KEYS.c.key_id)
+        async with self._read() as connection:
+            return [_info(row._mapping) for row in (await connection.execute(query)).all()]
+
+    async def revoke_api_key(self, key_id: str) -> bool:
+        """Revoke ``key_id``; false when there is no such active key."""
+        async with self._write() as connection:
+            done = await connection.execute(
+                update(_KEYS)
+                .where(_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None))
+                .values(revoked_at=datetime.now(UTC))
+            )
+        return bool(done.rowcount)
+
+    async def has_active_keys(self) -> bool:
+        async with self._read() as connection:
+            found = await connection.scalar(
+                select(_KEYS.c.key_id).where(_KEYS.c.revoked_at.is_(None)).limit(1)
+            )
+        return found is not None
+
+    async def verify_api_key(self, key: str) -> list[str] | None:
+        """The scopes of ``key`` if it is an active key, else ``None``."""
+        key_id = parse_key_id(key)
+        if key_id is None:
+            return None
+        async with self._read() as connection:
+            row = (
+                await connection.execute(
+                    select(_KEYS.c.key_hash, _KEYS.c.scopes).where(
+                        _KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None)
+                    )
+                )
+            ).first()
+        if row is None or not hmac.compare_digest(row.key_hash, hash_key(key)):
+            return None
+        return str(row.scopes).split(",")

@@ -1,0 +1,276 @@
+"""Runs: run-log ingestion and the queries over runs, scenario results and history."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, delete, func, or_, select
+
+from scenarist.server.db._rows import run_log_rows, scenario_run_rows
+from scenarist.server.db.engine import Database
+from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.server.db.views import (
+    CheckResultView,
+    HistoryPoint,
+    IngestResult,
+    Page,
+    RunDetail,
+    RunSummary,
+    ScenarioHistory,
+    ScenarioResultView,
+    decode_cursor,
+    encode_cursor,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from scenarist.items import ScenarioRunRecord
+    from scenarist.runlog import RunLog
+
+__all__ = ["RunQueries"]
+
+_RUNS = table_of(RunRow)
+_SCENARIOS = table_of(ScenarioResultRow)
+_CHECKS = table_of(CheckResultRow)
+_SUMMARY_COLUMNS = [_RUNS.c[name] for name in RunSummary.model_fields]
+# Bound parameters per statement stay under SQLite's and asyncpg's limits.
+_BATCH = 2000
+
+
+def _parse_time(value: Any) -> datetime:
+    parsed = datetime.fromisoformat(str(value))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+async def _insert_many(connection: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), _BATCH):
+        await connection.execute(table.insert(), rows[start : start + _BATCH])
+
+
+class RunQueries(Database):
+    """Ingestion and queries for runs (mixed into :class:`~.store.SqlStore`)."""
+
+    async def ingest_run_log(self, log: RunLog) -> IngestResult:
+        """Store a whole run log in one transaction, idempotently.
+
+        The same run id again stores nothing (``created=False``), except that a complete
+        log (with a footer) replaces an incomplete one of the same id: an interrupted run
+        uploaded first and re-sent once finished ends up complete, never doubled.
+        """
+        run, scenarios, checks = run_log_rows(log, datetime.now(UTC))
+        result = IngestResult(
+            run_id=run["run_id"],
+            created=True,
+            scenario_count=len(scenarios),
+            check_count=len(checks),
+        )
+        async with self._write() as connection:
+            inserted = await connection.execute(
+                self._insert(_RUNS)
+                .values(run)
+                .on_conflict_do_nothing(index_elements=["run_id"])
+                .returning(_RUNS.c.run_id)
+            )
+            if inserted.first() is None:
+                existing = await connection.scalar(
+                    select(_RUNS.c.complete).where(_RUNS.c.run_id == run["run_id"])
+                )
+                if existing or not run["complete"]:
+                    return result.model_copy(update={"created": False})
+                await self._delete_run(connection, run["run_id"])
+                await connection.execute(_RUNS.insert(), [run])
+            await _insert_many(connection, _SCENARIOS, scenarios)
+            await _insert_many(connection, _CHECKS, checks)
+        return result
+
+    async def _delete_run(self, connection: AsyncConnection, run_id: str) -> None:
+        for table in (_CHECKS, _SCENARIOS, _RUNS):
+            await connection.execute(delete(table).where(table.c.run_id == run_id))
+
+    async def save_scenario_run(
+        self, run: ScenarioRunRecord, *, extra: dict[str, Any] | None = None
+    ) -> None:
+        """Store (or replace) the summary of one Veval-style scenario run."""
+        run_row, result_row = scenario_run_rows(run, datetime.now(UTC), extra)
+        async with self._write() as connection:
+            for table, row, key in (
+                (_RUNS, run_row, ["run_id"]),
+                (_SCENARIOS, result_row, ["run_id", "position"]),
+            ):
+                insert = self._insert(table).values(row)
+                update = {k: insert.excluded[k] for k in row if k not in key}
+                await connection.execute(
+                    insert.on_conflict_do_update(index_elements=key, set_=update)
+                )
+
+    async def scenario_runs_page(
+        self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
+    ) -> Page[ScenarioRunRecord]:
+        """Veval-style runs of ``scenario_name``, oldest first."""
+        from scenarist.items import ScenarioRunRecord
+
+        query = select(_RUNS.c.document, _RUNS.c.sort_at, _RUNS.c.run_id).where(
+            _RUNS.c.kind == "scenario", _RUNS.c.name == scenario_name
+        )
+        if cursor is not None:
+            at, run_id = decode_cursor(cursor, size=2)
+            after = _parse_time(at)
+            query = query.where(
+                or_(
+                    _RUNS.c.sort_at > after, and_(_RUNS.c.sort_at == after, _RUNS.c.run_id > run_id)
+                )
+            )
+        query = query.order_by(_RUNS.c.sort_at, _RUNS.c.run_id).limit(limit + 1)
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        items = [ScenarioRunRecord.model_validate_json(row.document) for row in rows]
+        last = rows[-1] if rows and more else None
+        return Page(
+            items=items, next_cursor=encode_cursor(last.sort_at, last.run_id) if last else None
+        )
+
+    async def list_scenario_runs(self, scenario_name: str) -> list[ScenarioRunRecord]:
+        """Every Veval-style run of ``scenario_name``, oldest first (the Store protocol)."""
+        runs: list[ScenarioRunRecord] = []
+        cursor: str | None = None
+        while True:
+            page = await self.scenario_runs_page(scenario_name, cursor=cursor, limit=1000)
+            runs.extend(page.items)
+            if page.next_cursor is None:
+                return runs
+            cursor = page.next_cursor
+
+    async def list_runs(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int = 50,
+        kind: str | None = None,
+        name: str | None = None,
+    ) -> Page[RunSummary]:
+        """Runs, newest first, optionally of one ``kind`` and suite/scenario ``name``."""
+        query = select(*_SUMMARY_COLUMNS, _RUNS.c.sort_at)
+        if kind is not None:
+            query = query.where(_RUNS.c.kind == kind)
+        if name is not None:
+            query = query.where(_RUNS.c.name == name)
+        if cursor is not None:
+            at, run_id = decode_cursor(cursor, size=2)
+            before = _parse_time(at)
+            query = query.where(
+                or_(
+                    _RUNS.c.sort_at < before,
+                    and_(_RUNS.c.sort_at == before, _RUNS.c.run_id < run_id),
+                )
+            )
+        query = query.order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc()).limit(limit + 1)
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        items = [RunSummary.model_validate(row._mapping, from_attributes=False) for row in rows]
+        last = rows[-1] if rows and more else None
+        return Page(
+            items=items, next_cursor=encode_cursor(last.sort_at, last.run_id) if last else None
+        )
+
+    async def count_runs(self) -> int:
+        async with self._read() as connection:
+            return int(await connection.scalar(select(func.count()).select_from(_RUNS)) or 0)
+
+    async def get_run(self, run_id: str) -> RunDetail | None:
+        """One run with its scenario results and their check verdicts."""
+        async with self._read() as connection:
+            run = (
+                await connection.execute(
+                    select(*_SUMMARY_COLUMNS, _RUNS.c.document).where(_RUNS.c.run_id == run_id)
+                )
+            ).first()
+            if run is None:
+                return None
+            scenarios = (
+                await connection.execute(
+                    select(_SCENARIOS)
+                    .where(_SCENARIOS.c.run_id == run_id)
+                    .order_by(_SCENARIOS.c.position)
+                )
+            ).all()
+            checks = (
+                await connection.execute(
+                    select(_CHECKS)
+                    .where(_CHECKS.c.run_id == run_id)
+                    .order_by(_CHECKS.c.position, _CHECKS.c.step_index, _CHECKS.c.check_index)
+                )
+            ).all()
+        by_position: dict[int, list[CheckResultView]] = {}
+        for check in checks:
+            by_position.setdefault(check.position, []).append(
+                CheckResultView.model_validate(dict(check._mapping))
+            )
+        views = []
+        for row in scenarios:
+            data = dict(row._mapping)
+            data["tags"] = json.loads(data["tags"])
+            data["checks"] = by_position.get(row.position, [])
+            views.append(ScenarioResultView.model_validate(data))
+        data = dict(run._mapping)
+        data["document"] = json.loads(data["document"])
+        return RunDetail.model_validate({**data, "scenarios": views})
+
+    async def scenario_history(
+        self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
+    ) -> ScenarioHistory:
+        """The results of ``scenario_name`` across runs (suite and Veval-style), newest
+        first; ``pass_rate`` is over the returned points that passed, failed or errored."""
+        query = (
+            select(_SCENARIOS, _RUNS.c.kind)
+            .join(_RUNS, _RUNS.c.run_id == _SCENARIOS.c.run_id)
+            .where(_SCENARIOS.c.scenario_name == scenario_name)
+        )
+        if cursor is not None:
+            at, run_id, position = decode_cursor(cursor, size=3)
+            before = _parse_time(at)
+            query = query.where(
+                or_(
+                    _SCENARIOS.c.sort_at < before,
+                    and_(_SCENARIOS.c.sort_at == before, _SCENARIOS.c.run_id < run_id),
+                    and_(
+                        _SCENARIOS.c.sort_at == before,
+                        _SCENARIOS.c.run_id == run_id,
+                        _SCENARIOS.c.position < position,
+                    ),
+                )
+            )
+        query = query.order_by(
+            _SCENARIOS.c.sort_at.desc(), _SCENARIOS.c.run_id.desc(), _SCENARIOS.c.position.desc()
+        ).limit(limit + 1)
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        points = [
+            HistoryPoint(
+                run_id=row.run_id,
+                run_kind=row.kind,
+                started_at=row.sort_at,
+                status=row.status,
+                duration_ms=row.duration_ms,
+                cost_usd=row.cost_usd,
+                flaky=row.flaky,
+            )
+            for row in rows
+        ]
+        decided = [p for p in points if p.status in ("pass", "fail", "error")]
+        rate = sum(p.status == "pass" for p in decided) / len(decided) if decided else None
+        last = rows[-1] if rows and more else None
+        return ScenarioHistory(
+            scenario_name=scenario_name,
+            points=points,
+            pass_rate=rate,
+            next_cursor=encode_cursor(last.sort_at, last.run_id, last.position) if last else None,
+        )

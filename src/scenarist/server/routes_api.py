@@ -1,0 +1,208 @@
+"""Our own endpoints (``/api``): run-log ingestion, runs, scenario history, trace search,
+API keys, health. The JSON twins of the dashboard pages grow from these."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fastapi import APIRouter, Path, Request, Response
+from pydantic import ValidationError
+
+from scenarist._version import __version__
+from scenarist.runlog import FORMAT_VERSION, MIGRATIONS, RunLog
+from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
+from scenarist.server._errors import error_response, payload_error, validation_fields
+from scenarist.server.db.views import (
+    ApiKeyInfo,
+    IngestResult,
+    Page,
+    RunDetail,
+    RunSummary,
+    ScenarioHistory,
+    TraceSummary,
+)
+from scenarist.server.schemas import KeyCreateBody
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["scenarist"])
+
+_RUN_LOG_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "description": (
+                    "A run log: the header, the scenario records and the footer "
+                    "(src/scenarist/schemas/runlog.schema.json describes each record)."
+                ),
+                "required": ["header"],
+                "properties": {
+                    "header": {"type": "object"},
+                    "scenarios": {"type": "array", "items": {"type": "object"}},
+                    "footer": {"type": ["object", "null"]},
+                },
+            }
+        },
+        "application/x-ndjson": {
+            "schema": {"type": "string", "description": "the run log file (JSON Lines)"}
+        },
+    },
+}
+
+
+class _BadLog(Exception):
+    def __init__(self, status: int, message: str, fields: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.fields = fields
+
+
+def _records(raw: bytes, content_type: str) -> list[Any]:
+    """The run log's records (header first) from a JSON object or JSON Lines."""
+    try:
+        if "ndjson" in content_type or "jsonl" in content_type:
+            return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _BadLog(400, f"the request body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
+        raise _BadLog(422, "header: a run log is an object with a 'header' object")
+    scenarios = data.get("scenarios") or []
+    if not isinstance(scenarios, list):
+        raise _BadLog(422, "scenarios: must be a list of scenario records")
+    footer = data.get("footer")
+    return [data["header"], *scenarios, *([footer] if footer is not None else [])]
+
+
+def _run_log(records: list[Any]) -> RunLog:
+    """Migrate old records (as ``read_jsonl`` does) and validate."""
+    if not records or not all(isinstance(r, dict) for r in records):
+        raise _BadLog(422, "a run log is a header record followed by scenario records")
+    if not isinstance(records[0].get("run_id"), str) or not records[0]["run_id"]:
+        # required here (the model would make one up): a retried upload must not double
+        raise _BadLog(
+            422,
+            "invalid run log",
+            [{"field": "header.run_id", "message": "Field required", "type": "missing"}],
+        )
+    version = records[0].get("format_version", 0)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise _BadLog(
+            422,
+            f"header.format_version: {version!r} is newer than this server supports "
+            f"({FORMAT_VERSION}); upgrade the server",
+        )
+    for step in range(version, FORMAT_VERSION):
+        records = MIGRATIONS[step](records)
+    records = [{**r} for r in records]
+    for record in records[1:]:
+        record.setdefault("record_type", "scenario")
+    scenarios = [r for r in records[1:] if r.get("record_type") == "scenario"]
+    footers = [r for r in records[1:] if r.get("record_type") == "footer"]
+    data = {
+        "header": records[0],
+        "scenarios": scenarios,
+        "footer": footers[-1] if footers else None,
+    }
+    try:
+        return RunLog.model_validate(data)
+    except ValidationError as exc:
+        raise _BadLog(422, "invalid run log", validation_fields(exc.errors())) from exc
+
+
+@router.post(
+    "/runs",
+    dependencies=[Ingest],
+    openapi_extra={"requestBody": _RUN_LOG_BODY},
+    responses={201: {"model": IngestResult, "description": "stored"}},
+)
+async def post_run(request: Request, response: Response, store: Store) -> Any:
+    """Ingest a whole run log in one transaction. The same run id again is stored once
+    (200 with ``created: false``); the first upload answers 201."""
+    try:
+        log = _run_log(_records(await request.body(), request.headers.get("content-type", "")))
+    except _BadLog as exc:
+        if exc.fields:
+            return payload_error(exc.fields)
+        return error_response(
+            exc.status, str(exc), code="invalid_json" if exc.status == 400 else None
+        )
+    result = await store.ingest_run_log(log)
+    response.status_code = 201 if result.created else 200
+    return result
+
+
+@router.get("/runs", dependencies=[Read])
+async def list_runs(
+    store: Store,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+    kind: Literal["suite", "scenario"] | None = None,
+    name: str | None = None,
+) -> Page[RunSummary]:
+    """Runs, newest first, one page at a time."""
+    return await store.list_runs(cursor=cursor, limit=limit, kind=kind, name=name)
+
+
+@router.get("/runs/{run_id}", dependencies=[Read], responses={404: {"description": "not found"}})
+async def get_run(run_id: str, store: Store) -> Any:
+    """One run with its scenario results and check verdicts."""
+    run: RunDetail | None = await store.get_run(run_id)
+    if run is None:
+        return error_response(404, f"no run {run_id!r}")
+    return run
+
+
+@router.get("/scenarios/{name:path}/history", dependencies=[Read])
+async def scenario_history(
+    store: Store,
+    cursor: Cursor = None,
+    limit: Limit = 100,
+    name: str = Path(min_length=1, max_length=1000),
+) -> ScenarioHistory:
+    """A scenario's status across runs, newest first, with its pass rate."""
+    return await store.scenario_history(name, cursor=cursor, limit=limit)
+
+
+@router.get("/traces", dependencies=[Read])
+async def search_traces(
+    store: Store,
+    agent_name: str | None = None,
+    status: str | None = None,
+    cursor: Cursor = None,
+    limit: Limit = 50,
+) -> Page[TraceSummary]:
+    """Traces, newest first, filtered by agent and/or status."""
+    return await store.search_traces(
+        agent_name=agent_name, status=status, cursor=cursor, limit=limit
+    )
+
+
+@router.get("/keys", dependencies=[Admin])
+async def list_keys(store: Store) -> list[ApiKeyInfo]:
+    """Every API key (never the keys themselves)."""
+    return await store.list_api_keys()
+
+
+@router.post("/keys", status_code=201, dependencies=[Admin])
+async def create_key(body: KeyCreateBody, store: Store) -> dict[str, Any]:
+    """Create a key; the answer holds it once (``key``), only its hash is kept."""
+    info, key = await store.create_api_key(body.scopes, body.name)
+    return {**info.model_dump(mode="json"), "key": key}
+
+
+@router.delete("/keys/{key_id}", status_code=204, dependencies=[Admin])
+async def revoke_key(key_id: str, store: Store) -> Response:
+    """Revoke a key."""
+    if not await store.revoke_api_key(key_id):
+        return error_response(404, f"no active key {key_id!r}")
+    return Response(status_code=204)
+
+
+@router.get("/health")
+async def health(store: Store) -> dict[str, Any]:
+    """Liveness and the database in use (no key needed)."""
+    return {"status": "ok", "version": __version__, "database": store.dialect}

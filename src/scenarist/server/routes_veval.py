@@ -1,0 +1,175 @@
+"""Veval-compatible endpoints (``/v1``): traces, scenario items, scenario runs, snapshots.
+
+Shapes are Veval's where Veval defines them (see :mod:`scenarist.tracing.veval_wire`);
+scenario names are path segments, URL-encoded, and may contain ``/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path as FilePath
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Response
+from pydantic import ValidationError
+
+from scenarist.items import ScenarioItem, ScenarioRunRecord
+from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
+from scenarist.server._errors import error_response, payload_error, validation_fields
+from scenarist.server.db._rows import dumps
+from scenarist.server.db.views import Page, SnapshotInfo
+from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
+from scenarist.tracing.veval_wire import from_veval, to_veval
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1", tags=["veval"])
+ItemData = Annotated[dict[str, Any], Body(description="a scenario item")]
+Name = Path(min_length=1, max_length=1000, description="scenario name (URL-encoded)")
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "not found"}}
+
+
+class _ItemError(Exception):
+    def __init__(self, fields: list[dict[str, Any]]) -> None:
+        self.fields = fields
+
+
+def _item(data: dict[str, Any], where: tuple[Any, ...] = ()) -> ScenarioItem:
+    try:
+        item = ScenarioItem.model_validate(data)
+    except ValidationError as exc:
+        raise _ItemError(validation_fields(exc.errors(), where)) from exc
+    if isinstance(item.trace, FilePath):
+        field = ".".join(str(p) for p in (*where, "trace"))
+        raise _ItemError(
+            [
+                {
+                    "field": field,
+                    "message": "an inline trace must be a trace object, not a file path",
+                    "type": "value_error",
+                }
+            ]
+        )
+    return item
+
+
+def _item_json(item_id: str, item: ScenarioItem) -> dict[str, Any]:
+    return {"id": item_id, **json.loads(dumps(item))}
+
+
+@router.post("/traces", status_code=201, dependencies=[Ingest])
+async def post_trace(trace: VevalTrace, store: Store) -> dict[str, str]:
+    """Store a trace sent in Veval's format (replacing one with the same id)."""
+    record = from_veval(trace.model_dump())
+    await store.save_trace(record)
+    return {"trace_id": record.trace_id}
+
+
+@router.get("/traces/{trace_id}", dependencies=[Read], responses=_NOT_FOUND)
+async def get_trace(trace_id: str, store: Store) -> Any:
+    """A stored trace, in Veval's format."""
+    record = await store.get_trace(trace_id)
+    if record is None:
+        return error_response(404, f"no trace {trace_id!r}")
+    return to_veval(record)
+
+
+@router.get("/scenarios/{name:path}/items", dependencies=[Read])
+async def list_items(store: Store, name: str = Name) -> dict[str, list[dict[str, Any]]]:
+    """The items of a scenario, in order: ``{"items": [{"id", "name", "input", ...}]}``."""
+    return {"items": [_item_json(i, item) for i, item in await store.items_with_ids(name)]}
+
+
+@router.put("/scenarios/{name:path}/items", dependencies=[Ingest])
+async def replace_items(body: ItemsBody, store: Store, name: str = Name) -> Any:
+    """Replace the whole list of a scenario's items."""
+    try:
+        items = [_item(data, ("items", i)) for i, data in enumerate(body.items)]
+    except _ItemError as exc:
+        return payload_error(exc.fields)
+    await store.save_items(name, items)
+    return {"items": [_item_json(i, item) for i, item in await store.items_with_ids(name)]}
+
+
+@router.post("/scenarios/{name:path}/items", status_code=201, dependencies=[Ingest])
+async def add_item(store: Store, name: str = Name, *, data: ItemData) -> Any:
+    """Append one item (synthetic ``input`` or a ``trace_id``) to a scenario."""
+    try:
+        item = _item(data)
+    except _ItemError as exc:
+        return payload_error(exc.fields)
+    return _item_json(await store.add_item(name, item), item)
+
+
+@router.put("/scenarios/{name:path}/items/{item_id}", dependencies=[Ingest], responses=_NOT_FOUND)
+async def replace_item(item_id: str, store: Store, name: str = Name, *, data: ItemData) -> Any:
+    """Replace one item, keeping its id and place."""
+    try:
+        item = _item(data)
+    except _ItemError as exc:
+        return payload_error(exc.fields)
+    if not await store.replace_item(name, item_id, item):
+        return error_response(404, f"scenario {name!r} has no item {item_id!r}")
+    return _item_json(item_id, item)
+
+
+@router.delete(
+    "/scenarios/{name:path}/items/{item_id}",
+    status_code=204,
+    dependencies=[Ingest],
+    responses=_NOT_FOUND,
+)
+async def delete_item(item_id: str, store: Store, name: str = Name) -> Response:
+    """Delete one item."""
+    if not await store.delete_item(name, item_id):
+        return error_response(404, f"scenario {name!r} has no item {item_id!r}")
+    return Response(status_code=204)
+
+
+@router.post("/scenarios/{name:path}/runs", status_code=201, dependencies=[Ingest])
+async def post_scenario_run(
+    body: ScenarioRunBody, store: Store, name: str = Name
+) -> dict[str, str]:
+    """Store a scenario run summary (Veval's, or ours with ``items``); same ``run_id``
+    again replaces it."""
+    record, extra = body.to_record(name)
+    await store.save_scenario_run(record, extra=extra)
+    return {"run_id": record.run_id}
+
+
+@router.get("/scenarios/{name:path}/runs", dependencies=[Read])
+async def list_scenario_runs(
+    store: Store, cursor: Cursor = None, limit: Limit = 100, name: str = Name
+) -> Page[ScenarioRunRecord]:
+    """A scenario's run summaries, oldest first."""
+    return await store.scenario_runs_page(name, cursor=cursor, limit=limit)
+
+
+@router.post("/snapshots", status_code=201, dependencies=[Ingest])
+async def post_snapshot(body: SnapshotBody, store: Store) -> Any:
+    """Store a snapshot under ``name`` (a new version when the name exists)."""
+    from scenarist.replay.snapshots import SnapshotData
+
+    try:
+        snapshot = SnapshotData.model_validate(body.snapshot)
+    except ValidationError as exc:
+        return payload_error(validation_fields(exc.errors(), ("snapshot",)))
+    await store.save_snapshot(body.name, snapshot, pinned=body.pinned)
+    return {"name": body.name}
+
+
+@router.get("/snapshots", dependencies=[Read])
+async def list_snapshots(
+    store: Store, cursor: Cursor = None, limit: Limit = 50
+) -> Page[SnapshotInfo]:
+    """Every snapshot's latest version, by name."""
+    return await store.list_snapshots(cursor=cursor, limit=limit)
+
+
+@router.get("/snapshots/{name:path}", dependencies=[Read], responses=_NOT_FOUND)
+async def get_snapshot(store: Store, name: str = Name) -> Any:
+    """The latest version of a snapshot."""
+    snapshot = await store.get_snapshot(name)
+    if snapshot is None:
+        return error_response(404, f"no snapshot {name!r}")
+    return json.loads(dumps(snapshot))

@@ -1,0 +1,169 @@
+"""``report``, ``demo``, ``replay``, ``traces``, ``items``, the server commands, ``--version``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from typer.testing import Result
+
+from scenarist._sync import run_sync
+from scenarist._version import __version__
+from scenarist.cli import server
+from scenarist.client import Client
+from scenarist.store import MemoryStore
+from scenarist.store.sqlite import LocalStore
+
+Cli = Callable[..., Result]
+Write = Callable[[str, str], Path]
+
+INJECTED = """
+from scenarist import Scenario, StringMatching
+
+def agent(inputs):
+    return "<script>alert('x')</script> & more"
+
+evil = Scenario("<b>evil</b>").interact("<img src=x>").check(
+    StringMatching(keyword="<script>", name="<i>check</i>")).with_target(agent)
+"""
+
+AGENT = """
+def agent(ctx):
+    word = ctx.track_step("lookup", str(ctx.input), lambda handle: "found " + str(ctx.input))
+    return word.upper()
+
+def other(ctx):
+    return "never looks anything up"
+"""
+
+
+def test_version(cli: Cli) -> None:
+    result = cli("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"scenarist {__version__}"
+
+
+def test_report_rerenders_a_stored_run_in_every_format(cli: Cli, write: Write, home: Path) -> None:
+    cli("run", str(write("evil_suite.py", INJECTED)))
+    console = cli("report", "last")
+    assert console.exit_code == 0 and "Summary: 1 total, 1 passed" in console.stdout
+    junit = cli("report", "last", "--format", "junit")
+    assert junit.stdout.startswith("<?xml") or "<testsuites" in junit.stdout
+    as_json = json.loads(cli("report", "last", "-f", "json").stdout)
+    assert as_json["scenarios"][0]["result"]["scenario_name"] == "<b>evil</b>"
+    assert cli("report", "last", "-f", "html", "-o", "out/report.html").exit_code == 0
+    page = (home / "out/report.html").read_text()
+    assert "<script>" not in page and "<img" not in page and "<b>evil" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more" in page
+    assert "&lt;b&gt;evil&lt;/b&gt;" in page and "&lt;i&gt;check&lt;/i&gt;" in page
+    (stored,) = (home / "home/runs").glob("*.jsonl")
+    by_id = cli("report", stored.stem, "-o", "out/report.txt")
+    assert by_id.exit_code == 0 and "Summary:" in (home / "out/report.txt").read_text()
+    unknown = cli("report", "no-such-run")
+    assert unknown.exit_code == 2 and "neither a run log file nor a run id" in unknown.stderr
+
+
+def test_demo_exits_0_and_explains_the_deliberate_failure(cli: Cli, home: Path) -> None:
+    result = cli("demo")
+    assert result.exit_code == 0, result.output
+    assert "One failure is deliberate: international_transfer_fee" in result.stdout
+    assert "scenarist serve" in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("scenarist: demo PASSED (exit 0)")
+    assert len(list((home / "home/runs").glob("*.jsonl"))) == 1
+
+
+@pytest.mark.parametrize(
+    "args", [("serve",), ("keys", "list"), ("keys", "create"), ("db", "upgrade"), ("sync",)]
+)
+def test_server_commands_say_what_to_install_when_the_server_is_missing(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(server, "_server_cli", lambda: None)
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "pip install 'scenarist[server]'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_server_commands_delegate_to_the_server_cli(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def no_extra(*args: Any, **kwargs: Any) -> None:
+        raise ImportError("the server needs its extra: pip install 'scenarist[server]'")
+
+    fake = SimpleNamespace(
+        serve=lambda **kw: calls.append(("serve", kw)),
+        revoke_key=lambda *a, **kw: calls.append(("revoke", {"args": a, **kw})),
+        db_upgrade=no_extra,
+    )
+    monkeypatch.setattr(server, "_server_cli", lambda: fake)
+    assert cli("serve", "--port", "9000").exit_code == 0
+    assert calls[0] == ("serve", {"host": "127.0.0.1", "port": 9000, "database_url": None})
+    assert cli("keys", "revoke", "k1").exit_code == 0
+    assert calls[1] == ("revoke", {"args": ("k1",), "database_url": None})
+    upgrade = cli("db", "upgrade")
+    assert upgrade.exit_code == 2 and "pip install 'scenarist[server]'" in upgrade.stderr
+    missing = cli("sync")
+    assert missing.exit_code == 2 and "does not provide `scenarist sync`" in missing.stderr
+
+
+def _record(agent: Any) -> Any:
+    client = Client(store=MemoryStore())
+    client.run("support", agent, input="refund")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    return record
+
+
+def test_traces_import_export_and_replay(
+    cli: Cli, write: Write, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write("my_agent.py", AGENT)
+    monkeypatch.syspath_prepend(str(home))
+    from my_agent import agent  # type: ignore[import-not-found]
+
+    record = _record(agent)
+    (home / "trace.json").write_text(record.model_dump_json(), encoding="utf-8")
+    imported = cli("traces", "import", "trace.json")
+    assert imported.exit_code == 0 and "imported 1 trace" in imported.stdout
+    assert run_sync(LocalStore().get_trace, record.trace_id) is not None
+
+    veval = cli("traces", "export", record.trace_id, "--format", "veval", "-o", "veval.json")
+    assert veval.exit_code == 0
+    (row,) = json.loads((home / "veval.json").read_text())
+    assert row["steps"][0]["name"] == "lookup"
+    plain = json.loads(cli("traces", "export", record.trace_id).stdout)
+    assert plain[0]["trace_id"] == record.trace_id
+    assert cli("traces", "export", "nope").exit_code == 2
+
+    good = cli("replay", record.trace_id, "--agent", "my_agent:agent")
+    assert good.exit_code == 0, good.output
+    assert "PASSED" in good.stdout and "1 matched" in good.stdout
+    from_file = cli("replay", "veval.json", "--format", "veval", "--agent", "my_agent:agent")
+    assert from_file.exit_code == 0, from_file.output
+    bad = cli("replay", record.trace_id, "--agent", "my_agent:other")
+    assert bad.exit_code == 1 and "FAILED" in bad.stdout
+    wrong = cli("replay", record.trace_id, "--agent", "my_agent")
+    assert wrong.exit_code == 2 and "use module:function" in wrong.stderr
+
+
+def test_items_import_list_export(cli: Cli, write: Write, home: Path) -> None:
+    items = [
+        {"name": "refund", "input": "I want a refund", "tags": ["billing"]},
+        {"input": "hello", "assertions": [{"kind": "trace_no_errors"}]},
+    ]
+    write("items.json", json.dumps(items))
+    assert cli("items", "import", "support", "items.json").exit_code == 0
+    listed = cli("items", "list", "support")
+    assert "refund" in listed.stdout and "1 assertion(s)" in listed.stdout
+    exported = json.loads(cli("items", "export", "support").stdout)
+    assert [i["input"] for i in exported] == ["I want a refund", "hello"]
+    assert exported[1]["assertions"][0]["kind"] == "trace_no_errors"
+    assert "no items stored" in cli("items", "list", "other").stdout
+    write("bad.json", json.dumps([{"input": "x", "assertions": [{"kind": "nope"}]}]))
+    bad = cli("items", "import", "support", "bad.json")
+    assert bad.exit_code == 2 and "bad.json[0]" in bad.stderr

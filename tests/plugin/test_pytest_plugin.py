@@ -1,0 +1,165 @@
+"""The pytest plugin, driven through ``pytester`` (in-process pytest sessions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scenarist.pytest_plugin import RECORD_MODES
+
+# pytester only for this module (pytest refuses `pytest_plugins` in a nested conftest).
+pytest_plugins = ["pytester"]
+
+SUITE = """
+from scenarist import Scenario, StringMatching, Suite
+
+def agent(inputs):
+    return "echo " + inputs
+
+suite = Suite(name="echo", target=agent)
+suite.append(Scenario("says_echo").interact("hi").check(StringMatching(keyword="echo")))
+suite.append(Scenario("says_bye").interact("hi").check(StringMatching(keyword="bye")))
+"""
+
+
+@pytest.fixture
+def home(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SCENARIST_HOME", str(pytester.path / "home"))
+    monkeypatch.delenv("SCENARIST_RECORD_MODE", raising=False)
+    return pytester.path / "home"
+
+
+def test_plugin_plain_tests_need_no_configuration(pytester: pytest.Pytester, home: Path) -> None:
+    pytester.makepyfile(
+        """
+        from scenarist import Scenario, StringMatching
+
+        def test_plain():
+            Scenario("s").interact("hi", outputs="hello").check(
+                StringMatching(keyword="hello")).run_sync().assert_passed()
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "scenarist" not in "\n".join(result.outlines[-3:])
+    assert not home.exists()
+
+
+def test_plugin_parametrize_suite_names_tests_and_summarises(
+    pytester: pytest.Pytester, home: Path
+) -> None:
+    pytester.makepyfile(
+        plugin_echo_suite=SUITE,
+        test_plugin_echo_cases="""
+        import pytest
+        from plugin_echo_suite import suite
+        from scenarist.pytest_plugin import parametrize_suite
+
+        @parametrize_suite(suite)
+        @pytest.mark.scenarist(tags=["team:support"])
+        def test_scenario(scenario, scenarist_run):
+            scenarist_run(scenario).assert_passed()
+        """,
+    )
+    result = pytester.runpytest("-v", "--scenarist-store", "-k", "says")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_scenario?says_echo? PASSED*",
+            "*test_scenario?says_bye? FAILED*",
+            "*= scenarist =*",
+            "2 scenarios: 1 passed, 1 failed, 0 errored, 0 skipped | pass rate 50.0% | cost —",
+            "run log: *",
+        ]
+    )
+    (log_path,) = (home / "runs").glob("*.jsonl")
+    lines = [json.loads(line) for line in log_path.read_text().splitlines()]
+    scenarios = [line["result"] for line in lines if line["record_type"] == "scenario"]
+    assert sorted(s["scenario_name"] for s in scenarios) == ["says_bye", "says_echo"]
+    assert all("team:support" in s["tags"] for s in scenarios)
+
+
+def test_plugin_parametrize_items_and_client_fixture(pytester: pytest.Pytester, home: Path) -> None:
+    pytester.makepyfile(
+        """
+        from scenarist import ScenarioItem, run_scenario
+        from scenarist.pytest_plugin import parametrize_suite
+        from scenarist.testing import TestClient
+
+        ITEMS = [ScenarioItem(name="first", input="a"), ScenarioItem(input="b")]
+
+        @parametrize_suite(ITEMS)
+        def test_item(item, scenarist_client):
+            assert isinstance(scenarist_client, TestClient)
+            result = run_scenario("upper", lambda ctx: str(ctx.input).upper(), items=[item])
+            assert result.passed
+            assert scenarist_client.store.list_scenario_runs
+        """
+    )
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_item?first? PASSED*", "*test_item?b? PASSED*"])
+    assert not home.exists()
+
+
+@pytest.mark.parametrize(("option", "mode"), sorted(RECORD_MODES.items()))
+def test_plugin_record_option_maps_to_cassette_modes(
+    pytester: pytest.Pytester, home: Path, option: str, mode: str
+) -> None:
+    pytester.makepyfile(
+        f"""
+        def test_tape(scenarist_replay):
+            assert scenarist_replay.mode == {mode!r}
+            assert scenarist_replay.path.name == "test_tape.jsonl"
+            assert scenarist_replay.path.parent.name == "cassettes"
+        """
+    )
+    if mode == "replay":
+        cassettes = pytester.path / "cassettes"
+        cassettes.mkdir()
+        (cassettes / "test_tape.jsonl").write_text(
+            '{"format_version":1,"kind":"scenarist.cassette"}\n'
+        )
+    result = pytester.runpytest(f"--scenarist-record={option}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= scenarist =*", "cassettes: 1 (*"])
+
+
+def test_plugin_marker_sets_the_mode_and_replay_fails_closed(
+    pytester: pytest.Pytester, home: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.scenarist(record="none")
+        def test_never_recorded(scenarist_replay):
+            pass
+
+        @pytest.mark.scenarist(record="sometimes")
+        def test_bad_mode(scenarist_replay):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*does not exist, and mode 'replay' never records*"])
+    result.stdout.fnmatch_lines(["*record='sometimes'*is not a record mode*"])
+
+
+def test_plugin_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.scenarist(record=None, tags=()):*"])
+
+
+def test_plugin_state_lives_in_the_config_stash() -> None:
+    import scenarist.pytest_plugin as plugin
+
+    module_state = [
+        name
+        for name, value in vars(plugin).items()
+        if isinstance(value, list | dict | set) and not name.startswith("__")
+    ]
+    assert module_state == ["RECORD_MODES"]  # a constant mapping, never mutated

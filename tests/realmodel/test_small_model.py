@@ -1,0 +1,161 @@
+"""End-to-end plumbing against a real small model (optional; see docs/realmodel.md).
+
+Skipped unless ``SCENARIST_REALMODEL_URL`` names an OpenAI-compatible server, e.g.
+SmolLM2-135M served by ``llama-cpp-python[server]`` on 127.0.0.1:8767. The model alias
+comes from ``SCENARIST_REALMODEL_MODEL`` (default ``smollm2``). A 135M model judges
+poorly, so these tests assert plumbing only: a real judge check ends in a verdict or a
+clean ERROR (never an exception), and a simulated user holds a short conversation with
+an agent backed by the same model. Run::
+
+    SCENARIST_REALMODEL_URL=http://127.0.0.1:8767/v1 \
+        .venv/bin/python -m pytest -m realmodel tests/realmodel
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+import pytest
+
+from scenarist import CheckStatus, Groundedness, Scenario, UserSimulator
+from scenarist.providers import OpenAIProvider
+from scenarist.providers.base import ChatResponse, Message
+
+URL = os.environ.get("SCENARIST_REALMODEL_URL", "").strip()
+MODEL = os.environ.get("SCENARIST_REALMODEL_MODEL", "").strip() or "smollm2"
+
+pytestmark = [
+    pytest.mark.realmodel,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(
+        not URL,
+        reason=(
+            "needs a real OpenAI-compatible model server: see docs/realmodel.md, then run "
+            "SCENARIST_REALMODEL_URL=http://127.0.0.1:8767/v1 "
+            ".venv/bin/python -m pytest -m realmodel tests/realmodel"
+        ),
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def _no_default_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SCENARIST_DEFAULT_JUDGE", "SCENARIST_DEFAULT_MODEL", "SCENARIST_RECORD_MODE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def small_model() -> OpenAIProvider:
+    """The served model; one attempt per request, so a slow model stays within the timeout."""
+    return OpenAIProvider(
+        MODEL, base_url=URL, api_key="unused", max_retries=1, timeout_s=300.0, json_retries=0
+    )
+
+
+class Counting:
+    """A provider wrapper that keeps each outcome (for the test log): the answer's text,
+    or the exception a malformed answer ended in.
+
+    ``keep_talking`` turns a structured ``goal_reached: true`` into ``false`` and leaves
+    the model's message as it is: SmolLM2-135M declares its goal reached on the very first
+    turn whatever the persona says, and the test is about the conversation loop, not the
+    model's judgement.
+    """
+
+    def __init__(self, provider: OpenAIProvider, *, keep_talking: bool = False) -> None:
+        self.provider = provider
+        self.keep_talking = keep_talking
+        self.outcomes: list[str] = []
+        self.messages: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.provider.name
+
+    async def chat(self, messages: list[Message], **options: Any) -> ChatResponse:
+        try:
+            response = await self.provider.chat(messages, **options)
+        except Exception as exc:
+            self.outcomes.append(f"{type(exc).__name__}: {exc}")
+            raise
+        self.outcomes.append(response.text)
+        parsed = response.parsed
+        if isinstance(parsed, dict) and "goal_reached" in parsed:
+            self.messages.append(str(parsed.get("message", "")))
+            if self.keep_talking:
+                response = response.model_copy(update={"parsed": {**parsed, "goal_reached": False}})
+        return response
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return await self.provider.embed(texts)
+
+
+def test_a_judge_check_against_the_real_model_ends_cleanly() -> None:
+    judge = Counting(small_model())
+    result = (
+        Scenario("real judge")
+        .interact(
+            inputs="How long do I have to return shoes?",
+            outputs="You have 30 days to return them.",
+            metadata={"context": "Returns are accepted within 30 days of delivery."},
+        )
+        .check(Groundedness(judge=judge, max_retries=1))
+        .run_sync()  # a crash would raise here
+    )
+    (check,) = result.steps[0].results
+    print(f"\njudge outcomes: {judge.outcomes!r}\n{check.status.value}: {check.message}")
+    assert judge.outcomes, "the judge was never asked"
+    assert check.status in {CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.ERROR}
+    assert check.message.strip()
+    if check.status is CheckStatus.ERROR:
+        # clean: a verdict problem or a provider message, never an unexpected exception
+        clean = {None, "ProviderError", "StructuredOutputError"}
+        assert check.details.get("exception_type") in clean
+    else:
+        assert check.details["verdict"]["reason"].strip()
+        assert any(m.name == "judge_calls" for m in check.metrics)
+
+
+def test_a_simulated_user_talks_to_a_real_model_agent() -> None:
+    simulator_model = Counting(small_model(), keep_talking=True)
+    agent_model = small_model()
+
+    async def agent(inputs: str) -> str:
+        answer = await agent_model.chat(
+            [
+                {"role": "system", "content": "You are a helpful shop assistant. Be brief."},
+                {"role": "user", "content": inputs},
+            ],
+            max_tokens=48,
+        )
+        return answer.text
+
+    result = (
+        Scenario("real simulated user")
+        .interact(
+            inputs=UserSimulator(
+                persona="A customer whose order #12 arrived broken and who wants a refund.",
+                generator=simulator_model,
+                max_steps=2,
+                max_retries=1,
+            ),
+            outputs=agent,
+        )
+        .run_sync(return_exception=True)
+    )
+    (step,) = result.steps
+    turns = [(i.inputs, i.outputs) for i in result.final_trace.interactions]
+    print(f"\nsimulator outcomes: {simulator_model.outcomes!r}\nturns: {turns!r}")
+    print(f"error: {step.error!r}")
+    assert simulator_model.outcomes, "the simulated user was never asked"
+    if step.error is not None:  # a small model may fail the turn schema: a clean error
+        assert step.error.phase == "input_generation"
+        assert step.error.exception_type == "InputGenerationException"
+        return
+    # the loop ran on the model's own messages, up to the first empty one, at most 2 turns
+    spoken = list(itertools.takewhile(str.strip, simulator_model.messages))
+    assert [user_message for user_message, _ in turns] == spoken[:2]
+    assert all(isinstance(agent_answer, str) for _, agent_answer in turns)
+    # each agent answer went through the capture as a real LLM call span
+    assert len(result.final_trace.llm_calls) == len(turns)

@@ -1,0 +1,111 @@
+"""API keys and open mode, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+
+import httpx2
+import pytest
+from sqlalchemy import select
+
+from scenarist.errors import UserError
+from scenarist.server.app import create_app
+from scenarist.server.db.models import ApiKeyRow
+from scenarist.server.db.store import SqlStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_auth_open_on_loopback_until_a_key_exists(app_client: httpx2.AsyncClient) -> None:
+    store: SqlStore = app_client.app.state.store  # type: ignore[attr-defined]
+    assert (await app_client.get("/api/runs")).status_code == 200
+    _, ingest_key = await store.create_api_key(["ingest"], "ci")
+    _, read_key = await store.create_api_key(["read"])
+    info, admin_key = await store.create_api_key(["admin"])
+
+    missing = await app_client.get("/api/runs")
+    assert (missing.status_code, missing.headers["www-authenticate"]) == (401, "Bearer")
+    assert missing.json()["error"]["code"] == "unauthorized"
+
+    def auth(key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"}
+
+    wrong = ingest_key[:-4] + "abcd"
+    assert (await app_client.get("/api/runs", headers=auth(wrong))).status_code == 401
+    assert (await app_client.get("/api/runs", headers=auth("sk_scen_x"))).status_code == 401
+    basic = {"Authorization": "Basic dXNlcjpwYXNz"}
+    assert (await app_client.get("/api/runs", headers=basic)).status_code == 401
+    assert (await app_client.get("/api/runs", headers=auth(read_key))).status_code == 200
+    forbidden = await app_client.get("/api/runs", headers=auth(ingest_key))
+    assert forbidden.status_code == 403
+    assert "'read'" in forbidden.json()["error"]["message"]
+    trace = {"trace_id": "t1"}
+    assert (
+        await app_client.post("/v1/traces", json=trace, headers=auth(ingest_key))
+    ).status_code == 201
+    assert (
+        await app_client.post("/v1/traces", json=trace, headers=auth(read_key))
+    ).status_code == 403
+    assert (await app_client.get("/v1/traces/t1", headers=auth(admin_key))).status_code == 200
+    assert (await app_client.get("/api/keys", headers=auth(read_key))).status_code == 403
+    assert (await app_client.get("/api/health")).status_code == 200  # always open
+
+    keys = (await app_client.get("/api/keys", headers=auth(admin_key))).json()
+    assert len(keys) == 3 and all("key" not in k and "key_hash" not in k for k in keys)
+    revoke = await app_client.delete(f"/api/keys/{info.key_id}", headers=auth(admin_key))
+    assert revoke.status_code == 204
+    assert (await app_client.get("/api/runs", headers=auth(admin_key))).status_code == 401
+
+
+async def test_auth_keys_are_hashed_at_rest(database_url: str) -> None:
+    store = SqlStore(database_url)
+    try:
+        info, key = await store.create_api_key(["read", "ingest"], "laptop")
+        assert key.startswith("sk_scen_")
+        async with store._read() as connection:
+            rows = (await connection.execute(select(ApiKeyRow.__table__))).all()
+        assert len(rows) == 1
+        stored = " ".join(str(v) for v in rows[0])
+        assert key not in stored and key.split("_")[-1] not in stored
+        assert rows[0].key_hash == hashlib.sha256(key.encode()).hexdigest()
+        assert info.scopes == ["ingest", "read"]
+        assert await store.verify_api_key(key) == ["ingest", "read"]
+        assert await store.verify_api_key(key + "x") is None
+        with pytest.raises(UserError, match="scopes must be"):
+            await store.create_api_key(["root"])
+    finally:
+        await store.close()
+
+
+async def test_auth_non_loopback_app_is_never_open(database_url: str) -> None:
+    app = create_app(database_url, host="0.0.0.0")
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+            assert (await client.get("/api/runs")).status_code == 401
+            assert (await client.get("/api/health")).status_code == 200
+
+
+def test_serve_refuses_a_public_host_without_keys(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from scenarist.server import cli
+
+    started: list[str] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, **kw: started.append(host))
+    url = f"sqlite:///{tmp_path}/s.db"
+    with pytest.raises(UserError, match=r"refusing to listen on '0\.0\.0\.0'"):
+        cli.serve("0.0.0.0", 8480, url)
+    assert started == []
+    cli.serve("127.0.0.1", 8480, url)
+    info, _ = cli.create_key(["ingest", "read"], name="ci", database_url=url)
+    cli.serve("0.0.0.0", 8480, url)
+    assert started == ["127.0.0.1", "0.0.0.0"]
+    assert [k.key_id for k in cli.list_keys(url)] == [info.key_id]
+    cli.revoke_key(info.key_id, url)
+    with pytest.raises(UserError, match="no active API key"):
+        cli.revoke_key(info.key_id, url)
+    assert cli.list_keys(url)[0].revoked_at is not None
+    assert cli.db_upgrade(url) == "0001"

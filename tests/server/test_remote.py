@@ -1,0 +1,92 @@
+"""``RemoteStore``: the Store protocol over HTTP, against a real uvicorn server."""
+
+from __future__ import annotations
+
+import pytest
+from tests.server.conftest import LiveServer, free_port
+from tests.server.test_api import VEVAL_TRACE
+
+from scenarist import Client, TraceAssert
+from scenarist.errors import RequestError, SendError
+from scenarist.items import ScenarioItem
+from scenarist.replay.snapshots import SnapshotData
+from scenarist.server.db.store import SqlStore
+from scenarist.server.remote import RemoteStore
+from scenarist.store.base import Store
+from scenarist.tracing.record import TraceRecord
+from scenarist.tracing.veval_wire import from_veval
+
+
+def test_remote_store_round_trips_over_a_real_socket(live_server: LiveServer) -> None:
+    from scenarist._sync import run_sync
+
+    store = RemoteStore(live_server.url)
+    assert isinstance(store, Store)
+    record = from_veval(VEVAL_TRACE)
+    run_sync(store.save_trace, record)
+    assert run_sync(store.get_trace, record.trace_id) == record
+    assert run_sync(store.get_trace, "missing") is None
+    items = [ScenarioItem(name="a", input={"q": 1}), ScenarioItem(name="b", trace_id="tr_1")]
+    run_sync(store.save_items, "team/s", items)
+    got = run_sync(store.get_items, "team/s")
+    assert [(i.name, i.input, i.trace_id) for i in got] == [
+        ("a", {"q": 1}, None),
+        ("b", None, "tr_1"),
+    ]
+    snap = SnapshotData.model_validate({"name": "g", "steps": [{"name": "x", "kind": "tool"}]})
+    run_sync(store.save_snapshot, "g", snap)
+    assert run_sync(store.get_snapshot, "g") == snap
+    assert run_sync(store.get_snapshot, "nope") is None
+
+
+def test_client_with_remote_store_stores_runs_on_the_server(
+    live_server: LiveServer, database_url: str
+) -> None:
+    client = Client(store=RemoteStore(live_server.url))
+
+    def agent(ctx: object) -> str:
+        return "refund approved"
+
+    items = [ScenarioItem(name="ok", input="refund?"), ScenarioItem(name="ko", input="x")]
+    result = client.run_scenario(
+        "billing", agent, [TraceAssert.output_contains("refund")], items=items
+    )
+    assert (result.pass_count, result.fail_count) == (2, 0)
+
+    from scenarist._sync import run_sync
+
+    server_side = SqlStore(database_url)
+    runs = run_sync(server_side.list_scenario_runs, "billing")
+    assert [r.run_id for r in runs] == [result.run_id]
+    assert [i.name for i in runs[0].items] == ["ok", "ko"]
+    trace_id = runs[0].items[0].trace_id
+    assert trace_id is not None
+    stored = run_sync(server_side.get_trace, trace_id)
+    assert stored is not None and stored.output == "refund approved"
+    assert [r.run_id for r in run_sync(client.store.list_scenario_runs, "billing")] == [
+        result.run_id
+    ]
+
+
+def test_remote_store_errors_are_request_and_send_errors(live_server: LiveServer) -> None:
+    from scenarist._sync import run_sync
+
+    down = RemoteStore(f"http://127.0.0.1:{free_port()}", retries=0, timeout_s=2)
+    with pytest.raises(SendError, match="is the server running"):
+        run_sync(down.save_trace, TraceRecord(trace_id="t"))
+    with pytest.raises(RequestError) as read_error:
+        run_sync(down.get_trace, "t")
+    assert not isinstance(read_error.value, SendError)
+
+    store = SqlStore(live_server_url_db(live_server))
+    run_sync(store.create_api_key, ["read"])
+    refused = RemoteStore(live_server.url, api_key="sk_scen_nope_nope", retries=0)
+    with pytest.raises(SendError) as error:
+        run_sync(refused.save_trace, TraceRecord(trace_id="t"))
+    assert error.value.status_code == 401
+    assert "not valid" in str(error.value)
+
+
+def live_server_url_db(server: LiveServer) -> str:
+    app = server.server.config.app
+    return str(app.state.store.url)  # type: ignore[union-attr]

@@ -1,0 +1,101 @@
+"""``SqlStore`` as a :class:`Store`, the migrations, and the SQLite settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
+from tests.server.conftest import minutes_ago
+from tests.server.test_api import VEVAL_TRACE
+
+from scenarist.items import ScenarioItem, ScenarioRunRecord
+from scenarist.replay.snapshots import SnapshotData
+from scenarist.server.db.engine import resolve_database_url
+from scenarist.server.db.models import Base
+from scenarist.server.db.store import SqlStore
+from scenarist.store.base import Store
+from scenarist.tracing.record import TraceRecord
+from scenarist.tracing.veval_wire import from_veval
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_sqlstore_implements_the_store_protocol(database_url: str) -> None:
+    store = SqlStore(database_url)
+    assert isinstance(store, Store)
+    try:
+        record = from_veval(VEVAL_TRACE)
+        await store.save_trace(record)
+        await store.save_trace(record)  # replace, not duplicate
+        assert await store.get_trace(record.trace_id) == record
+        assert await store.get_trace("nope") is None
+
+        items = [ScenarioItem(name="a", input="hi"), ScenarioItem(name="b", trace_id="tr_1")]
+        await store.save_items("s", items)
+        await store.save_items("s", items[:1])
+        assert [i.name for i in await store.get_items("s")] == ["a"]
+
+        run = ScenarioRunRecord(
+            run_id="r1", scenario_name="s", started_at=minutes_ago(1), ended_at=minutes_ago(0),
+            duration_ms=5.0, passed=True, pass_count=1, fail_count=0,
+        )  # fmt: skip
+        await store.save_scenario_run(run)
+        await store.save_scenario_run(run)
+        assert await store.list_scenario_runs("s") == [run]
+
+        snap = SnapshotData.model_validate(
+            {"name": "g", "trace_id": record.trace_id, "steps": [{"name": "x", "kind": "tool"}]}
+        )
+        await store.save_snapshot("g", snap)
+        assert await store.get_snapshot("g") == snap
+        assert await store.get_snapshot("missing") is None
+    finally:
+        await store.close()
+
+
+def _diff(connection: object) -> list[object]:
+    context = MigrationContext.configure(connection)  # type: ignore[arg-type]
+    return list(compare_metadata(context, Base.metadata))
+
+
+async def test_migrations_create_exactly_the_models(database_url: str) -> None:
+    store = SqlStore(database_url)
+    try:
+        engine = await store.engine()
+        async with engine.connect() as connection:
+            assert await connection.run_sync(_diff) == []
+    finally:
+        await store.close()
+
+
+async def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    store = SqlStore(str(tmp_path / "plain-path.db"))
+    try:
+        async with store._read() as connection:
+            mode = await connection.scalar(text("PRAGMA journal_mode"))
+        assert mode == "wal"
+    finally:
+        await store.close()
+
+
+def test_database_url_defaults_and_drivers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCENARIST_DATABASE_URL", raising=False)
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path))
+    assert resolve_database_url() == f"sqlite+aiosqlite:///{tmp_path / 'scenarist.db'}"
+    assert resolve_database_url("postgresql://u@h/d") == "postgresql+asyncpg://u@h/d"
+    assert resolve_database_url("sqlite:///x.db") == "sqlite+aiosqlite:///x.db"
+    monkeypatch.setenv("SCENARIST_DATABASE_URL", "postgres://u@h/d")
+    assert resolve_database_url() == "postgresql+asyncpg://u@h/d"
+
+
+def test_sqlstore_works_from_sync_wrappers(tmp_path: Path) -> None:
+    """Each ``run_sync`` call has its own event loop; the default store is unpooled."""
+    from scenarist._sync import run_sync
+
+    store = SqlStore(str(tmp_path / "s.db"))
+    for i in range(3):
+        run_sync(store.save_trace, TraceRecord(trace_id=f"t{i}"))
+    assert run_sync(store.get_trace, "t2") == TraceRecord(trace_id="t2")

@@ -3,8 +3,10 @@
 ``Client()`` with no arguments keeps everything in the local SQLite store (see
 :mod:`scenarist.store.sqlite`), so it works on a fresh machine with no configuration.
 Module-level :func:`run_scenario_async` / :func:`run_scenario` use a default client made
-on first use. Talking to a scenarist server (``base_url`` or ``SCENARIST_URL``) arrives
-with the server; until then asking for it is a clear error, never a silent local run.
+on first use. With a server URL (``base_url`` or ``SCENARIST_URL``) and a key
+(``api_key`` or ``SCENARIST_API_KEY``) the client keeps everything on that server instead
+(:class:`scenarist.server.remote.RemoteStore`, which needs ``scenarist[server]``); a server
+that cannot be reached is an error, never a silent local run.
 """
 
 from __future__ import annotations
@@ -104,11 +106,15 @@ class Client:
     ) -> None:
         url = base_url or os.environ.get("SCENARIST_URL")
         if url and store is None:
-            raise UserError(
-                f"a scenarist server at {url!r} was configured, but this version cannot talk "
-                "to a server yet; unset SCENARIST_URL (runs are then kept locally) or pass "
-                "store=..."
-            )
+            try:
+                from scenarist.server.remote import RemoteStore
+            except ImportError as exc:
+                raise UserError(
+                    f"a scenarist server at {url!r} was configured; talking to it needs the "
+                    "server extra: pip install 'scenarist[server]' (or unset SCENARIST_URL "
+                    "to keep runs locally)"
+                ) from exc
+            store = RemoteStore(url, api_key or os.environ.get("SCENARIST_API_KEY"))
         if store is None:
             from scenarist.store.sqlite import LocalStore
 

@@ -11,7 +11,6 @@ import pytest
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
 from scenarist.client import Client, set_client
-from scenarist.errors import UserError
 from scenarist.store import LocalStore, MemoryStore
 from scenarist.tracing import RunContext, TraceRecord, step
 
@@ -251,12 +250,15 @@ def test_default_client_keeps_runs_in_the_local_store(
     assert json.loads(data)["items"][0]["trace_id"] == result.results[0].trace_id
 
 
-def test_a_configured_server_url_is_a_clear_error_until_the_server_lands(
+def test_a_configured_server_url_makes_the_client_use_the_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from scenarist.server.remote import RemoteStore
+
     monkeypatch.setenv("SCENARIST_URL", "http://127.0.0.1:8480")
-    with pytest.raises(UserError, match="cannot talk to a server yet"):
-        Client()
+    monkeypatch.setenv("SCENARIST_API_KEY", "sk_scen_test")
+    client = Client()
+    assert isinstance(client.store, RemoteStore)
 
 
 async def test_local_store_round_trips_non_json_values(tmp_path: Path) -> None:

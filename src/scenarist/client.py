@@ -5,8 +5,10 @@
 Module-level :func:`run_scenario_async` / :func:`run_scenario` use a default client made
 on first use. With a server URL (``base_url`` or ``SCENARIST_URL``) and a key
 (``api_key`` or ``SCENARIST_API_KEY``) the client keeps everything on that server instead
-(:class:`scenarist.server.remote.RemoteStore`, which needs ``scenarist[server]``); a server
-that cannot be reached is an error, never a silent local run.
+(:class:`scenarist.server.remote.RemoteStore`, which needs ``scenarist[server]``); what a
+server that cannot be reached does not take is spooled for ``scenarist sync``, never
+silently dropped nor kept in the local store instead (``raise_on_send_failure=True``
+raises instead).
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class Client:
         base_url: str | None = None,
         *,
         store: Store | None = None,
+        raise_on_send_failure: bool = False,
     ) -> None:
         url = base_url or os.environ.get("SCENARIST_URL")
         if url and store is None:
@@ -114,7 +117,11 @@ class Client:
                     "server extra: pip install 'scenarist[server]' (or unset SCENARIST_URL "
                     "to keep runs locally)"
                 ) from exc
-            store = RemoteStore(url, api_key or os.environ.get("SCENARIST_API_KEY"))
+            store = RemoteStore(
+                url,
+                api_key or os.environ.get("SCENARIST_API_KEY"),
+                raise_on_send_failure=raise_on_send_failure,
+            )
         if store is None:
             from scenarist.store.sqlite import LocalStore
 

@@ -189,3 +189,10 @@ def run_log_json(log: RunLog) -> dict[str, Any]:
 
 def minutes_ago(n: int) -> datetime:
     return datetime.now(UTC) - timedelta(minutes=n)
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's spool and local store live in its own folder, never the repository's."""
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SCENARIST_URL", raising=False)

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from scenarist.errors import UserError
 from scenarist.server.app import create_app
+from scenarist.server.db.migrate import head_revision
 from scenarist.server.db.models import ApiKeyRow
 from scenarist.server.db.store import SqlStore
 
@@ -108,4 +109,4 @@ def test_serve_refuses_a_public_host_without_keys(
     with pytest.raises(UserError, match="no active API key"):
         cli.revoke_key(info.key_id, url)
     assert cli.list_keys(url)[0].revoked_at is not None
-    assert cli.db_upgrade(url) == "0001"
+    assert cli.db_upgrade(url) == head_revision() == "0002"

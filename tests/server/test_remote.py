@@ -71,7 +71,9 @@ def test_client_with_remote_store_stores_runs_on_the_server(
 def test_remote_store_errors_are_request_and_send_errors(live_server: LiveServer) -> None:
     from scenarist._sync import run_sync
 
-    down = RemoteStore(f"http://127.0.0.1:{free_port()}", retries=0, timeout_s=2)
+    down = RemoteStore(
+        f"http://127.0.0.1:{free_port()}", retries=0, timeout_s=2, raise_on_send_failure=True
+    )
     with pytest.raises(SendError, match="is the server running"):
         run_sync(down.save_trace, TraceRecord(trace_id="t"))
     with pytest.raises(RequestError) as read_error:

@@ -116,6 +116,32 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
     typer.echo(f"database at revision {revision}")
 
 
-def sync() -> None:
+def sync(
+    url: Annotated[str | None, typer.Option(help="Server URL (default: SCENARIST_URL).")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="API key (default: SCENARIST_API_KEY).")
+    ] = None,
+) -> None:
     """Send spooled runs to the configured server (needs the server)."""
-    _call("sync", "sync")
+    result = _call("sync", "sync", url, api_key)
+    typer.echo(result.summary())
+    if result.remaining:
+        raise typer.Exit(2)
+
+
+@db_app.command("prune")
+def db_prune(
+    database_url: DatabaseUrl = None,
+    days: Annotated[
+        float | None, typer.Option(help="Keep this many days (default: SCENARIST_RETENTION_DAYS).")
+    ] = None,
+) -> None:
+    """Delete runs and traces older than the retention period (never pinned ones)."""
+    result = _call("db prune", "prune", database_url, retention_days=days)
+    if result.cutoff is None:
+        typer.echo("retention is off (set SCENARIST_RETENTION_DAYS or --days): nothing deleted")
+    else:
+        typer.echo(
+            f"deleted {result.runs_deleted} run(s) and {result.traces_deleted} trace(s) "
+            f"older than {result.cutoff:%Y-%m-%d %H:%M} UTC"
+        )

@@ -8,6 +8,7 @@ from fastapi import Depends, Query, Request
 
 from scenarist.server.auth import requires
 from scenarist.server.db.store import SqlStore
+from scenarist.server.ratelimit import enforce_rate_limit
 
 __all__ = ["Admin", "Cursor", "Ingest", "Limit", "Read", "Store"]
 
@@ -23,5 +24,14 @@ Cursor = Annotated[
 ]
 Limit = Annotated[int, Query(ge=1, le=500, description="page size")]
 Read = Depends(requires("read"))
-Ingest = Depends(requires("ingest"))
+_ingest_scope = requires("ingest")
+
+
+async def _ingest(request: Request) -> None:
+    """The ``ingest`` scope, then the rate limit (rejected keys spend no tokens)."""
+    await _ingest_scope(request)
+    enforce_rate_limit(request)
+
+
+Ingest = Depends(_ingest)
 Admin = Depends(requires("admin"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from scenarist._version import __version__
 from scenarist.server._extras import missing_extra
@@ -21,8 +20,12 @@ except ImportError as exc:
 
 from scenarist.server._errors import BodySizeLimit, install_error_handlers
 from scenarist.server.auth import is_loopback
+from scenarist.server.dashboard.routes import install_dashboard
+from scenarist.server.db.retention import retention_days_from_env
 from scenarist.server.db.store import SqlStore
+from scenarist.server.ratelimit import RateLimit, RateLimiter
 from scenarist.server.routes_api import router as api_router
+from scenarist.server.routes_ops import router as ops_router
 from scenarist.server.routes_veval import router as veval_router
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
@@ -41,6 +44,8 @@ def create_app(
     host: str = "127.0.0.1",
     max_body_bytes: int | None = None,
     store: SqlStore | None = None,
+    rate_limit: RateLimit | str | None = None,
+    retention_days: float | None = None,
 ) -> FastAPI:
     """The scenarist server app.
 
@@ -49,12 +54,18 @@ def create_app(
     on; only a loopback host allows open mode (no key needed while no key exists).
     ``max_body_bytes``: larger requests get 413 (default ``SCENARIST_MAX_BODY_BYTES`` or
     64 MiB). ``store``: use this store instead of opening ``database_url``.
+    ``rate_limit``: ingest requests allowed per API key or address (``"20/s"``, default
+    ``SCENARIST_RATE_LIMIT``, else none; see :mod:`.ratelimit`). ``retention_days``: prune
+    older runs and traces at start (default ``SCENARIST_RETENTION_DAYS``, else keep all).
     """
     the_store = store if store is not None else SqlStore(database_url, pooled=True)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await the_store.engine()  # migrate now: a broken database fails the start
+        await the_store.prune_older_than_days(
+            retention_days if retention_days is not None else retention_days_from_env()
+        )
         yield
         await the_store.close()
 
@@ -70,15 +81,10 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
     app.include_router(veval_router)
     app.include_router(api_router)
-
-    @app.get("/", include_in_schema=False)
-    async def landing() -> dict[str, Any]:
-        return {
-            "name": "scenarist",
-            "version": __version__,
-            "openapi": "/openapi.json",
-            "docs": "/docs",
-            "health": "/api/health",
-        }
+    app.include_router(ops_router)
+    limit = RateLimit.parse(rate_limit) if isinstance(rate_limit, str) else rate_limit
+    limit = limit or RateLimit.from_env()
+    app.state.rate_limiter = RateLimiter(limit) if limit is not None else None
+    install_dashboard(app)  # "/" is the overview; its JSON twin keeps the landing keys
 
     return app

@@ -1,5 +1,6 @@
-"""Plain functions behind ``scenarist serve``, ``scenarist key ...`` and ``scenarist db
-upgrade`` (the Typer commands live in ``scenarist.cli`` and call these).
+"""Plain functions behind ``scenarist serve``, ``scenarist key ...``, ``scenarist db
+upgrade``, ``scenarist db prune`` and ``scenarist sync`` (the Typer commands live in
+``scenarist.cli`` and call these).
 
 Every function is synchronous, takes an optional ``database_url`` (default:
 ``SCENARIST_DATABASE_URL``, else ``$SCENARIST_HOME/scenarist.db``), migrates the database
@@ -18,10 +19,21 @@ from scenarist._sync import run_sync
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
+    from scenarist.server.db.retention import PruneResult
     from scenarist.server.db.store import SqlStore
     from scenarist.server.db.views import ApiKeyInfo
+    from scenarist.server.spool import SyncResult
 
-__all__ = ["DEFAULT_PORT", "create_key", "db_upgrade", "list_keys", "revoke_key", "serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "create_key",
+    "db_upgrade",
+    "list_keys",
+    "prune",
+    "revoke_key",
+    "serve",
+    "sync",
+]
 
 DEFAULT_PORT = 8480
 
@@ -132,3 +144,53 @@ def db_upgrade(url: str | None = None) -> str | None:
 
     revision: str | None = run_sync(go, _store(url))
     return revision
+
+
+def prune(url: str | None = None, *, retention_days: float | None = None) -> PruneResult:
+    """Apply the retention policy to the database at ``url`` now.
+
+    ``retention_days`` defaults to ``SCENARIST_RETENTION_DAYS``; with neither, nothing is
+    deleted (``cutoff`` is ``None``). Pinned runs and traces, and traces that scenario
+    items or snapshots refer to, are always kept. The server also prunes when it starts.
+    """
+    from scenarist.server.db.retention import retention_days_from_env
+
+    days = retention_days if retention_days is not None else retention_days_from_env()
+    if days is not None and days <= 0:
+        raise UserError(f"retention_days must be a positive number of days, got {days!r}")
+
+    async def go(store: SqlStore) -> PruneResult:
+        try:
+            return await store.prune_older_than_days(days)
+        finally:
+            await store.close()
+
+    return run_sync(go, _store(url))
+
+
+def sync(
+    url: str | None = None, api_key: str | None = None, *, spool_dir: str | None = None
+) -> SyncResult:
+    """Send every spooled upload to the server at ``url`` (default ``SCENARIST_URL``),
+    oldest first, deleting each file once the server acknowledged it.
+
+    ``api_key`` defaults to ``SCENARIST_API_KEY``, ``spool_dir`` to
+    ``$SCENARIST_HOME/spool``. The result says what was sent and what is still waiting
+    (``remaining``, with the ``error`` that stopped the pass).
+    """
+    import os
+
+    from scenarist.server.remote import RemoteStore
+
+    url = url or os.environ.get("SCENARIST_URL") or None
+    if url is None:
+        raise UserError(
+            "no server to send spooled uploads to: pass the URL (scenarist sync --url "
+            "http://host:8480) or set SCENARIST_URL"
+        )
+    store = RemoteStore(
+        url, api_key or os.environ.get("SCENARIST_API_KEY"), spool=spool_dir,
+        raise_on_send_failure=True,
+    )  # fmt: skip
+    result: SyncResult = run_sync(store.sync)
+    return result

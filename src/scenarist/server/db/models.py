@@ -29,6 +29,7 @@ try:
         Table,
         Text,
         TypeDecorator,
+        false,
     )
     from sqlalchemy.engine import Dialect
     from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -118,6 +119,7 @@ class RunRow(Base):
     format_version: Mapped[int | None] = mapped_column(Integer)
     document: Mapped[str] = mapped_column(Text)
     extra: Mapped[str | None] = mapped_column(Text)
+    pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (
         Index(None, "sort_at", "run_id"),
@@ -194,6 +196,7 @@ class TraceRow(Base):
     span_count: Mapped[int] = mapped_column(Integer)
     is_replay: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str] = mapped_column(Text)
+    pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (
         Index(None, "sort_at", "trace_id"),

@@ -75,13 +75,17 @@ class RunQueries(Database):
                 .returning(_RUNS.c.run_id)
             )
             if inserted.first() is None:
-                existing = await connection.scalar(
-                    select(_RUNS.c.complete).where(_RUNS.c.run_id == run["run_id"])
-                )
-                if existing or not run["complete"]:
+                existing = (
+                    await connection.execute(
+                        select(_RUNS.c.complete, _RUNS.c.pinned).where(
+                            _RUNS.c.run_id == run["run_id"]
+                        )
+                    )
+                ).first()
+                if existing is None or existing.complete or not run["complete"]:
                     return result.model_copy(update={"created": False})
                 await self._delete_run(connection, run["run_id"])
-                await connection.execute(_RUNS.insert(), [run])
+                await connection.execute(_RUNS.insert(), [{**run, "pinned": existing.pinned}])
             await _insert_many(connection, _SCENARIOS, scenarios)
             await _insert_many(connection, _CHECKS, checks)
         return result

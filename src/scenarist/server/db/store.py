@@ -22,6 +22,7 @@ from scenarist.items import ScenarioItem
 from scenarist.server.db._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.server.db.keys import KeyQueries
 from scenarist.server.db.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
+from scenarist.server.db.retention import RetentionQueries
 from scenarist.server.db.runs import RunQueries, _parse_time
 from scenarist.server.db.views import (
     Page,
@@ -59,7 +60,7 @@ def _item_row(
     }
 
 
-class SqlStore(RunQueries, KeyQueries):
+class SqlStore(RunQueries, KeyQueries, RetentionQueries):
     """The store on a SQL database: ``SqlStore()`` (SQLite at the default path, or
     ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for
@@ -183,7 +184,10 @@ class SqlStore(RunQueries, KeyQueries):
     async def save_snapshot(
         self, name: str, snapshot: SnapshotData, *, pinned: bool = False
     ) -> None:
-        """Store ``snapshot`` as the next version of ``name`` (reads get the latest)."""
+        """Store ``snapshot`` as the next version of ``name`` (reads get the latest).
+
+        Saving the same content as the latest version adds no version, so a re-sent
+        upload is stored once."""
         for attempt in range(5):
             try:
                 async with self._write() as connection:
@@ -196,10 +200,24 @@ class SqlStore(RunQueries, KeyQueries):
     async def _insert_snapshot(
         self, connection: AsyncConnection, name: str, snapshot: SnapshotData, pinned: bool
     ) -> None:
-        last = await connection.scalar(
-            select(func.max(_SNAPSHOTS.c.version)).where(_SNAPSHOTS.c.name == name)
-        )
-        row = snapshot_row(name, (last or 0) + 1, snapshot, pinned)
+        latest = (
+            await connection.execute(
+                select(_SNAPSHOTS.c.version, _SNAPSHOTS.c.document, _SNAPSHOTS.c.pinned)
+                .where(_SNAPSHOTS.c.name == name)
+                .order_by(_SNAPSHOTS.c.version.desc())
+                .limit(1)
+            )
+        ).first()
+        row = snapshot_row(name, (latest.version if latest else 0) + 1, snapshot, pinned)
+        if latest is not None and latest.document == row["document"]:
+            # the same snapshot again (a retried or re-sent upload): no new version
+            if pinned and not latest.pinned:
+                await connection.execute(
+                    update(_SNAPSHOTS)
+                    .where(_SNAPSHOTS.c.name == name, _SNAPSHOTS.c.version == latest.version)
+                    .values(pinned=True)
+                )
+            return
         await connection.execute(_SNAPSHOTS.insert(), [row])
 
     async def get_snapshot(self, name: str) -> SnapshotData | None:

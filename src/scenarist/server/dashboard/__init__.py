@@ -1,0 +1,1 @@
+"""The web dashboard: server-rendered pages with JSON twins (see ``routes.py``)."""

@@ -1,0 +1,177 @@
+"""The dashboard's routes: each builds its page model (``pages.py``) and renders it as
+HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either.
+
+=====================================  ===========================================
+``/`` (``/index.json``)                overview: runs, charts, broken and flaky
+``/runs/{run_id}``                     one run (``?status=``, ``?tag=`` filters)
+``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace
+``/traces/{trace_id}``                 a stored agent run: the span tree
+``/scenarios/{name}``                  one scenario's history
+``/items/{name}``                      a Veval-style scenario's items (+ forms)
+``/static/…``                          CSS, our script, vendored htmx and Chart.js
+=====================================  ===========================================
+
+Each page's JSON twin: ``.json`` after the last path segment, ``?format=json``, or an
+``Accept`` header without ``text/html``. Pages need the ``read`` scope, the item forms
+``ingest``, through the API's own auth dependency (open on loopback with no key).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from scenarist.errors import UserError
+from scenarist.items import NO_INPUT_MESSAGE, ScenarioItem
+from scenarist.server._deps import Cursor, Ingest, Read, Store
+from scenarist.server.dashboard import pages
+from scenarist.server.dashboard._csrf import (
+    FIELD,
+    CsrfError,
+    csrf_token,
+    set_cookie,
+    verify_csrf,
+)
+from scenarist.server.dashboard._render import not_found, page_format, render, url_part
+
+__all__ = ["install_dashboard", "router"]
+
+router = APIRouter(include_in_schema=False)
+STATIC = Path(__file__).resolve().parent.parent / "static"
+PageSize = Annotated[int, Query(ge=1, le=200, description="page size")]
+
+
+def install_dashboard(app: FastAPI) -> None:
+    """Add the dashboard's pages and static files to ``app``."""
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+
+def _choice(value: str | None, allowed: tuple[str, ...] | None = None) -> str | None:
+    if not value or (allowed is not None and value not in allowed):
+        return None
+    return value
+
+
+@router.get("/", dependencies=[Read])
+@router.get("/index.json", dependencies=[Read])
+async def overview(
+    request: Request, store: Store, cursor: Cursor = None, limit: PageSize = 30
+) -> Response:
+    wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    page = await pages.overview_page(store, cursor=cursor, limit=limit)
+    return render("overview.html", page, wants_json=wants_json)
+
+
+@router.get("/runs/{run_id}", dependencies=[Read])
+async def run(
+    request: Request, run_id: str, store: Store, status: str | None = None, tag: str | None = None
+) -> Response:
+    run_id, wants_json = page_format(request, run_id)
+    page = await pages.run_page(
+        store, run_id, status=_choice(status, pages.STATUSES), tag=_choice(tag)
+    )
+    if page is None:
+        return not_found(f"no run {run_id!r}", wants_json=wants_json)
+    return render("run.html", page, wants_json=wants_json)
+
+
+@router.get("/runs/{run_id}/scenarios/{position}", dependencies=[Read])
+async def scenario_in_run(request: Request, run_id: str, position: str, store: Store) -> Response:
+    position, wants_json = page_format(request, position)
+    page = None
+    if position.isdigit():
+        page = await pages.scenario_trace_page(store, run_id, int(position))
+    if page is None:
+        return not_found(f"run {run_id!r} has no scenario {position!r}", wants_json=wants_json)
+    return render("scenario_trace.html", page, wants_json=wants_json)
+
+
+@router.get("/traces/{trace_id}", dependencies=[Read])
+async def trace(request: Request, trace_id: str, store: Store) -> Response:
+    trace_id, wants_json = page_format(request, trace_id)
+    page = await pages.trace_page(store, trace_id)
+    if page is None:
+        return not_found(f"no trace {trace_id!r}", wants_json=wants_json)
+    return render("trace.html", page, wants_json=wants_json)
+
+
+@router.get("/scenarios/{name:path}", dependencies=[Read])
+async def history(
+    request: Request, name: str, store: Store, cursor: Cursor = None, limit: PageSize = 50
+) -> Response:
+    name, wants_json = page_format(request, name)
+    page = await pages.history_page(store, name, cursor=cursor, limit=limit)
+    return render("history.html", page, wants_json=wants_json)
+
+
+async def _items_response(
+    request: Request, store: Store, name: str, *, wants_json: bool, error: str | None = None
+) -> Response:
+    page = await pages.items_page(store, name, error=error)
+    new_cookies: list[str] = []
+    token = csrf_token(request, new_cookies)
+    response = render(
+        "items.html",
+        page,
+        wants_json=wants_json,
+        status_code=422 if error else 200,
+        csrf_token=token,
+    )
+    for value in new_cookies:
+        set_cookie(response, value)
+    return response
+
+
+@router.get("/items/{name:path}", dependencies=[Read])
+async def items(request: Request, name: str, store: Store) -> Response:
+    name, wants_json = page_format(request, name)
+    return await _items_response(request, store, name, wants_json=wants_json)
+
+
+def _form(body: bytes) -> dict[str, str]:
+    fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+    return {key: values[-1] for key, values in fields.items()}
+
+
+@router.post("/items/{name:path}", dependencies=[Ingest])
+async def change_items(request: Request, name: str, store: Store) -> Response:
+    """The item forms: ``action=create`` (name, input or trace id, tags) or
+    ``action=delete`` (item_id). Success redirects back to the page (303)."""
+    form = _form(await request.body())
+    try:
+        verify_csrf(request, form.get(FIELD))
+    except CsrfError as exc:
+        body = {"error": {"code": "csrf_failed", "message": str(exc)}}
+        return JSONResponse(body, status_code=403)
+    error: str | None = None
+    action = form.get("action")
+    try:
+        if action == "create":
+            input_text = form.get("input") or None
+            trace_id = form.get("trace_id", "").strip() or None
+            if input_text is None and trace_id is None:
+                raise UserError(NO_INPUT_MESSAGE)
+            tags = [t.strip() for t in form.get("tags", "").split(",") if t.strip()]
+            item = ScenarioItem(
+                name=form.get("name", "").strip() or None,
+                input=input_text,
+                trace_id=trace_id,
+                tags=tags,
+            )
+            await store.add_item(name, item)
+        elif action == "delete":
+            if not await store.delete_item(name, form.get("item_id", "")):
+                error = f"scenario {name!r} has no item {form.get('item_id', '')!r}"
+        else:
+            error = f"unknown action {action!r}: use 'create' or 'delete'"
+    except UserError as exc:
+        error = str(exc)
+    if error is not None:
+        return await _items_response(request, store, name, wants_json=False, error=error)
+    return RedirectResponse(f"/items/{url_part(name)}", status_code=303)

@@ -1,0 +1,112 @@
+"""Retention: pins, and pruning runs and traces older than a cutoff.
+
+What pruning never deletes: a pinned run or trace; a trace that a scenario item refers
+to (``scenario_items.trace_id``, a trace-backed item would stop replaying) or that a
+snapshot was taken from (``snapshots.trace_id``, any version). Items and snapshots are
+never pruned: they are curated by people, not produced by runs.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel
+from sqlalchemy import delete, select, update
+
+from scenarist.errors import UserError
+from scenarist.server.db.engine import Database
+from scenarist.server.db.models import (
+    CheckResultRow,
+    RunRow,
+    ScenarioItemRow,
+    ScenarioResultRow,
+    SnapshotRow,
+    TraceRow,
+    table_of,
+)
+
+__all__ = ["PruneResult", "RetentionQueries", "retention_days_from_env"]
+
+_RUNS = table_of(RunRow)
+_SCENARIOS = table_of(ScenarioResultRow)
+_CHECKS = table_of(CheckResultRow)
+_TRACES = table_of(TraceRow)
+_ITEMS = table_of(ScenarioItemRow)
+_SNAPSHOTS = table_of(SnapshotRow)
+
+
+class PruneResult(BaseModel):
+    """What one pruning pass removed (``cutoff`` is ``None`` when retention is off)."""
+
+    cutoff: datetime | None
+    runs_deleted: int = 0
+    traces_deleted: int = 0
+
+
+def retention_days_from_env() -> float | None:
+    """``SCENARIST_RETENTION_DAYS`` as a number of days; ``None`` (keep everything) when
+    unset, empty, ``0`` or ``off``."""
+    raw = os.environ.get("SCENARIST_RETENTION_DAYS", "").strip().lower()
+    if raw in ("", "0", "off", "none", "never"):
+        return None
+    try:
+        days = float(raw)
+    except ValueError:
+        days = -1.0
+    if days <= 0:
+        raise UserError(
+            f"SCENARIST_RETENTION_DAYS={raw!r} is not a positive number of days; set e.g. "
+            "90, or leave it unset to keep everything"
+        )
+    return days
+
+
+class RetentionQueries(Database):
+    """Pins and pruning (mixed into :class:`~.store.SqlStore`)."""
+
+    async def set_pinned(
+        self, what: Literal["run", "trace"], object_id: str, pinned: bool = True
+    ) -> bool:
+        """Pin (or unpin) a run or a trace; false when there is no such row."""
+        table, column = (_RUNS, _RUNS.c.run_id) if what == "run" else (_TRACES, _TRACES.c.trace_id)
+        async with self._write() as connection:
+            done = await connection.execute(
+                update(table).where(column == object_id).values(pinned=pinned)
+            )
+        return bool(done.rowcount)
+
+    async def prune(self, older_than: datetime) -> PruneResult:
+        """Delete runs and traces whose time (``sort_at``) is before ``older_than``,
+        except pinned ones and traces that items or snapshots refer to (one transaction)."""
+        old_runs = select(_RUNS.c.run_id).where(
+            _RUNS.c.sort_at < older_than, _RUNS.c.pinned.is_(False)
+        )
+        referenced = (
+            select(_ITEMS.c.trace_id)
+            .where(_ITEMS.c.trace_id.is_not(None))
+            .union(select(_SNAPSHOTS.c.trace_id).where(_SNAPSHOTS.c.trace_id.is_not(None)))
+        )
+        async with self._write() as connection:
+            run_ids = [row[0] for row in (await connection.execute(old_runs)).all()]
+            for start in range(0, len(run_ids), 1000):
+                batch = run_ids[start : start + 1000]
+                for table in (_CHECKS, _SCENARIOS, _RUNS):
+                    await connection.execute(delete(table).where(table.c.run_id.in_(batch)))
+            traces = await connection.execute(
+                delete(_TRACES).where(
+                    _TRACES.c.sort_at < older_than,
+                    _TRACES.c.pinned.is_(False),
+                    _TRACES.c.trace_id.not_in(referenced),
+                )
+            )
+        return PruneResult(
+            cutoff=older_than, runs_deleted=len(run_ids), traces_deleted=traces.rowcount or 0
+        )
+
+    async def prune_older_than_days(self, days: float | None) -> PruneResult:
+        """:meth:`prune` with a cutoff ``days`` ago; nothing when ``days`` is ``None``."""
+        if days is None:
+            return PruneResult(cutoff=None)
+        return await self.prune(datetime.now(UTC) - timedelta(days=days))

@@ -1,0 +1,87 @@
+"""Browser fixtures: the seeded app served by uvicorn on 127.0.0.1 (a free port, in a
+background thread) and Debian's Chromium driven by Playwright's Python API.
+
+Playwright never downloads a browser here: it launches ``/usr/bin/chromium`` (``.ci/run``
+installs Debian's package) with the flags known to work on these machines. Without that
+binary the tests are skipped, and the skip says why (``NO_CHROMIUM``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from tests.server.conftest import LiveServer
+from tests.server.dashboard_data import seed
+
+from scenarist.server.app import create_app
+from scenarist.server.db.store import SqlStore
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+NO_CHROMIUM = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"{CHROMIUM} not found: install Debian's chromium package to run browser tests",
+)
+
+
+async def _seed(url: str) -> None:
+    store = SqlStore(url)
+    try:
+        await seed(store)
+    finally:
+        await store.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The dashboard on a real socket, over a seeded SQLite file."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('dashboard') / 'scenarist.db'}"
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may hold this thread's loop
+        pool.submit(anyio.run, _seed, url).result()
+    with LiveServer(create_app(url)) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def console_errors() -> list[str]:
+    """Errors the page logged (a CSP violation or a failed script shows up here)."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Browser, console_errors: list[str]) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: console_errors.append(str(e)))
+    try:
+        yield tab
+    finally:
+        context.close()

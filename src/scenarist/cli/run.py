@@ -136,6 +136,13 @@ def run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress and no report: the verdict only.")
     ] = False,
+    upload: Annotated[
+        bool | None,
+        typer.Option(
+            "--upload/--no-upload",
+            help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if debug:
@@ -192,11 +199,42 @@ def run(
         write_jsonl(log, json_file)
     if not quiet:
         console.print(f"Run log: {stored}", highlight=False, soft_wrap=True)
+    _upload(log, upload, console)
     outcome = verdict(
         result, file_errors=len(found.errors) + len(run_errors), fail_under=fail_under
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _upload(log: Any, wanted: bool | None, console: Any) -> None:
+    """Send the run log to the configured server; a server that is down spools it."""
+    import os
+
+    url = os.environ.get("SCENARIST_URL")
+    if wanted is False or (wanted is None and not url):
+        return
+    if not url:
+        raise UserError("--upload needs a server: set SCENARIST_URL (and SCENARIST_API_KEY)")
+    try:
+        from scenarist.server.remote import RemoteStore
+    except ImportError:
+        raise UserError(
+            "uploading needs the server extra: pip install 'scenarist[server]'"
+        ) from None
+    from scenarist._sync import run_sync
+
+    store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"))
+    result = run_sync(store.upload_run_log, log)
+    if result.spooled:
+        console.print(
+            f"Server {url} unreachable: run {result.run_id} spooled to {result.spooled}; "
+            "send it later with `scenarist sync`",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        console.print(f"Uploaded run {result.run_id} to {url}", highlight=False, soft_wrap=True)
 
 
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:

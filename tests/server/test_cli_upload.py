@@ -1,0 +1,56 @@
+"""`scenarist run --upload`: the run log reaches the server, or waits in the spool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+from typer.testing import CliRunner
+
+from scenarist.cli.app import app
+
+from .conftest import LiveServer, free_port
+
+SUITE = """
+from scenarist import Equals, Scenario
+
+ok = Scenario("uploaded").interact("hello", "hello").check(Equals(expected_value="hello"))
+"""
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path) -> Path:
+    path = tmp_path / "uploaded_suite.py"
+    path.write_text(SUITE)
+    return path
+
+
+def test_run_uploads_its_run_log_to_the_configured_server(
+    live_server: LiveServer, suite_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCENARIST_URL", live_server.url)
+    result = CliRunner().invoke(app, ["run", str(suite_file)])
+    assert result.exit_code == 0, result.output
+    assert f"to {live_server.url}" in result.output
+    runs = httpx2.get(f"{live_server.url}/api/runs").json()
+    listed = runs.get("runs", runs.get("items", runs))
+    assert len(listed) == 1
+
+
+def test_run_spools_when_the_server_is_down(
+    suite_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCENARIST_URL", f"http://127.0.0.1:{free_port()}")
+    result = CliRunner().invoke(app, ["run", str(suite_file)])
+    assert result.exit_code == 0, result.output
+    assert "unreachable" in result.output and "scenarist sync" in result.output
+    spooled = list((tmp_path / "home" / "spool").rglob("*"))
+    assert any(p.is_file() for p in spooled)
+
+
+def test_no_upload_keeps_the_run_local(suite_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCENARIST_URL", f"http://127.0.0.1:{free_port()}")
+    result = CliRunner().invoke(app, ["run", "--no-upload", str(suite_file)])
+    assert result.exit_code == 0, result.output
+    assert "Uploaded" not in result.output and "unreachable" not in result.output

@@ -264,7 +264,8 @@ async def test_dashboard_pages_need_the_read_scope_once_keys_exist(
     store = client.app.state.store  # type: ignore[attr-defined]
     _, read_key = await store.create_api_key(["read"])
     _, ingest_key = await store.create_api_key(["ingest"])
-    assert (await client.get("/", headers=HTML)).status_code == 401
+    to_login = await client.get("/", headers=HTML)  # a browser is sent to the login form
+    assert (to_login.status_code, to_login.headers["location"]) == (303, "/login?next=%2F")
     assert (await client.get("/runs/run-2.json")).status_code == 401
     ok = await client.get("/runs/run-2.json", headers={"authorization": f"Bearer {read_key}"})
     assert ok.status_code == 200

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from scenarist.server.auth import requires
+from scenarist.server.dashboard.session import session_or_key
 from scenarist.server.db.store import SqlStore
 from scenarist.server.ratelimit import enforce_rate_limit
 
@@ -23,8 +23,8 @@ Cursor = Annotated[
     str | None, Query(max_length=2000, description="next_cursor of the previous page")
 ]
 Limit = Annotated[int, Query(ge=1, le=500, description="page size")]
-Read = Depends(requires("read"))
-_ingest_scope = requires("ingest")
+Read = Depends(session_or_key("read"))  # a Bearer key, or a dashboard session cookie
+_ingest_scope = session_or_key("ingest")
 
 
 async def _ingest(request: Request) -> None:
@@ -34,4 +34,4 @@ async def _ingest(request: Request) -> None:
 
 
 Ingest = Depends(_ingest)
-Admin = Depends(requires("admin"))
+Admin = Depends(session_or_key("admin"))

@@ -18,14 +18,17 @@ try:
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
-    from pydantic import ValidationError
+    from pydantic import BaseModel, ConfigDict, ValidationError
+    from sqlalchemy.exc import DataError, DBAPIError
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("server", exc) from exc
 
 __all__ = [
+    "ERROR_RESPONSES",
     "BodySizeLimit",
+    "ErrorBody",
     "error_response",
     "install_error_handlers",
     "payload_error",
@@ -97,13 +100,94 @@ async def _user_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed_methods(request)) or headers.get("Allow", "")
+    return error_response(exc.status_code, str(exc.detail), headers=headers or None)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's 405 names only the first
+    route that matched the path, and one path often has a route per method)."""
+    from starlette.routing import Match
+
+    routes = request.app.router.routes
+    return [
+        method
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+        if any(r.matches({**request.scope, "method": method})[0] is Match.FULL for r in routes)
+    ]
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: ``{"error": {"code", "message", ...}}``."""
+
+    class Detail(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        code: str
+        message: str
+
+    error: Detail
+
+
+def _described(description: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description}
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _described("the body is not valid JSON"),
+    401: _described("no API key, or a wrong one"),
+    403: _described("the key lacks the scope"),
+    404: _described("not found"),
+    413: _described("the body is larger than the server accepts"),
+    422: _described("the request does not fit the schema (``fields`` lists why)"),
+    429: _described("rate limited (``Retry-After``)"),
+    503: _described("the database is locked or unreachable (``database_unavailable``)"),
+}
+"""The error statuses every API operation may answer, for the OpenAPI document."""
+
+
+def _unstorable_cause(exc: BaseException) -> BaseException | None:
+    """The value error behind a database error, if there is one: Python's own
+    (``OverflowError``, ``UnicodeEncodeError``) or the driver's ``DataError`` (asyncpg's
+    "value out of int32 range" reaches SQLAlchemy as a plain ``DBAPIError``)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, OverflowError | UnicodeEncodeError | DataError) or (
+            type(seen).__name__ == "DataError"
+        ):
+            return seen
+        seen = getattr(seen, "orig", None) or seen.__cause__ or seen.__context__
+    return None
+
+
+async def _unstorable(request: Request, exc: Exception) -> JSONResponse:
+    """A value the database cannot hold, found while writing it (the transaction is
+    rolled back): a number beyond the column's range, text with an unpaired UTF-16
+    surrogate (``"\\ud800"`` parses as JSON but is not UTF-8). Any other database error
+    stays a server error."""
+    cause = _unstorable_cause(exc)
+    if cause is None:
+        raise exc
+    if isinstance(cause, UnicodeEncodeError):
+        message = "a text value contains an unpaired UTF-16 surrogate, which cannot be stored"
+    elif isinstance(cause, OverflowError):
+        message = "a number is too large to be stored"
+    else:
+        reason = str(getattr(cause, "orig", None) or cause).strip().splitlines()
+        message = f"a value cannot be stored: {reason[0][:300] if reason else type(cause)}"
+    return error_response(422, message, code="invalid_payload")
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(ValidationError, _validation)
     app.add_exception_handler(UserError, _user_error)
+    for unstorable in (OverflowError, UnicodeEncodeError, DBAPIError):
+        app.add_exception_handler(unstorable, _unstorable)
     app.add_exception_handler(StarletteHTTPException, _http)
 
 

@@ -18,7 +18,8 @@ try:
 except ImportError as exc:
     raise missing_extra("server", exc) from exc
 
-from scenarist.server._errors import BodySizeLimit, install_error_handlers
+from scenarist.server._errors import ERROR_RESPONSES, BodySizeLimit, install_error_handlers
+from scenarist.server._unavailable import install_database_errors
 from scenarist.server.auth import is_loopback
 from scenarist.server.dashboard.routes import install_dashboard
 from scenarist.server.db.retention import retention_days_from_env
@@ -74,10 +75,12 @@ def create_app(
         version=__version__,
         summary="Store and API for scenarist runs, traces, scenario items and snapshots.",
         lifespan=lifespan,
+        responses=ERROR_RESPONSES,  # documented on every operation (the pages are hidden)
     )
     app.state.store = the_store
     app.state.open_mode_allowed = is_loopback(host)
     install_error_handlers(app)
+    install_database_errors(app)  # locked or gone → 503 database_unavailable
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
     app.include_router(veval_router)
     app.include_router(api_router)

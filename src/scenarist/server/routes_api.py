@@ -1,18 +1,25 @@
-"""Our own endpoints (``/api``): run-log ingestion, runs, scenario history, trace search,
-API keys, health. The JSON twins of the dashboard pages grow from these."""
+"""Our own endpoints (``/api``): run-log ingestion, runs, run comparison, scenario history,
+trace search, the trace actions (make an item, save a snapshot), API keys, health. The
+JSON twins of the dashboard pages grow from these."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import ValidationError
 
 from scenarist._version import __version__
 from scenarist.runlog import FORMAT_VERSION, MIGRATIONS, RunLog
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
+from scenarist.server.db.compare import (
+    PREVIOUS,
+    CompareError,
+    StoredComparison,
+    compare_stored_runs,
+)
 from scenarist.server.db.views import (
     ApiKeyInfo,
     IngestResult,
@@ -23,6 +30,15 @@ from scenarist.server.db.views import (
     TraceSummary,
 )
 from scenarist.server.schemas import KeyCreateBody
+from scenarist.server.trace_actions import (
+    TraceItemBody,
+    TraceItemCreated,
+    TraceNotFound,
+    TraceSnapshotBody,
+    TraceSnapshotSaved,
+    trace_to_item,
+    trace_to_snapshot,
+)
 
 __all__ = ["router"]
 
@@ -156,6 +172,30 @@ async def get_run(run_id: str, store: Store) -> Any:
     return run
 
 
+@router.get(
+    "/runs/{run_id}/compare",
+    dependencies=[Read],
+    response_model=StoredComparison,
+    responses={404: {"description": "a run not found, or no previous run"}},
+)
+async def compare_run(
+    run_id: str,
+    store: Store,
+    baseline: str = Query(
+        PREVIOUS,
+        min_length=1,
+        max_length=1000,
+        description="the baseline run id, or 'previous' (the newest older run of the same name)",
+    ),
+) -> Any:
+    """What changed from ``baseline`` to this run: fixed, broken, still failing, new,
+    removed, skipped and flaky changes, and both pass rates."""
+    try:
+        return await compare_stored_runs(store, run_id, baseline)
+    except CompareError as exc:
+        return error_response(404, str(exc))
+
+
 @router.get("/scenarios/{name:path}/history", dependencies=[Read])
 async def scenario_history(
     store: Store,
@@ -179,6 +219,36 @@ async def search_traces(
     return await store.search_traces(
         agent_name=agent_name, status=status, cursor=cursor, limit=limit
     )
+
+
+@router.post(
+    "/traces/{trace_id}/item",
+    status_code=201,
+    dependencies=[Ingest],
+    response_model=TraceItemCreated,
+    responses={404: {"description": "no such trace"}},
+)
+async def trace_item(trace_id: str, body: TraceItemBody, store: Store) -> Any:
+    """Make the trace a trace-backed item of ``scenario_name`` (appended to its items)."""
+    try:
+        return await trace_to_item(store, trace_id, body.scenario_name, body.name)
+    except TraceNotFound as exc:
+        return error_response(404, str(exc))
+
+
+@router.post(
+    "/traces/{trace_id}/snapshot",
+    status_code=201,
+    dependencies=[Ingest],
+    response_model=TraceSnapshotSaved,
+    responses={404: {"description": "no such trace"}},
+)
+async def trace_snapshot(trace_id: str, body: TraceSnapshotBody, store: Store) -> Any:
+    """Save the trace's steps as the snapshot ``name`` (a new version when it exists)."""
+    try:
+        return await trace_to_snapshot(store, trace_id, body.name)
+    except TraceNotFound as exc:
+        return error_response(404, str(exc))
 
 
 @router.get("/keys", dependencies=[Admin])

@@ -26,6 +26,10 @@ __all__ = [
 ]
 
 
+MAX_COUNT = 2**31 - 1
+"""Counts land in 32-bit integer columns (PostgreSQL's ``integer``)."""
+
+
 class VevalStep(BaseModel):
     """One step of a Veval trace (flat, pre-order, parent by ``parent_step_id``)."""
 
@@ -87,8 +91,8 @@ class ScenarioRunBody(BaseModel):
     ours (a ``ScenarioRunRecord`` with ``items``). Missing ids and times are filled in."""
 
     passed: bool
-    pass_count: int = Field(ge=0)
-    fail_count: int = Field(ge=0)
+    pass_count: int = Field(ge=0, le=MAX_COUNT)
+    fail_count: int = Field(ge=0, le=MAX_COUNT)
     results: list[VevalItemResult] = Field(default_factory=list)
     items: list[ItemSummary] = Field(default_factory=list)
     run_id: str | None = Field(default=None, min_length=1, max_length=200)

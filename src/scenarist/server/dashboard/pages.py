@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from scenarist._version import __version__
 from scenarist.items import ItemSummary, ScenarioItem
 from scenarist.server.db import dashboard as queries
+from scenarist.server.db.compare import PREVIOUS, StoredComparison, compare_stored_runs
 from scenarist.server.db.store import SqlStore
 from scenarist.server.db.views import (
     HistoryPoint,
@@ -30,6 +31,7 @@ from scenarist.tracing.record import TraceRecord
 __all__ = [
     "Chart",
     "ChartSeries",
+    "ComparePage",
     "HistoryPage",
     "InteractionView",
     "ItemView",
@@ -40,6 +42,7 @@ __all__ = [
     "SpanNode",
     "TagStats",
     "TracePage",
+    "compare_page",
     "history_page",
     "items_page",
     "overview_page",
@@ -465,3 +468,36 @@ async def items_page(store: SqlStore, scenario_name: str, *, error: str | None =
         items=[_item_view(item_id, item) for item_id, item in items],
         error=error,
     )
+
+
+class ComparePage(StoredComparison):
+    """``/runs/{run_id}/compare?baseline=``: the run against a baseline (by default its
+    previous run): fixed, broken, still failing, new, removed, skipped, flaky changes."""
+
+    summary: str
+
+
+def _compare_summary(result: StoredComparison) -> str:
+    c = result.comparison
+    counts = [
+        (len(c.fixed), "fixed"),
+        (len(c.broken), "broken"),
+        (len(c.still_failing), "still failing"),
+        (len(c.new), "new"),
+        (len(c.removed), "removed"),
+        (len(c.skipped), "skipped"),
+        (len(c.flaky_changes), "flaky changes"),
+        (c.unchanged_passing, "still passing"),
+    ]
+    rates = f"pass rate {_percent(c.baseline_pass_rate)} → {_percent(c.pass_rate)}"
+    return " · ".join([", ".join(f"{n} {label}" for n, label in counts), rates])
+
+
+def _percent(rate: float | None) -> str:
+    return "–" if rate is None else f"{rate:.1%}"
+
+
+async def compare_page(store: SqlStore, run_id: str, baseline: str = PREVIOUS) -> ComparePage:
+    """Raises :class:`~scenarist.server.db.compare.CompareError` when a run is missing."""
+    result = await compare_stored_runs(store, run_id, baseline)
+    return ComparePage(**dict(result), summary=_compare_summary(result))

@@ -5,15 +5,17 @@ HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either
 ``/`` (``/index.json``)                overview: runs, charts, broken and flaky
 ``/runs/{run_id}``                     one run (``?status=``, ``?tag=`` filters)
 ``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace
-``/traces/{trace_id}``                 a stored agent run: the span tree
+``/runs/{run_id}/compare``             the run against ``?baseline=`` (default previous)
+``/traces/{trace_id}``                 a stored agent run: the span tree (+ forms:
+                                       ``…/item`` makes an item, ``…/snapshot`` saves one)
 ``/scenarios/{name}``                  one scenario's history
 ``/items/{name}``                      a Veval-style scenario's items (+ forms)
 ``/static/…``                          CSS, our script, vendored htmx and Chart.js
 =====================================  ===========================================
 
 Each page's JSON twin: ``.json`` after the last path segment, ``?format=json``, or an
-``Accept`` header without ``text/html``. Pages need the ``read`` scope, the item forms
-``ingest``, through the API's own auth dependency (open on loopback with no key).
+``Accept`` header without ``text/html``. Pages need the ``read`` scope, the item and
+trace forms ``ingest``, through the API's own auth dependency (open on loopback with no key).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from scenarist.server.dashboard._csrf import (
     verify_csrf,
 )
 from scenarist.server.dashboard._render import not_found, page_format, render, url_part
+from scenarist.server.dashboard.login import install_sessions
+from scenarist.server.db.compare import PREVIOUS, CompareError
+from scenarist.server.trace_actions import TraceNotFound, trace_to_item, trace_to_snapshot
 
 __all__ = ["install_dashboard", "router"]
 
@@ -49,6 +54,7 @@ PageSize = Annotated[int, Query(ge=1, le=200, description="page size")]
 def install_dashboard(app: FastAPI) -> None:
     """Add the dashboard's pages and static files to ``app``."""
     app.include_router(router)
+    install_sessions(app)  # /login, /logout, /settings (login.py, settings.py)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
@@ -95,10 +101,33 @@ async def scenario_in_run(request: Request, run_id: str, position: str, store: S
 @router.get("/traces/{trace_id}", dependencies=[Read])
 async def trace(request: Request, trace_id: str, store: Store) -> Response:
     trace_id, wants_json = page_format(request, trace_id)
+    return await _trace_response(request, store, trace_id, wants_json=wants_json)
+
+
+async def _trace_response(
+    request: Request, store: Store, trace_id: str, *, wants_json: bool, error: str | None = None
+) -> Response:
+    """The trace page with its two action forms (and their CSRF token)."""
     page = await pages.trace_page(store, trace_id)
     if page is None:
         return not_found(f"no trace {trace_id!r}", wants_json=wants_json)
-    return render("trace.html", page, wants_json=wants_json)
+    saved = request.query_params.get("snapshot_saved")
+    if saved:  # shown only when that snapshot really is of this trace
+        snapshot = await store.get_snapshot(saved)
+        saved = saved if snapshot is not None and snapshot.trace_id == trace_id else None
+    new_cookies: list[str] = []
+    response = render(
+        "trace.html",
+        page,
+        wants_json=wants_json,
+        status_code=422 if error else 200,
+        csrf_token=csrf_token(request, new_cookies),
+        action_error=error,
+        snapshot_saved=saved or None,
+    )
+    for value in new_cookies:
+        set_cookie(response, value)
+    return response
 
 
 @router.get("/scenarios/{name:path}", dependencies=[Read])
@@ -175,3 +204,62 @@ async def change_items(request: Request, name: str, store: Store) -> Response:
     if error is not None:
         return await _items_response(request, store, name, wants_json=False, error=error)
     return RedirectResponse(f"/items/{url_part(name)}", status_code=303)
+
+
+def _csrf_failed(exc: CsrfError) -> Response:
+    body = {"error": {"code": "csrf_failed", "message": str(exc)}}
+    return JSONResponse(body, status_code=403)
+
+
+@router.post("/traces/{trace_id}/item", dependencies=[Ingest])
+async def trace_item(request: Request, trace_id: str, store: Store) -> Response:
+    """The trace page's "make this a trace-backed item" form (``scenario_name``,
+    ``name``): appends the item, then redirects (303) to that scenario's items page."""
+    form = _form(await request.body())
+    try:
+        verify_csrf(request, form.get(FIELD))
+    except CsrfError as exc:
+        return _csrf_failed(exc)
+    try:
+        created = await trace_to_item(
+            store, trace_id, form.get("scenario_name", ""), form.get("name")
+        )
+    except TraceNotFound as exc:
+        return not_found(str(exc), wants_json=False)
+    except UserError as exc:
+        return await _trace_response(request, store, trace_id, wants_json=False, error=str(exc))
+    return RedirectResponse(f"/items/{url_part(created.scenario_name)}", status_code=303)
+
+
+@router.post("/traces/{trace_id}/snapshot", dependencies=[Ingest])
+async def trace_snapshot(request: Request, trace_id: str, store: Store) -> Response:
+    """The trace page's "save as snapshot" form (``name``): saves it, then redirects
+    (303) back to the trace page, which says it was saved."""
+    form = _form(await request.body())
+    try:
+        verify_csrf(request, form.get(FIELD))
+    except CsrfError as exc:
+        return _csrf_failed(exc)
+    try:
+        saved = await trace_to_snapshot(store, trace_id, form.get("name", ""))
+    except TraceNotFound as exc:
+        return not_found(str(exc), wants_json=False)
+    except UserError as exc:
+        return await _trace_response(request, store, trace_id, wants_json=False, error=str(exc))
+    return RedirectResponse(
+        f"/traces/{url_part(trace_id)}?snapshot_saved={url_part(saved.name)}", status_code=303
+    )
+
+
+@router.get("/runs/{run_id}/compare", dependencies=[Read])
+@router.get("/runs/{run_id}/compare.json", dependencies=[Read])
+async def compare(
+    request: Request, run_id: str, store: Store, baseline: str = PREVIOUS
+) -> Response:
+    """The run against ``baseline`` (a run id, default its previous run)."""
+    wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    try:
+        page = await pages.compare_page(store, run_id, baseline or PREVIOUS)
+    except CompareError as exc:
+        return not_found(str(exc), wants_json=wants_json)
+    return render("compare.html", page, wants_json=wants_json)

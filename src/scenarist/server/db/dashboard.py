@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import func, select
 
 from scenarist.server.db.engine import Database
 from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
@@ -99,65 +99,71 @@ async def broken_and_flaky(
     start = await _window_start(db, window)
     if start is None:
         return [], []
-    decided = _SCENARIOS.c.status.in_(_DECIDED)
-    ordered = (
-        select(
-            _SCENARIOS.c.scenario_name,
-            _SCENARIOS.c.run_id,
-            _SCENARIOS.c.position,
-            _SCENARIOS.c.status,
-            _SCENARIOS.c.sort_at,
-            _SCENARIOS.c.flaky,
-            func.lag(_SCENARIOS.c.status)
-            .over(
-                partition_by=_SCENARIOS.c.scenario_name,
-                order_by=(_SCENARIOS.c.sort_at, _SCENARIOS.c.run_id, _SCENARIOS.c.position),
-            )
-            .label("previous"),
-        )
-        .where(_SCENARIOS.c.sort_at >= start, decided)
-        .subquery()
-    )
-    failing = ordered.c.status.in_(("fail", "error"))
-    flip = or_(
-        and_(ordered.c.previous == "pass", failing),
-        and_(ordered.c.previous.in_(("fail", "error")), ordered.c.status == "pass"),
-    )
-    flips = func.sum(case((flip, 1), else_=0))
-    flaky_runs = func.sum(case((ordered.c.flaky.is_(True), 1), else_=0))
-    flaky_query = (
-        select(
-            ordered.c.scenario_name,
-            func.count().label("results"),
-            func.sum(case((ordered.c.status == "pass", 1), else_=0)).label("passed"),
-            func.sum(case((failing, 1), else_=0)).label("failed"),
-            flips.label("flips"),
-            flaky_runs.label("flaky_runs"),
-            func.max(ordered.c.sort_at).label("last_at"),
-        )
-        .group_by(ordered.c.scenario_name)
-        .having(or_(flips >= 2, flaky_runs > 0))
-        .order_by(func.max(ordered.c.sort_at).desc(), ordered.c.scenario_name)
-        .limit(limit)
-    )
-    broken_query = (
-        select(
-            ordered.c.scenario_name,
-            ordered.c.run_id,
-            ordered.c.position,
-            ordered.c.status,
-            ordered.c.sort_at.label("at"),
-        )
-        .where(ordered.c.previous == "pass", failing)
-        .order_by(ordered.c.sort_at.desc(), ordered.c.run_id.desc(), ordered.c.position)
-        .limit(limit)
-    )
+    # One range read through the ``sort_at`` index (the window's few thousand results),
+    # ordered and folded here. In SQL (a window function, then two aggregates) SQLite
+    # walked the whole (scenario_name, sort_at) index to get the window function's order,
+    # and ran it twice: ~200 ms at 200,000 scenario results (bench/server_bench.py).
+    query = select(
+        _SCENARIOS.c.scenario_name,
+        _SCENARIOS.c.run_id,
+        _SCENARIOS.c.position,
+        _SCENARIOS.c.status,
+        _SCENARIOS.c.sort_at,
+        _SCENARIOS.c.flaky,
+    ).where(_SCENARIOS.c.sort_at >= start, _SCENARIOS.c.status.in_(_DECIDED))
     async with db._read() as connection:
-        flaky_rows = (await connection.execute(flaky_query)).all()
-        broken_rows = (await connection.execute(broken_query)).all()
-    broken = [BrokenScenario.model_validate(dict(row._mapping)) for row in broken_rows]
-    flaky = [FlakyScenario.model_validate(dict(row._mapping)) for row in flaky_rows]
-    return broken, flaky
+        found = [tuple(row) for row in (await connection.execute(query)).all()]
+    # (scenario_name, run_id, position, status, sort_at, flaky), in history order
+    found.sort(key=lambda r: (r[0], r[4], r[1], r[2]))
+    broken: list[tuple[Any, ...]] = []
+    # scenario_name → [results, passed, failed, flips, flaky_runs, last_at]
+    stats: dict[str, list[Any]] = {}
+    last_name: str | None = None
+    last_status: str | None = None
+    for name, run_id, position, status, at, flaky in found:
+        failing = status in ("fail", "error")
+        before = last_status if name == last_name else None
+        entry = stats.get(name)
+        if entry is None:
+            entry = stats[name] = [0, 0, 0, 0, 0, at]
+        entry[0] += 1
+        if failing:
+            entry[2] += 1
+            if before == "pass":
+                entry[3] += 1
+                broken.append((name, run_id, position, status, at))
+        else:  # a pass: the statuses are pass, fail or error
+            entry[1] += 1
+            if before in ("fail", "error"):
+                entry[3] += 1
+        if flaky:
+            entry[4] += 1
+        if at > entry[5]:
+            entry[5] = at
+        last_name, last_status = name, status
+    broken.sort(key=lambda b: b[2])
+    broken.sort(key=lambda b: (b[4], b[1]), reverse=True)
+    chosen = [(name, e) for name, e in stats.items() if e[3] >= 2 or e[4] > 0]
+    chosen.sort(key=lambda item: item[0])
+    chosen.sort(key=lambda item: item[1][5], reverse=True)
+    return (
+        [
+            BrokenScenario(scenario_name=n, run_id=r, position=p, status=st, at=at)
+            for n, r, p, st, at in broken[:limit]
+        ],
+        [
+            FlakyScenario(
+                scenario_name=name,
+                results=e[0],
+                passed=e[1],
+                failed=e[2],
+                flips=e[3],
+                flaky_runs=e[4],
+                last_at=e[5],
+            )
+            for name, e in chosen[:limit]
+        ],
+    )
 
 
 async def failure_messages(

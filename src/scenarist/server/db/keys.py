@@ -99,6 +99,15 @@ class KeyQueries(Database):
             )
         return found is not None
 
+    async def active_key_scopes(self, key_id: str) -> list[str] | None:
+        """The scopes of the active key ``key_id``, or ``None`` (unknown or revoked): how a
+        dashboard session, which holds only the key id, is checked on every request."""
+        async with self._read() as connection:
+            scopes = await connection.scalar(
+                select(_KEYS.c.scopes).where(_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None))
+            )
+        return None if scopes is None else str(scopes).split(",")
+
     async def verify_api_key(self, key: str) -> list[str] | None:
         """The scopes of ``key`` if it is an active key, else ``None``."""
         key_id = parse_key_id(key)

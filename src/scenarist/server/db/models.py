@@ -151,6 +151,7 @@ class ScenarioResultRow(Base):
     __table_args__ = (
         ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
         Index(None, "scenario_name", "sort_at"),
+        Index(None, "sort_at"),
     )
 
 

@@ -1,0 +1,378 @@
+"""Server numbers (not a test): run-log ingest time and dashboard page latency.
+
+(a) Ingest of a real 1,000-scenario run log (5 checks each, traces included, made by
+running a real ``Suite``): through the HTTP API (``POST /api/runs`` on uvicorn on
+127.0.0.1) and through ``SqlStore.ingest_run_log`` directly, into the seeded store and
+into an empty one. Spec 07 §1 target: ≤ 1 s on SQLite.
+
+(b) p50/p95 of the overview, a run page and a scenario-history page, HTML and JSON twin,
+over ``--requests`` sequential requests each against a store seeded by
+``server_seed.py`` with ``--check-results`` check results (default 1,000,000), on SQLite
+and on PostgreSQL (a throw-away PostgreSQL 15 cluster on a free loopback port, stopped with
+``pg_ctl`` at the end). Target: p95 < 200 ms.
+
+    .venv/bin/python bench/server_bench.py [--check-results N] [--requests N]
+        [--backends sqlite,postgresql] [--json PATH] [--fresh]
+
+The seeded SQLite file is kept in ``bench/results/`` and reused by later runs (pending
+migrations are applied when the store opens); ``--fresh`` seeds again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from server_seed import SUITES, seed
+
+from scenarist import Equals, Scenario, Suite
+from scenarist.runlog import RunLog, run_log_from_suite_result
+from scenarist.server.app import create_app
+from scenarist.server.db.store import SqlStore
+
+HERE = Path(__file__).resolve().parent
+PGBIN = Path("/usr/lib/postgresql/15/bin")
+TARGET_INGEST_S = 1.0
+TARGET_P95_MS = 200.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_postgres(*command: str) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else list(command)
+
+
+class PgCluster:
+    """A throw-away cluster (as tests/server/conftest.py starts one)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.data = Path(tempfile.mkdtemp(prefix="scenarist-bench-pg-"))
+
+    def _run(self, *command: str) -> None:
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(self.data, "postgres", "postgres")
+        self._run(
+            *_as_postgres(
+                str(PGBIN / "initdb"), "-D", str(self.data), "-U", "scenarist",
+                "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8",
+            )
+        )  # fmt: skip
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} -c fsync=off"
+        self._run(
+            *_as_postgres(
+                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
+                str(self.data / "server.log"), "-w", "-o", options, "start",
+            )
+        )  # fmt: skip
+
+    def createdb(self, name: str) -> str:
+        self._run(
+            str(PGBIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "scenarist",
+            name,
+        )  # fmt: skip
+        return f"postgresql://scenarist@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        subprocess.run(
+            _as_postgres(str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+class LiveServer:
+    """The app served by uvicorn in a thread on a free loopback port."""
+
+    def __init__(self, url: str) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(url), host="127.0.0.1", port=self.port, log_level="warning"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+def big_run_log(scenarios: int = 1000, checks: int = 5) -> RunLog:
+    """A real run log: ``scenarios`` scenarios of ``checks`` checks each, with traces."""
+    items = []
+    for i in range(scenarios):
+        scenario = Scenario(f"ingest/case-{i:04d}", tags=["bench", f"group-{i % 10}"]).interact(
+            f"question {i}: where is my refund?",
+            lambda inputs: f"answer to {inputs}: it was issued on Monday",
+        )
+        for c in range(checks):
+            expected = "nope" if (i + c) % 37 == 0 else None
+            scenario = scenario.check(
+                Equals(
+                    expected_value=expected
+                    or f"answer to question {i}: where is my refund?: it was issued on Monday",
+                    target_key="trace.last.outputs",
+                    name=f"check {c}",
+                )
+            )
+        items.append(scenario)
+    result = Suite(name="ingest-bench", scenarios=items).run_sync()
+    return run_log_from_suite_result(result, run_id="ingest-template")
+
+
+def with_run_id(log: RunLog, run_id: str) -> RunLog:
+    return log.model_copy(update={"header": log.header.model_copy(update={"run_id": run_id})})
+
+
+def ingest_direct(url: str, log: RunLog, repeat: int) -> list[float]:
+    async def go() -> list[float]:
+        store = SqlStore(url, pooled=True)
+        times = []
+        try:
+            await store.engine()
+            for _ in range(repeat):
+                copy = with_run_id(log, "ingest-" + uuid.uuid4().hex)
+                began = time.perf_counter()
+                result = await store.ingest_run_log(copy)
+                times.append(time.perf_counter() - began)
+                assert result.created
+                assert result.check_count == 5 * len(log.scenarios)
+        finally:
+            await store.close()
+        return times
+
+    return asyncio.run(go())
+
+
+def ingest_http(base: str, log: RunLog, repeat: int) -> list[float]:
+    template = log.model_dump(mode="json", fallback=str)
+    times = []
+    with httpx2.Client(base_url=base, timeout=60) as client:
+        for _ in range(repeat):
+            body = json.dumps(
+                {**template, "header": {**template["header"], "run_id": uuid.uuid4().hex}}
+            ).encode()
+            began = time.perf_counter()
+            response = client.post(
+                "/api/runs", content=body, headers={"content-type": "application/json"}
+            )
+            times.append(time.perf_counter() - began)
+            assert response.status_code == 201, response.text[:500]
+    return times
+
+
+def measure_pages(
+    base: str, paths: dict[str, str], requests: int, warmup: int = 3
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    with httpx2.Client(base_url=base, timeout=60) as client:
+        for label, path in paths.items():
+            headers = {"accept": "application/json" if label.endswith("json") else "text/html"}
+            for _ in range(warmup):
+                assert client.get(path, headers=headers).status_code == 200, path
+            samples = []
+            for _ in range(requests):
+                began = time.perf_counter()
+                response = client.get(path, headers=headers)
+                samples.append((time.perf_counter() - began) * 1000)
+                assert response.status_code == 200, (path, response.status_code)
+            samples.sort()
+            out[label] = {
+                "p50_ms": statistics.median(samples),
+                "p95_ms": samples[min(len(samples) - 1, round(0.95 * len(samples)) - 1)],
+                "max_ms": samples[-1],
+                "bytes": len(response.content),
+            }
+    return out
+
+
+def page_paths(summary_run_id: str, scenario: str) -> dict[str, str]:
+    return {
+        "overview html": "/",
+        "overview json": "/index.json",
+        "run html": f"/runs/{summary_run_id}",
+        "run json": f"/runs/{summary_run_id}.json",
+        "history html": f"/scenarios/{scenario}",
+        "history json": f"/scenarios/{scenario}.json",
+    }
+
+
+def bench_backend(
+    backend: str, url: str, log: RunLog, args: argparse.Namespace, seeded: dict[str, Any]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"backend": backend, "seed": seeded}
+    run_id = seeded["newest_run_ids"]["search"]
+    scenario = seeded["history_scenario"]
+    with LiveServer(url) as server:
+        result["pages"] = measure_pages(server.base, page_paths(run_id, scenario), args.requests)
+        result["ingest_http_s"] = ingest_http(server.base, log, args.ingest_repeat)
+    result["ingest_direct_seeded_s"] = ingest_direct(url, log, args.ingest_repeat)
+    return result
+
+
+def sqlite_store(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    path = HERE / "results" / f"server-seed-{args.check_results}.db"
+    meta = path.with_suffix(".json")
+    url = f"sqlite:///{path}"
+    if not args.fresh and path.exists():  # a seed made by server_seed.py gets checkpointed
+        for leftover in path.parent.glob(path.name + "-*"):
+            leftover.unlink()
+    if args.fresh or not path.exists() or not meta.exists():
+        for leftover in path.parent.glob(path.name + "*"):
+            leftover.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        summary = asyncio.run(seed(url, args.check_results))
+        meta.write_text(json.dumps(summary.__dict__, default=str))
+    # measure on a copy: the ingest runs must not pile up in the kept seed
+    work = path.with_name(path.stem + "-work.db")
+    for leftover in path.parent.glob(work.name + "*"):
+        leftover.unlink()
+    shutil.copyfile(path, work)
+    return f"sqlite:///{work}", json.loads(meta.read_text())
+
+
+def empty_sqlite_ingest(log: RunLog, repeat: int) -> list[float]:
+    with tempfile.TemporaryDirectory() as folder:
+        return ingest_direct(f"sqlite:///{folder}/empty.db", log, repeat)
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], capture_output=True, text=True, cwd=HERE
+        )
+        return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except OSError:
+        return "?"
+
+
+def fmt_times(values: list[float]) -> str:
+    return f"median {statistics.median(values):.3f} s, max {max(values):.3f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check-results", type=int, default=1_000_000)
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--ingest-repeat", type=int, default=3)
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--fresh", action="store_true", help="seed the SQLite file again")
+    parser.add_argument("--json", type=Path, default=None, help="write the raw numbers here")
+    args = parser.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+
+    print("building a 1,000-scenario run log (5 checks each, traces) ...", flush=True)
+    log = big_run_log()
+    report: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+        "python": platform.python_version(),
+        "check_results": args.check_results,
+        "requests": args.requests,
+        "run_log_bytes": len(log.model_dump_json(fallback=str)),
+        "results": [],
+    }
+    report["ingest_direct_empty_sqlite_s"] = empty_sqlite_ingest(log, args.ingest_repeat)
+    for backend in backends:
+        cluster: PgCluster | None = None
+        try:
+            if backend == "sqlite":
+                print("seeding / opening the SQLite store ...", flush=True)
+                url, seeded = sqlite_store(args)
+            elif backend == "postgresql":
+                if not (PGBIN / "initdb").exists():
+                    print(f"PostgreSQL binaries not found in {PGBIN}; skipped")
+                    continue
+                cluster = PgCluster()
+                cluster.start()
+                url = cluster.createdb("bench")
+                print(f"seeding PostgreSQL on port {cluster.port} ...", flush=True)
+                seeded = asyncio.run(seed(url, args.check_results)).__dict__
+            else:
+                parser.error(f"unknown backend {backend!r}")
+            seeded["history_scenario"] = seeded["flaky_scenarios"][0]
+            print(f"measuring {backend} ...", flush=True)
+            report["results"].append(bench_backend(backend, url, log, args, seeded))
+        finally:
+            if cluster is not None:
+                cluster.stop()
+            for work in (HERE / "results").glob("server-seed-*-work.db*"):
+                work.unlink()  # the measured copy (~1 GB at 1,000,000 check results)
+
+    print()
+    print(f"Server bench · {report['date']} · commit {report['commit']} · {report['machine']}")
+    print(
+        f"run log: 1,000 scenarios x 5 checks, {report['run_log_bytes'] / 1e6:.1f} MB JSON; "
+        f"store: {args.check_results:,} check results ({', '.join(SUITES)}); "
+        f"{args.requests} requests per page"
+    )
+    print()
+    print(f"{'ingest (1,000 scenarios)':<40} {'time':>34}  target ≤ 1 s (SQLite)")
+    rows = [("store, empty SQLite", report["ingest_direct_empty_sqlite_s"])]
+    for r in report["results"]:
+        rows.append((f"store, seeded {r['backend']}", r["ingest_direct_seeded_s"]))
+        rows.append((f"HTTP POST /api/runs, seeded {r['backend']}", r["ingest_http_s"]))
+    for label, values in rows:
+        ok = "ok" if statistics.median(values) <= TARGET_INGEST_S else "MISS"
+        print(f"{label:<40} {fmt_times(values):>34}  {ok}")
+    print()
+    print(f"{'page':<16} {'backend':<11} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  target p95<200")
+    for r in report["results"]:
+        for label, stats in r["pages"].items():
+            ok = "ok" if stats["p95_ms"] < TARGET_P95_MS else "MISS"
+            print(
+                f"{label:<16} {r['backend']:<11} {stats['p50_ms']:>8.1f} "
+                f"{stats['p95_ms']:>8.1f} {stats['max_ms']:>8.1f}  {ok}"
+            )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2, default=str))
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

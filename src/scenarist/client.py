@@ -1,7 +1,8 @@
 """The client: traced agent runs and Veval-style scenarios, kept in a store.
 
-``Client()`` with no arguments keeps everything in the local SQLite store (see
-:mod:`scenarist.store.sqlite`), so it works on a fresh machine with no configuration.
+``Client()`` with no arguments keeps everything in a local SQLite database (see
+:mod:`scenarist.store.default`: the server's own database file when the server extra is
+installed), so it works on a fresh machine with no configuration.
 Module-level :func:`run_scenario_async` / :func:`run_scenario` use a default client made
 on first use. With a server URL (``base_url`` or ``SCENARIST_URL``) and a key
 (``api_key`` or ``SCENARIST_API_KEY``) the client keeps everything on that server instead
@@ -123,9 +124,9 @@ class Client:
                 raise_on_send_failure=raise_on_send_failure,
             )
         if store is None:
-            from scenarist.store.sqlite import LocalStore
+            from scenarist.store.default import default_store
 
-            store = LocalStore()
+            store = default_store()
         self.api_key = api_key
         self.base_url = url
         self.store = store

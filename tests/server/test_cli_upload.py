@@ -54,3 +54,24 @@ def test_no_upload_keeps_the_run_local(suite_file: Path, monkeypatch: pytest.Mon
     result = CliRunner().invoke(app, ["run", "--no-upload", str(suite_file)])
     assert result.exit_code == 0, result.output
     assert "Uploaded" not in result.output and "unreachable" not in result.output
+
+
+@pytest.mark.anyio
+async def test_a_local_run_shows_up_in_the_server_with_nothing_to_set_up(
+    suite_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scenarist.server.app import create_app
+
+    monkeypatch.delenv("SCENARIST_DATABASE_URL", raising=False)
+    demo = CliRunner().invoke(app, ["demo"])
+    assert demo.exit_code == 0, demo.output
+    run = CliRunner().invoke(app, ["run", str(suite_file)])
+    assert run.exit_code == 0, run.output
+    assert "scenarist serve" in run.output
+    server = create_app()  # the default database: what `scenarist serve` opens
+    async with server.router.lifespan_context(server):
+        transport = httpx2.ASGITransport(app=server)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
+            listed = (await http.get("/api/runs")).json()
+    runs = listed.get("runs", listed.get("items", listed))
+    assert len(runs) == 2

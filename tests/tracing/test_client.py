@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -233,21 +236,47 @@ def test_run_scenario_bad_arguments_fail_early(
         client.run_scenario(**arguments)
 
 
-def test_default_client_keeps_runs_in_the_local_store(
+def test_default_client_keeps_runs_in_the_database_the_server_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from scenarist.client import get_client
+    from scenarist.server.db.store import SqlStore
+
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("SCENARIST_URL", raising=False)
+    monkeypatch.delenv("SCENARIST_DATABASE_URL", raising=False)
     set_client(None)
     try:
         result = scenarist.run_scenario("fresh-machine", echo_agent, items=_items("hello"))
+        assert isinstance(get_client().store, SqlStore)
     finally:
         set_client(None)
     assert result.passed
+    assert (tmp_path / "home" / "scenarist.db").is_file()  # the file `scenarist serve` opens
+    store = SqlStore()  # a fresh handle on the same default database
+    runs = store.list_scenario_runs
+    (summary,) = asyncio.run(runs("fresh-machine"))
+    assert summary.items[0].trace_id == result.results[0].trace_id
+    trace = asyncio.run(store.get_trace(result.results[0].trace_id or ""))
+    assert trace is not None and trace.output == "echo: hello"
+
+
+def test_without_the_server_extra_the_default_is_the_stdlib_store(tmp_path: Path) -> None:
+    code = (
+        "import sys, asyncio\n"
+        "sys.modules['sqlalchemy'] = None  # as if scenarist[server] were not installed\n"
+        "from scenarist.store.default import default_store\n"
+        "from scenarist.tracing import TraceRecord\n"
+        "store = default_store()\n"
+        "asyncio.run(store.save_trace(TraceRecord(trace_id='tr_local', input='q')))\n"
+        "print(type(store).__name__)\n"
+    )
+    env = {**os.environ, "SCENARIST_HOME": str(tmp_path / "home")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "LocalStore", out.stderr
     db = sqlite3.connect(tmp_path / "home" / "local.db")
-    assert db.execute("SELECT count(*) FROM traces").fetchone() == (1,)
-    (data,) = db.execute("SELECT data FROM scenario_runs").fetchone()
-    assert json.loads(data)["items"][0]["trace_id"] == result.results[0].trace_id
+    (data,) = db.execute("SELECT data FROM traces").fetchone()
+    assert json.loads(data)["trace_id"] == "tr_local"
 
 
 def test_a_configured_server_url_makes_the_client_use_the_server(

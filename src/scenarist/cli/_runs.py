@@ -12,7 +12,7 @@ from pathlib import Path
 from scenarist.errors import UserError
 from scenarist.runlog import RunLog, read_jsonl, write_jsonl
 
-__all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log"]
+__all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log", "store_in_local_database"]
 
 
 def runs_dir() -> Path:
@@ -58,3 +58,20 @@ def save_run_log(log: RunLog, path: Path) -> None:
     partial = path.with_name(f".{path.name}.partial")
     write_jsonl(log, partial)
     os.replace(partial, path)
+
+
+def store_in_local_database(log: RunLog) -> str | None:
+    """Ingest ``log`` into the local database ``scenarist serve`` reads, when the server
+    extra is installed; return where it went (``None`` when there is no such database).
+    Ingestion is idempotent, so a later upload of the same run never duplicates it."""
+    from scenarist.store.default import shared_database_available
+
+    if not shared_database_available():
+        return None
+    from scenarist._sync import run_sync
+    from scenarist.server.db.engine import resolve_database_url
+    from scenarist.server.db.store import SqlStore
+
+    store = SqlStore()
+    run_sync(store.ingest_run_log, log)
+    return resolve_database_url()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from scenarist.cli._runs import runs_dir, save_run_log
+from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
 from scenarist.cli.server import server_available
 
 __all__ = ["demo"]
@@ -29,6 +29,7 @@ def demo() -> None:
     log = run_log_from_suite_result(result, settings=RunSettings(concurrency=4))
     stored = runs_dir() / f"{log.header.run_id}.jsonl"
     save_run_log(log, stored)
+    database = store_in_local_database(log)
     unexpected = [
         r for r in result.results if not r.passed and r.scenario_name != DELIBERATE_FAILURE
     ]
@@ -45,7 +46,8 @@ def demo() -> None:
     say(f"Run log: {stored}")
     say(f"Re-render it: scenarist report {stored} --format html -o report.html")
     if server_available():
-        say("Open the dashboard: scenarist serve")
+        where = f" (the run is stored in {database})" if database else ""
+        say(f"Open the dashboard: scenarist serve, then http://127.0.0.1:8480/{where}")
     else:
         say(
             "Dashboard: `scenarist serve` needs the server, which is not installed in this "

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
-from scenarist.cli._runs import load_run_log, runs_dir, save_run_log
+from scenarist.cli._runs import load_run_log, runs_dir, save_run_log, store_in_local_database
 from scenarist.cli._select import parse_keyword, parse_tags
 from scenarist.errors import ReplayError, UserError
 from scenarist.results import ScenarioResult, SuiteResult
@@ -199,6 +199,9 @@ def run(
         write_jsonl(log, json_file)
     if not quiet:
         console.print(f"Run log: {stored}", highlight=False, soft_wrap=True)
+    database = store_in_local_database(log)
+    if database and not quiet:
+        console.print(f"Stored in {database} (open it with `scenarist serve`)", soft_wrap=True)
     _upload(log, upload, console)
     outcome = verdict(
         result, file_errors=len(found.errors) + len(run_errors), fail_under=fail_under

@@ -185,3 +185,34 @@ def test_every_lazily_declared_kind_is_registered_by_its_module() -> None:
     for kind, module in Check._lazy_kinds.items():
         importlib.import_module(module)
         assert kind in Check._kinds, f"{module} does not register {kind!r}"
+
+
+VEVAL_NAMES = """
+Client RunContext Span TraceRecord RequestError SendError StepHandle TraceAssert
+ITraceAssertion ScenarioItem ScenarioRunResult ItemRunResult ReplayOptions ReplayResult
+ReplayFidelity ReplayBinding UnusedRecording SnapshotData SnapshotStep SnapshotOptions
+SnapshotDiff SnapshotChange SnapshotAlignmentRow compare_snapshots
+""".split()
+
+VEVAL_METHODS = {
+    "Client": "run run_async run_scenario run_scenario_async replay replay_async get_trace "
+    "get_trace_async save_snapshot save_snapshot_async get_snapshot get_snapshot_async "
+    "load_snapshot load_snapshot_async compare_snapshot compare_snapshot_async judge "
+    "judge_async",
+    "RunContext": "track_step track_step_async set_metadata step",
+    "StepHandle": "set_meta",
+    "TraceAssert": "no_errors max_steps step_exists max_cost max_duration output_contains "
+    "tool_called judge matches_snapshot custom",
+}
+
+
+def test_every_veval_name_and_method_is_available() -> None:
+    missing = [n for n in VEVAL_NAMES if n not in scenarist.__all__]
+    assert missing == []
+    for cls_name, methods in VEVAL_METHODS.items():
+        cls = getattr(scenarist, cls_name)
+        absent = [m for m in methods.split() if not callable(getattr(cls, m, None))]
+        assert absent == [], f"{cls_name} lacks {absent}"
+    from scenarist.testing import TestClient
+
+    assert callable(TestClient.with_judge_mock) and callable(TestClient.with_replay)

@@ -32,7 +32,9 @@ from scenarist.checks import (
 from scenarist.errors import (
     InputGenerationException,
     InteractionGenerationError,
+    RequestError,
     ScenaristError,
+    SendError,
     TestCaseError,
     UserError,
 )
@@ -199,6 +201,7 @@ __all__ = [
     "ReplayFidelity",
     "ReplayOptions",
     "ReplayResult",
+    "RequestError",
     "RunContext",
     "Scenario",
     "ScenarioItem",
@@ -208,6 +211,7 @@ __all__ = [
     "ScenarioStatus",
     "ScenaristError",
     "SemanticSimilarity",
+    "SendError",
     "SnapshotAlignmentRow",
     "SnapshotChange",
     "SnapshotData",

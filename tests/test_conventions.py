@@ -167,6 +167,10 @@ def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
         "assert 'scenarist.client' not in sys.modules\n"
         "assert 'scenarist.checks.trace_assert' not in sys.modules\n"
         "check = Check.model_validate({'kind': 'trace_max_steps', 'max_steps': 3})\n"
+        "spec = scenarist.InteractionSpec.model_validate(\n"
+        "    {'kind': 'with_spy', 'target': 'json.dumps',\n"
+        "     'interaction_generator': {'kind': 'interact', 'inputs': 'a', 'outputs': 'b'}})\n"
+        "assert type(spec).__name__ == 'WithSpy'\n"
         "assert type(check).__name__ == 'MaxSteps'\n"
         "import scenarist.checks as checks\n"
         "for name in scenarist.__all__ + checks.__all__:\n"
@@ -182,9 +186,12 @@ def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
 def test_every_lazily_declared_kind_is_registered_by_its_module() -> None:
     import importlib
 
-    for kind, module in Check._lazy_kinds.items():
-        importlib.import_module(module)
-        assert kind in Check._kinds, f"{module} does not register {kind!r}"
+    from scenarist import InteractionSpec
+
+    for family in (Check, InteractionSpec):
+        for kind, module in family._lazy_kinds.items():
+            importlib.import_module(module)
+            assert kind in family._kinds, f"{module} does not register {kind!r}"
 
 
 VEVAL_NAMES = """

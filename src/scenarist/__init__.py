@@ -60,7 +60,6 @@ from scenarist.settings import (
     set_default_generator,
     set_default_judge,
 )
-from scenarist.spy import WithSpy
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
@@ -103,11 +102,13 @@ if TYPE_CHECKING:
         ReplayResult,
         UnusedRecording,
     )
+    from scenarist.spy import WithSpy
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "WithSpy": "scenarist.spy",
         "AnswerRelevance": "scenarist.judges.checks",
         "BaseJudge": "scenarist.judges.judge",
         "BaseLLMCheck": "scenarist.judges.base",

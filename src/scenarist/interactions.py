@@ -158,6 +158,10 @@ def _input_mode(inputs: Any) -> InputMode:
     return "callable"
 
 
+# Kinds defined in modules loaded on first use (keeps `import scenarist` light).
+InteractionSpec.register_lazy({"with_spy": "scenarist.spy"})
+
+
 @InteractionSpec.register("interact")
 class Interact(InteractionSpec):
     """One or more exchanges: inputs (static, computed, or generated) and their outputs.

@@ -20,12 +20,12 @@ from scenarist.checks.comparison import (
     NotEquals,
 )
 from scenarist.checks.composite import AllOf, AnyOf, Not
-from scenarist.checks.containers import Contains, LengthBetween
 from scenarist.checks.fn import FnCheck, from_fn
 from scenarist.checks.json_valid import JsonValid
 from scenarist.checks.text import RegexMatching, StringMatching
 
 if TYPE_CHECKING:
+    from scenarist.checks.containers import Contains, LengthBetween
     from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
         MaxCost,
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
     )
 
 _TRACE_ASSERTIONS = "scenarist.checks.trace_assert"
+Check.register_lazy(
+    {"contains": "scenarist.checks.containers", "length_between": "scenarist.checks.containers"}
+)
 Check.register_lazy(
     dict.fromkeys(
         [
@@ -94,6 +97,8 @@ Check.register_lazy(
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "Contains": "scenarist.checks.containers",
+        "LengthBetween": "scenarist.checks.containers",
         "MatchesSnapshot": "scenarist.checks.snapshot_check",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "MaxCost": "scenarist.checks.spans",

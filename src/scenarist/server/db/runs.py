@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 
+from scenarist.server.db._paging import keyset, page_of, parse_time
 from scenarist.server.db._rows import run_log_rows, scenario_run_rows
 from scenarist.server.db.engine import Database
 from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
@@ -38,11 +39,6 @@ _CHECKS = table_of(CheckResultRow)
 _SUMMARY_COLUMNS = [_RUNS.c[name] for name in RunSummary.model_fields]
 # Bound parameters per statement stay under SQLite's and asyncpg's limits.
 _BATCH = 2000
-
-
-def _parse_time(value: Any) -> datetime:
-    parsed = datetime.fromisoformat(str(value))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 async def _insert_many(connection: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
@@ -119,23 +115,14 @@ class RunQueries(Database):
         query = select(_RUNS.c.document, _RUNS.c.sort_at, _RUNS.c.run_id).where(
             _RUNS.c.kind == "scenario", _RUNS.c.name == scenario_name
         )
-        if cursor is not None:
-            at, run_id = decode_cursor(cursor, size=2)
-            after = _parse_time(at)
-            query = query.where(
-                or_(
-                    _RUNS.c.sort_at > after, and_(_RUNS.c.sort_at == after, _RUNS.c.run_id > run_id)
-                )
-            )
-        query = query.order_by(_RUNS.c.sort_at, _RUNS.c.run_id).limit(limit + 1)
+        query = keyset(query, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit, newest_first=False)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        items = [ScenarioRunRecord.model_validate_json(row.document) for row in rows]
-        last = rows[-1] if rows and more else None
-        return Page(
-            items=items, next_cursor=encode_cursor(last.sort_at, last.run_id) if last else None
+        return page_of(
+            rows,
+            limit,
+            lambda row: ScenarioRunRecord.model_validate_json(row.document),
+            lambda row: (row.sort_at, row.run_id),
         )
 
     async def list_scenario_runs(self, scenario_name: str) -> list[ScenarioRunRecord]:
@@ -163,24 +150,14 @@ class RunQueries(Database):
             query = query.where(_RUNS.c.kind == kind)
         if name is not None:
             query = query.where(_RUNS.c.name == name)
-        if cursor is not None:
-            at, run_id = decode_cursor(cursor, size=2)
-            before = _parse_time(at)
-            query = query.where(
-                or_(
-                    _RUNS.c.sort_at < before,
-                    and_(_RUNS.c.sort_at == before, _RUNS.c.run_id < run_id),
-                )
-            )
-        query = query.order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc()).limit(limit + 1)
+        query = keyset(query, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        items = [RunSummary.model_validate(row._mapping, from_attributes=False) for row in rows]
-        last = rows[-1] if rows and more else None
-        return Page(
-            items=items, next_cursor=encode_cursor(last.sort_at, last.run_id) if last else None
+        return page_of(
+            rows,
+            limit,
+            lambda row: RunSummary.model_validate(row._mapping, from_attributes=False),
+            lambda row: (row.sort_at, row.run_id),
         )
 
     async def count_runs(self) -> int:
@@ -238,7 +215,7 @@ class RunQueries(Database):
         )
         if cursor is not None:
             at, run_id, position = decode_cursor(cursor, size=3)
-            before = _parse_time(at)
+            before = parse_time(at)
             query = query.where(
                 or_(
                     _SCENARIOS.c.sort_at < before,

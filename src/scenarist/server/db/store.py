@@ -15,15 +15,16 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from scenarist.items import ScenarioItem
+from scenarist.server.db._paging import keyset, page_of
 from scenarist.server.db._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.server.db.keys import KeyQueries
 from scenarist.server.db.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
 from scenarist.server.db.retention import RetentionQueries
-from scenarist.server.db.runs import RunQueries, _parse_time
+from scenarist.server.db.runs import RunQueries
 from scenarist.server.db.views import (
     Page,
     SnapshotInfo,
@@ -99,24 +100,14 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
             query = query.where(_TRACES.c.agent_name == agent_name)
         if status is not None:
             query = query.where(_TRACES.c.status == status)
-        if cursor is not None:
-            at, trace_id = decode_cursor(cursor, size=2)
-            before = _parse_time(at)
-            query = query.where(
-                or_(
-                    _TRACES.c.sort_at < before,
-                    and_(_TRACES.c.sort_at == before, _TRACES.c.trace_id < trace_id),
-                )
-            )
-        query = query.order_by(_TRACES.c.sort_at.desc(), _TRACES.c.trace_id.desc()).limit(limit + 1)
+        query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        last = rows[-1] if rows and more else None
-        return Page(
-            items=[TraceSummary.model_validate(dict(row._mapping)) for row in rows],
-            next_cursor=encode_cursor(last.sort_at, last.trace_id) if last else None,
+        return page_of(
+            rows,
+            limit,
+            lambda row: TraceSummary.model_validate(dict(row._mapping)),
+            lambda row: (row.sort_at, row.trace_id),
         )
 
     # -- scenario items ------------------------------------------------------------------

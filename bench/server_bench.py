@@ -47,7 +47,7 @@ from server_seed import SUITES, seed
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 
 HERE = Path(__file__).resolve().parent
 PGBIN = Path("/usr/lib/postgresql/15/bin")

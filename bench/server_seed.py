@@ -37,9 +37,9 @@ from sqlalchemy import text
 
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import run_log_from_suite_result
-from scenarist.server.db._rows import run_log_rows
-from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql._rows import run_log_rows
+from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.store import SqlStore
 
 SUITES: dict[str, int] = {"support": 120, "billing": 80, "search": 160, "onboarding": 40}
 CHECK_KINDS = ["equals", "contains", "regex", "json_schema", "llm_judge", "latency_below"]

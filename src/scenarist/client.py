@@ -6,7 +6,7 @@ installed), so it works on a fresh machine with no configuration.
 Module-level :func:`run_scenario_async` / :func:`run_scenario` use a default client made
 on first use. With a server URL (``base_url`` or ``SCENARIST_URL``) and a key
 (``api_key`` or ``SCENARIST_API_KEY``) the client keeps everything on that server instead
-(:class:`scenarist.server.remote.RemoteStore`, which needs ``scenarist[server]``); what a
+(:class:`scenarist.store.remote.RemoteStore`, which needs ``scenarist[server]``); what a
 server that cannot be reached does not take is spooled for ``scenarist sync``, never
 silently dropped nor kept in the local store instead (``raise_on_send_failure=True``
 raises instead).
@@ -111,7 +111,7 @@ class Client:
         url = base_url or os.environ.get("SCENARIST_URL")
         if url and store is None:
             try:
-                from scenarist.server.remote import RemoteStore
+                from scenarist.store.remote import RemoteStore
             except ImportError as exc:
                 raise UserError(
                     f"a scenarist server at {url!r} was configured; talking to it needs the "

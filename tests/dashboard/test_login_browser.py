@@ -15,7 +15,7 @@ from tests.server.conftest import LiveServer
 from tests.server.dashboard_data import seed
 
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 
 pytestmark = NO_CHROMIUM
 

@@ -23,7 +23,7 @@ import pytest
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "scenarist"

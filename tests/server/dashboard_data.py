@@ -9,7 +9,7 @@ from typing import Any
 from scenarist import Equals, Scenario, Suite
 from scenarist.items import ItemSummary, ScenarioItem, ScenarioRunRecord
 from scenarist.runlog import RunLog, run_log_from_suite_result
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
 

@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from scenarist.errors import UserError
 from scenarist.server.app import create_app
-from scenarist.server.db.migrate import head_revision
-from scenarist.server.db.models import ApiKeyRow
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.migrate import head_revision
+from scenarist.store.sql.models import ApiKeyRow
+from scenarist.store.sql.store import SqlStore
 
 pytestmark = pytest.mark.anyio
 

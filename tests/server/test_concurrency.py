@@ -7,7 +7,7 @@ import httpx2
 import pytest
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ def test_missing_server_extra_names_the_pip_command() -> None:
 def test_missing_postgres_driver_names_the_pip_command() -> None:
     done = _run(
         "import sys; sys.modules['asyncpg'] = None\n"
-        "from scenarist.server.db.engine import make_engine\n"
+        "from scenarist.store.sql.engine import make_engine\n"
         "try:\n"
         "    make_engine('postgresql+asyncpg://u@127.0.0.1/d')\n"
         "except ImportError as exc:\n"

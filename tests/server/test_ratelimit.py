@@ -15,9 +15,9 @@ from tests.server.conftest import LiveServer, make_run_log, run_log_json
 from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
 from scenarist.server.ratelimit import RateLimit, RateLimited, RateLimiter
-from scenarist.server.remote import RemoteStore
+from scenarist.store.remote import RemoteStore
+from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 
 

@@ -10,9 +10,9 @@ from scenarist import Client, TraceAssert
 from scenarist.errors import RequestError, SendError
 from scenarist.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData
-from scenarist.server.db.store import SqlStore
-from scenarist.server.remote import RemoteStore
 from scenarist.store.base import Store
+from scenarist.store.remote import RemoteStore
+from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.veval_wire import from_veval
 

@@ -15,7 +15,7 @@ from scenarist.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.server import cli
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 
 OLD = datetime.now(UTC) - timedelta(days=100)

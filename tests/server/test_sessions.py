@@ -17,7 +17,7 @@ from scenarist.server.dashboard.session import (
     safe_next,
     sign_session,
 )
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql.store import SqlStore
 
 pytestmark = pytest.mark.anyio
 

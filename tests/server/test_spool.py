@@ -20,9 +20,9 @@ from scenarist.replay.snapshots import SnapshotData
 from scenarist.runlog import write_jsonl
 from scenarist.server import cli
 from scenarist.server.app import create_app
-from scenarist.server.db.store import SqlStore
-from scenarist.server.remote import RemoteStore
-from scenarist.server.spool import Spool, SpooledPayload
+from scenarist.store.remote import RemoteStore
+from scenarist.store.spool import Spool, SpooledPayload
+from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.veval_wire import from_veval
 

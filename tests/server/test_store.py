@@ -13,10 +13,10 @@ from tests.server.test_api import VEVAL_TRACE
 
 from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.replay.snapshots import SnapshotData
-from scenarist.server.db.engine import resolve_database_url
-from scenarist.server.db.models import Base
-from scenarist.server.db.store import SqlStore
 from scenarist.store.base import Store
+from scenarist.store.sql.engine import resolve_database_url
+from scenarist.store.sql.models import Base
+from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.veval_wire import from_veval
 

@@ -16,9 +16,9 @@ from tests.server.conftest import LiveServer, free_port, make_run_log, run_log_j
 from scenarist._sync import run_sync
 from scenarist.server import cli
 from scenarist.server.app import create_app
-from scenarist.server.db import engine as engine_module
-from scenarist.server.db.store import SqlStore
-from scenarist.server.remote import RemoteStore
+from scenarist.store.remote import RemoteStore
+from scenarist.store.sql import engine as engine_module
+from scenarist.store.sql.store import SqlStore
 
 
 @contextmanager

@@ -240,7 +240,7 @@ def test_default_client_keeps_runs_in_the_database_the_server_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from scenarist.client import get_client
-    from scenarist.server.db.store import SqlStore
+    from scenarist.store.sql.store import SqlStore
 
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("SCENARIST_URL", raising=False)
@@ -282,7 +282,7 @@ def test_without_the_server_extra_the_default_is_the_stdlib_store(tmp_path: Path
 def test_a_configured_server_url_makes_the_client_use_the_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from scenarist.server.remote import RemoteStore
+    from scenarist.store.remote import RemoteStore
 
     monkeypatch.setenv("SCENARIST_URL", "http://127.0.0.1:8480")
     monkeypatch.setenv("SCENARIST_API_KEY", "sk_scen_test")

@@ -69,8 +69,8 @@ def store_in_local_database(log: RunLog) -> str | None:
     if not shared_database_available():
         return None
     from scenarist._sync import run_sync
-    from scenarist.server.db.engine import resolve_database_url
-    from scenarist.server.db.store import SqlStore
+    from scenarist.store.sql.engine import resolve_database_url
+    from scenarist.store.sql.store import SqlStore
 
     store = SqlStore()
     run_sync(store.ingest_run_log, log)

@@ -220,7 +220,7 @@ def _upload(log: Any, wanted: bool | None, console: Any) -> None:
     if not url:
         raise UserError("--upload needs a server: set SCENARIST_URL (and SCENARIST_API_KEY)")
     try:
-        from scenarist.server.remote import RemoteStore
+        from scenarist.store.remote import RemoteStore
     except ImportError:
         raise UserError(
             "uploading needs the server extra: pip install 'scenarist[server]'"

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 
 from scenarist.server.dashboard.session import session_or_key
-from scenarist.server.db.store import SqlStore
 from scenarist.server.ratelimit import enforce_rate_limit
+from scenarist.store.sql.store import SqlStore
 
 __all__ = ["Admin", "Cursor", "Ingest", "Limit", "Read", "Store"]
 

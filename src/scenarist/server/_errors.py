@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from scenarist._extras import missing_extra
 from scenarist.errors import UserError
-from scenarist.server._extras import missing_extra
 
 try:
     from fastapi import FastAPI, HTTPException, Request

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from scenarist.server._extras import missing_extra
+from scenarist._extras import missing_extra
 
 try:
     from fastapi import FastAPI, Request

@@ -10,8 +10,8 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from scenarist._extras import missing_extra
 from scenarist._version import __version__
-from scenarist.server._extras import missing_extra
 
 try:
     from fastapi import FastAPI
@@ -22,12 +22,12 @@ from scenarist.server._errors import ERROR_RESPONSES, BodySizeLimit, install_err
 from scenarist.server._unavailable import install_database_errors
 from scenarist.server.auth import is_loopback
 from scenarist.server.dashboard.routes import install_dashboard
-from scenarist.server.db.retention import retention_days_from_env
-from scenarist.server.db.store import SqlStore
 from scenarist.server.ratelimit import RateLimit, RateLimiter
 from scenarist.server.routes_api import router as api_router
 from scenarist.server.routes_ops import router as ops_router
 from scenarist.server.routes_veval import router as veval_router
+from scenarist.store.sql.retention import retention_days_from_env
+from scenarist.store.sql.store import SqlStore
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
 

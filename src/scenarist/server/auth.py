@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 
-from scenarist.server._extras import missing_extra
+from scenarist._extras import missing_extra
 
 try:
     from fastapi import HTTPException, Request

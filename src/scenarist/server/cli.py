@@ -19,10 +19,10 @@ from scenarist._sync import run_sync
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
-    from scenarist.server.db.retention import PruneResult
-    from scenarist.server.db.store import SqlStore
-    from scenarist.server.db.views import ApiKeyInfo
-    from scenarist.server.spool import SyncResult
+    from scenarist.store.spool import SyncResult
+    from scenarist.store.sql.retention import PruneResult
+    from scenarist.store.sql.store import SqlStore
+    from scenarist.store.sql.views import ApiKeyInfo
 
 __all__ = [
     "DEFAULT_PORT",
@@ -39,7 +39,7 @@ DEFAULT_PORT = 8480
 
 
 def _store(database_url: str | None) -> SqlStore:
-    from scenarist.server.db.store import SqlStore
+    from scenarist.store.sql.store import SqlStore
 
     return SqlStore(database_url)
 
@@ -62,7 +62,7 @@ def serve(
     try:
         import uvicorn
     except ImportError as exc:
-        from scenarist.server._extras import missing_extra
+        from scenarist._extras import missing_extra
 
         raise missing_extra("server", exc) from exc
     from scenarist.server.app import create_app
@@ -135,7 +135,7 @@ def db_upgrade(url: str | None = None) -> str | None:
     """Migrate the database at ``url`` to the latest schema; the revision it is now at."""
 
     async def go(store: SqlStore) -> Any:
-        from scenarist.server.db.migrate import current_revision
+        from scenarist.store.sql.migrate import current_revision
 
         try:
             return await current_revision(await store.engine())
@@ -153,7 +153,7 @@ def prune(url: str | None = None, *, retention_days: float | None = None) -> Pru
     deleted (``cutoff`` is ``None``). Pinned runs and traces, and traces that scenario
     items or snapshots refer to, are always kept. The server also prunes when it starts.
     """
-    from scenarist.server.db.retention import retention_days_from_env
+    from scenarist.store.sql.retention import retention_days_from_env
 
     days = retention_days if retention_days is not None else retention_days_from_env()
     if days is not None and days <= 0:
@@ -180,7 +180,7 @@ def sync(
     """
     import os
 
-    from scenarist.server.remote import RemoteStore
+    from scenarist.store.remote import RemoteStore
 
     url = url or os.environ.get("SCENARIST_URL") or None
     if url is None:

@@ -20,8 +20,8 @@ import os
 import time
 from dataclasses import dataclass
 
+from scenarist._extras import missing_extra
 from scenarist.errors import UserError
-from scenarist.server._extras import missing_extra
 
 try:
     from fastapi import HTTPException, Request

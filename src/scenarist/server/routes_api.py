@@ -14,21 +14,6 @@ from scenarist._version import __version__
 from scenarist.runlog import FORMAT_VERSION, MIGRATIONS, RunLog
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
-from scenarist.server.db.compare import (
-    PREVIOUS,
-    CompareError,
-    StoredComparison,
-    compare_stored_runs,
-)
-from scenarist.server.db.views import (
-    ApiKeyInfo,
-    IngestResult,
-    Page,
-    RunDetail,
-    RunSummary,
-    ScenarioHistory,
-    TraceSummary,
-)
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -38,6 +23,21 @@ from scenarist.server.trace_actions import (
     TraceSnapshotSaved,
     trace_to_item,
     trace_to_snapshot,
+)
+from scenarist.store.sql.compare import (
+    PREVIOUS,
+    CompareError,
+    StoredComparison,
+    compare_stored_runs,
+)
+from scenarist.store.sql.views import (
+    ApiKeyInfo,
+    IngestResult,
+    Page,
+    RunDetail,
+    RunSummary,
+    ScenarioHistory,
+    TraceSummary,
 )
 
 __all__ = ["router"]

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Request
 
 from scenarist.server._deps import Admin, Ingest, Store
 from scenarist.server._errors import error_response
-from scenarist.server.db.retention import PruneResult, retention_days_from_env
 from scenarist.server.judging import (
     JudgeBody,
     JudgeNotConfigured,
@@ -17,6 +16,7 @@ from scenarist.server.judging import (
     judge_trace,
     server_judge,
 )
+from scenarist.store.sql.retention import PruneResult, retention_days_from_env
 
 __all__ = ["router"]
 

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
-from scenarist.server.db._rows import dumps
-from scenarist.server.db.views import Page, SnapshotInfo
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
+from scenarist.store.sql._rows import dumps
+from scenarist.store.sql.views import Page, SnapshotInfo
 from scenarist.tracing.veval_wire import from_veval, to_veval
 
 __all__ = ["router"]

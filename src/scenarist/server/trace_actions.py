@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from scenarist.errors import UserError
 from scenarist.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData, save_snapshot_async
-from scenarist.server.db._rows import check_name, dumps
-from scenarist.server.db.store import SqlStore
+from scenarist.store.sql._rows import check_name, dumps
+from scenarist.store.sql.store import SqlStore
 
 __all__ = [
     "TraceItemBody",

@@ -1,7 +1,7 @@
 """The store a client uses when it is given none: the same database the server reads.
 
 With the server extra installed (``scenarist[server]``: SQLAlchemy and aiosqlite), the
-default is :class:`scenarist.server.db.store.SqlStore` on ``SCENARIST_DATABASE_URL`` or
+default is :class:`scenarist.store.sql.store.SqlStore` on ``SCENARIST_DATABASE_URL`` or
 ``$SCENARIST_HOME/scenarist.db``, the very file ``scenarist serve`` opens: a run made
 without a server shows up in the dashboard with nothing else to set up. Without the extra
 it is :class:`~scenarist.store.sqlite.LocalStore` (stdlib ``sqlite3``, ``local.db`` in
@@ -28,7 +28,7 @@ def shared_database_available() -> bool:
 def default_store() -> Store:
     """The server's database when its extra is installed, else the stdlib local store."""
     if shared_database_available():
-        from scenarist.server.db.store import SqlStore
+        from scenarist.store.sql.store import SqlStore
 
         return SqlStore()
     from scenarist.store.sqlite import LocalStore

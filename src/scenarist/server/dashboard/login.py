@@ -24,7 +24,7 @@ from scenarist.server.dashboard.session import (
     safe_next,
     set_session_cookie,
 )
-from scenarist.server.db.keys import parse_key_id
+from scenarist.store.sql.keys import parse_key_id
 
 __all__ = ["LoginPage", "csrf_failed", "install_sessions", "parse_form", "render_form", "router"]
 

@@ -3,7 +3,7 @@
 A builder takes the store and the page's parameters and returns the page model; the route
 renders that model with a template, or returns it as JSON (the page's JSON twin). So what
 the tests assert on JSON is exactly what the browser shows. Builders read through the
-store's methods and :mod:`scenarist.server.db.dashboard`; they hold no SQL.
+store's methods and :mod:`scenarist.store.sql.dashboard`; they hold no SQL.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from scenarist._version import __version__
 from scenarist.items import ItemSummary, ScenarioItem
-from scenarist.server.db import dashboard as queries
-from scenarist.server.db.compare import PREVIOUS, StoredComparison, compare_stored_runs
-from scenarist.server.db.store import SqlStore
-from scenarist.server.db.views import (
+from scenarist.store.sql import dashboard as queries
+from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
+from scenarist.store.sql.store import SqlStore
+from scenarist.store.sql.views import (
     HistoryPoint,
     RunSummary,
     ScenarioResultView,
@@ -498,6 +498,6 @@ def _percent(rate: float | None) -> str:
 
 
 async def compare_page(store: SqlStore, run_id: str, baseline: str = PREVIOUS) -> ComparePage:
-    """Raises :class:`~scenarist.server.db.compare.CompareError` when a run is missing."""
+    """Raises :class:`~scenarist.store.sql.compare.CompareError` when a run is missing."""
     result = await compare_stored_runs(store, run_id, baseline)
     return ComparePage(**dict(result), summary=_compare_summary(result))

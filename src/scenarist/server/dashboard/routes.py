@@ -41,8 +41,8 @@ from scenarist.server.dashboard._csrf import (
 )
 from scenarist.server.dashboard._render import not_found, page_format, render, url_part
 from scenarist.server.dashboard.login import install_sessions
-from scenarist.server.db.compare import PREVIOUS, CompareError
 from scenarist.server.trace_actions import TraceNotFound, trace_to_item, trace_to_snapshot
+from scenarist.store.sql.compare import PREVIOUS, CompareError
 
 __all__ = ["install_dashboard", "router"]
 

@@ -1,1 +1,1 @@
-"""The server's database: tables, migrations and the SQL store (SQLAlchemy 2, async)."""
+"""Old home of the SQL store; it lives in :mod:`scenarist.store.sql` now (a thin alias)."""

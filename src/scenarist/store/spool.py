@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from scenarist.errors import SendError
 
 if TYPE_CHECKING:
-    from scenarist.server.remote import RemoteStore
+    from scenarist.store.remote import RemoteStore
 
 __all__ = ["Spool", "SpooledPayload", "SyncResult", "default_spool_dir", "sync_spool"]
 

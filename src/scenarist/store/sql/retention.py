@@ -16,8 +16,8 @@ from pydantic import BaseModel
 from sqlalchemy import delete, select, update
 
 from scenarist.errors import UserError
-from scenarist.server.db.engine import Database
-from scenarist.server.db.models import (
+from scenarist.store.sql.engine import Database
+from scenarist.store.sql.models import (
     CheckResultRow,
     RunRow,
     ScenarioItemRow,

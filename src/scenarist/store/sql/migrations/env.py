@@ -1,11 +1,11 @@
 """Alembic's entry point for our migrations: run on the connection the store passes in
-(see :mod:`scenarist.server.db.migrate`); there is no ``alembic.ini`` and no offline mode."""
+(see :mod:`scenarist.store.sql.migrate`); there is no ``alembic.ini`` and no offline mode."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from scenarist.server.db.models import Base
+from scenarist.store.sql.models import Base
 
 connection = context.config.attributes.get("connection")
 if connection is None:

@@ -14,27 +14,22 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from scenarist.server._extras import missing_extra
-
-try:
-    from sqlalchemy import (
-        Boolean,
-        DateTime,
-        Float,
-        ForeignKeyConstraint,
-        Index,
-        Integer,
-        MetaData,
-        String,
-        Table,
-        Text,
-        TypeDecorator,
-        false,
-    )
-    from sqlalchemy.engine import Dialect
-    from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise missing_extra("server", exc) from exc
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    false,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "ApiKeyRow",

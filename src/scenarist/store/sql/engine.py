@@ -21,17 +21,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from scenarist.errors import UserError
-from scenarist.server._extras import missing_extra
+from sqlalchemy import Table, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
-try:
-    from sqlalchemy import Table, event
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-    from sqlalchemy.pool import NullPool
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise missing_extra("server", exc) from exc
+from scenarist._extras import missing_extra
+from scenarist.errors import UserError
 
 __all__ = ["Database", "default_database_url", "make_engine", "resolve_database_url"]
 
@@ -152,7 +149,7 @@ class Database:
             if self._engine is None:
                 engine = make_engine(self.url, pooled=self._pooled)
                 if self._migrate:
-                    from scenarist.server.db.migrate import upgrade
+                    from scenarist.store.sql.migrate import upgrade
 
                     await upgrade(engine)
                 self._engine = engine

@@ -16,8 +16,8 @@ from pydantic import BaseModel
 from sqlalchemy import and_, or_, select
 
 from scenarist.comparison import RunComparison, ScenarioOutcome, compare_outcomes
-from scenarist.server.db.engine import Database
-from scenarist.server.db.models import RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.engine import Database
+from scenarist.store.sql.models import RunRow, ScenarioResultRow, table_of
 
 __all__ = ["PREVIOUS", "CompareError", "ComparedRun", "StoredComparison", "compare_stored_runs"]
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 
-from scenarist.server.db._paging import keyset, page_of, parse_time
-from scenarist.server.db._rows import run_log_rows, scenario_run_rows
-from scenarist.server.db.engine import Database
-from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.server.db.views import (
+from scenarist.store.sql._paging import keyset, page_of, parse_time
+from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
+from scenarist.store.sql.engine import Database
+from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.views import (
     CheckResultView,
     HistoryPoint,
     IngestResult,

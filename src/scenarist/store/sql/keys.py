@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import select, update
 
 from scenarist.errors import UserError
-from scenarist.server.db.engine import Database
-from scenarist.server.db.models import ApiKeyRow, table_of
-from scenarist.server.db.views import ApiKeyInfo
+from scenarist.store.sql.engine import Database
+from scenarist.store.sql.models import ApiKeyRow, table_of
+from scenarist.store.sql.views import ApiKeyInfo
 
 __all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
 

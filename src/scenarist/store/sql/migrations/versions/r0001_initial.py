@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from scenarist.server.db.models import UTCDateTime
+from scenarist.store.sql.models import UTCDateTime
 
 revision = "0001"
 down_revision: str | None = None

@@ -17,6 +17,6 @@ def missing_extra(extra: str, error: ImportError) -> ImportError:
     """
     name = error.name or str(error)
     return ImportError(
-        f"the scenarist server needs {name!r}, which is not installed; "
+        f"scenarist needs {name!r} here, which is not installed; "
         f"run: pip install 'scenarist[{extra}]'"
     )

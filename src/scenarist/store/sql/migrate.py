@@ -10,16 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scenarist.server._extras import missing_extra
-
-try:
-    from alembic import command
-    from alembic.config import Config
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-    from sqlalchemy import text
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise missing_extra("server", exc) from exc
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
-from scenarist.server.db.engine import Database
-from scenarist.server.db.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.server.db.views import CheckResultView, ScenarioResultView
+from scenarist.store.sql.engine import Database
+from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.views import CheckResultView, ScenarioResultView
 
 __all__ = [
     "BrokenScenario",

@@ -1,0 +1,319 @@
+"""``RemoteStore``: the :class:`~scenarist.store.Store` protocol over a scenarist server's
+HTTP API, so a client keeps its runs on a shared server::
+
+    client = Client(store=RemoteStore("http://scenarist.internal:8480", api_key="sk_scen_..."))
+
+It uses httpx2 (httpx when httpx2 is missing), imported on first use. Each operation opens
+its own connection, so one store serves the fresh event loops of the sync wrappers.
+Requests answered 429 or 5xx, or that fail to connect, are retried (``retries`` times,
+with backoff, honouring ``Retry-After`` up to 10 s); then a read raises
+:class:`~scenarist.errors.RequestError`. A read of something the server does not have
+(404) is ``None``, as the protocol says.
+
+Writes that carry results (traces, scenario runs, run logs, snapshots) are never lost:
+when they still cannot be delivered after the retries (no connection, a timeout, 408,
+429 or 5xx) they are written to the spool (:mod:`scenarist.store.spool`), a warning is
+logged (logger ``scenarist.remote``) and the file is added to :attr:`RemoteStore.spooled`;
+``scenarist sync`` sends them later, and so does this store after its first successful
+write (the payloads that were meant for the same server). A refusal the payload itself
+caused (4xx: a bad key, an invalid body) raises :class:`~scenarist.errors.SendError`:
+sending it again would not help. With ``raise_on_send_failure=True`` every failed write
+raises instead of spooling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from scenarist._jsonable import to_json_value
+from scenarist.errors import RequestError, SendError, UserError
+from scenarist.items import ScenarioItem, ScenarioRunRecord
+from scenarist.store.spool import PayloadKind, Spool, SpooledPayload, SyncResult, sync_spool
+from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.replay.snapshots import SnapshotData
+    from scenarist.runlog import RunLog
+
+__all__ = ["RemoteStore", "UploadResult", "read_run_log_records"]
+
+_RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
+logger = logging.getLogger("scenarist.remote")
+
+
+class UploadResult(BaseModel):
+    """The outcome of :meth:`RemoteStore.upload_run_log`: the server's answer, or the
+    spool file the run log waits in (``spooled``)."""
+
+    run_id: str
+    created: bool | None = None
+    complete: bool
+    scenario_count: int
+    spooled: str | None = None
+
+
+def _http() -> Any:
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:
+        pass
+    try:
+        import httpx
+
+        return httpx
+    except ImportError as exc:
+        raise ImportError(
+            "RemoteStore needs httpx2 (or httpx), which is not installed; "
+            "run: pip install 'scenarist[server]'"
+        ) from exc
+
+
+def _name(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _json(model: Any) -> Any:
+    return to_json_value(model.model_dump())
+
+
+class RemoteStore:
+    """Implements :class:`~scenarist.store.Store` by calling a scenarist server."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 2,
+        transport: Any = None,
+        spool: Spool | str | os.PathLike[str] | None = None,
+        raise_on_send_failure: bool = False,
+        sync_spool_on_start: bool = True,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self._transport = transport  # tests: an ASGI or mock transport
+        self.spool = spool if isinstance(spool, Spool) else Spool(spool)
+        self.raise_on_send_failure = raise_on_send_failure
+        self.spooled: list[Path] = []  # files this store wrote to the spool
+        self._spool_synced = not sync_spool_on_start
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: dict[str, Any] | None = None,
+        allow_404: bool = False,
+    ) -> Any:
+        http = _http()
+        error_class = RequestError if method == "GET" else SendError
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        options: dict[str, Any] = {"timeout": self.timeout_s, "headers": headers}
+        if self._transport is not None:
+            options["transport"] = self._transport
+        url = f"{self.base_url}{path}"
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                async with http.AsyncClient(**options) as client:
+                    response = await client.request(method, url, json=body, params=params)
+            except http.HTTPError as exc:
+                if last:
+                    raise error_class(
+                        f"{method} {url} failed: {type(exc).__name__}: {exc}; is the "
+                        "server running and the URL right?"
+                    ) from exc
+                await asyncio.sleep(0.2 * 2**attempt)
+                continue
+            if response.status_code in _RETRY_STATUSES and not last:
+                await asyncio.sleep(_retry_after(response, 0.2 * 2**attempt))
+                continue
+            if response.status_code == 404 and allow_404:
+                return None
+            if response.status_code >= 400:
+                raise error_class(
+                    f"{method} {url} answered {response.status_code}: {_message(response)}",
+                    status_code=response.status_code,
+                )
+            return response.json() if response.content else None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- writes: delivered, or spooled ----------------------------------------------
+
+    async def _send(
+        self, kind: PayloadKind, payload_id: str, method: str, path: str, body: Any
+    ) -> tuple[Any, Path | None]:
+        """Deliver one write; on a delivery failure spool it (unless strict). Returns the
+        server's answer, or ``None`` and the spool file."""
+        try:
+            answer = await self._request(method, path, body=body)
+        except SendError as exc:
+            if self.raise_on_send_failure or not _undelivered(exc):
+                raise
+            payload = SpooledPayload(
+                kind=kind, payload_id=payload_id, method=method, path=path, body=body,
+                server_url=self.base_url, reason=str(exc),
+            )  # fmt: skip
+            spooled = self.spool.put(payload)
+            self.spooled.append(spooled)
+            logger.warning(
+                "scenarist: could not upload %s %r (%s); kept in %s, run `scenarist sync` "
+                "to send it",
+                kind.replace("_", " "), payload_id, exc, spooled,
+            )  # fmt: skip
+            return None, spooled
+        if not self._spool_synced:
+            self._spool_synced = True
+            await self._sync_own_spool()
+        return answer, None
+
+    async def _sync_own_spool(self) -> None:
+        """Send what earlier runs spooled for this server (the server is up again)."""
+        try:
+            result = await sync_spool(self, server_url=self.base_url)
+        except Exception as exc:  # a broken spool must not break the run that found it
+            logger.warning("scenarist: could not send spooled uploads: %s", exc)
+            return
+        if result.sent or result.rejected or result.error:
+            logger.warning("scenarist: %s", result.summary())
+
+    async def send_payload(self, payload: SpooledPayload) -> Any:
+        """Send a spooled payload once more (retried, never spooled again)."""
+        return await self._request(payload.method, payload.path, body=payload.body)
+
+    async def sync(self) -> SyncResult:
+        """Send every spooled payload to this server, oldest first (see
+        :func:`~scenarist.store.spool.sync_spool`)."""
+        self._spool_synced = True
+        return await sync_spool(self)
+
+    async def save_trace(self, record: TraceRecord) -> None:
+        from scenarist.tracing.veval_wire import to_veval
+
+        await self._send("trace", record.trace_id, "POST", "/v1/traces", to_veval(record))
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None:
+        from scenarist.tracing.veval_wire import from_veval
+
+        data = await self._request("GET", f"/v1/traces/{_name(trace_id)}", allow_404=True)
+        return None if data is None else from_veval(data)
+
+    async def save_scenario_run(self, run: ScenarioRunRecord) -> None:
+        path = f"/v1/scenarios/{_name(run.scenario_name)}/runs"
+        await self._send("scenario_run", run.run_id, "POST", path, _json(run))
+
+    async def list_scenario_runs(self, scenario_name: str) -> list[ScenarioRunRecord]:
+        runs: list[ScenarioRunRecord] = []
+        params: dict[str, Any] = {"limit": 500}
+        while True:
+            page = await self._request(
+                "GET", f"/v1/scenarios/{_name(scenario_name)}/runs", params=params
+            )
+            runs.extend(ScenarioRunRecord.model_validate(r) for r in page["items"])
+            if not page.get("next_cursor"):
+                return runs
+            params["cursor"] = page["next_cursor"]
+
+    async def get_items(self, scenario_name: str) -> list[ScenarioItem]:
+        data = await self._request("GET", f"/v1/scenarios/{_name(scenario_name)}/items")
+        return [ScenarioItem.model_validate(item) for item in data["items"]]
+
+    async def save_items(self, scenario_name: str, items: list[ScenarioItem]) -> None:
+        body = {"items": [_json(item) for item in items]}
+        await self._request("PUT", f"/v1/scenarios/{_name(scenario_name)}/items", body=body)
+
+    async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None:
+        body = {"name": name, "snapshot": _json(snapshot)}
+        payload_id = f"{name}\0{json.dumps(body['snapshot'], sort_keys=True)}"
+        await self._send("snapshot", payload_id, "POST", "/v1/snapshots", body)
+
+    async def upload_run_log(self, source: RunLog | str | os.PathLike[str]) -> UploadResult:
+        """Upload a run log (a :class:`~scenarist.runlog.RunLog` or a JSON Lines file).
+
+        A file without a footer (an interrupted run) is uploaded as an incomplete run; a
+        last line cut off mid-write is left out. Uploading the complete log later replaces
+        the incomplete run; the same log twice is stored once.
+        """
+        records = (
+            read_run_log_records(source)
+            if isinstance(source, str | os.PathLike)
+            else [json.loads(r.model_dump_json(fallback=str)) for r in source.records()]
+        )
+        header = records[0]
+        scenarios = [r for r in records[1:] if r.get("record_type") != "footer"]
+        footer = next((r for r in records[1:] if r.get("record_type") == "footer"), None)
+        body = {"header": header, "scenarios": scenarios, "footer": footer}
+        run_id = str(header.get("run_id") or "")
+        if not run_id:
+            raise UserError("the run log's header has no run_id; it cannot be uploaded once")
+        answer, spooled = await self._send("run_log", run_id, "POST", "/api/runs", body)
+        return UploadResult(
+            run_id=run_id,
+            created=None if answer is None else bool(answer.get("created")),
+            complete=footer is not None,
+            scenario_count=len(scenarios),
+            spooled=None if spooled is None else str(spooled),
+        )
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None:
+        from scenarist.replay.snapshots import SnapshotData
+
+        data = await self._request("GET", f"/v1/snapshots/{_name(name)}", allow_404=True)
+        return None if data is None else SnapshotData.model_validate(data)
+
+
+def _undelivered(error: SendError) -> bool:
+    """The server never took the payload (no answer, or one worth retrying later)."""
+    return error.status_code is None or error.status_code in _RETRY_STATUSES
+
+
+def _retry_after(response: Any, default: float) -> float:
+    """The server's ``X-Retry-After-Ms`` (exact) or ``Retry-After`` (seconds), capped."""
+    exact = response.headers.get("x-retry-after-ms")
+    value = response.headers.get("retry-after")
+    try:
+        if exact is not None:
+            return min(float(exact) / 1000, 10.0)
+        return min(float(value), 10.0) if value is not None else default
+    except ValueError:
+        return default
+
+
+def read_run_log_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a run log file; a last line cut off mid-write is left out."""
+    text = Path(path).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                break  # the run stopped while writing this line
+            raise UserError(f"{str(path)!r} line {number} is not valid JSON: {exc}") from exc
+        records.append(record)
+    if not records or not isinstance(records[0], dict) or "run_id" not in records[0]:
+        raise UserError(f"{str(path)!r} is not a run log: it must start with a header line")
+    return records
+
+
+def _message(response: Any) -> str:
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return json.dumps(response.text[:300])

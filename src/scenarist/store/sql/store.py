@@ -1,0 +1,257 @@
+"""``SqlStore``: the :class:`~scenarist.store.Store` protocol on SQLite or PostgreSQL.
+
+The server keeps everything through one of these, and a library user can too::
+
+    client = Client(store=SqlStore("postgresql://ci@db/scenarist"))
+
+Besides the protocol it ingests run logs, answers the API's queries (runs, history, trace
+search) and manages API keys (see :mod:`.runs` and :mod:`.keys`). The schema is migrated
+to the latest version on first use.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from scenarist.items import ScenarioItem
+from scenarist.store.sql._paging import keyset, page_of
+from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
+from scenarist.store.sql.keys import KeyQueries
+from scenarist.store.sql.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
+from scenarist.store.sql.retention import RetentionQueries
+from scenarist.store.sql.runs import RunQueries
+from scenarist.store.sql.views import (
+    Page,
+    SnapshotInfo,
+    TraceSummary,
+    decode_cursor,
+    encode_cursor,
+)
+from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from scenarist.replay.snapshots import SnapshotData
+
+__all__ = ["SqlStore"]
+
+_TRACES = table_of(TraceRow)
+_ITEMS = table_of(ScenarioItemRow)
+_SNAPSHOTS = table_of(SnapshotRow)
+_TRACE_SUMMARY = [_TRACES.c[name] for name in TraceSummary.model_fields]
+
+
+def _item_row(
+    scenario_name: str, position: int, item: ScenarioItem, now: datetime
+) -> dict[str, Any]:
+    return {
+        "item_id": "item_" + secrets.token_hex(10),
+        "scenario_name": scenario_name,
+        "position": position,
+        "name": check_name(item.name, "item name"),
+        "trace_id": check_name(item.trace_id, "trace_id"),
+        "updated_at": now,
+        "document": dumps(item),
+    }
+
+
+class SqlStore(RunQueries, KeyQueries, RetentionQueries):
+    """The store on a SQL database: ``SqlStore()`` (SQLite at the default path, or
+    ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
+    ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for
+    ``pooled`` and ``migrate``."""
+
+    # -- traces --------------------------------------------------------------------------
+
+    async def save_trace(self, record: TraceRecord) -> None:
+        """Store (or replace) one agent run."""
+        row = trace_row(record, datetime.now(UTC))
+        insert = self._insert(_TRACES).values(row)
+        update_ = {k: insert.excluded[k] for k in row if k != "trace_id"}
+        async with self._write() as connection:
+            await connection.execute(
+                insert.on_conflict_do_update(index_elements=["trace_id"], set_=update_)
+            )
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None:
+        async with self._read() as connection:
+            document = await connection.scalar(
+                select(_TRACES.c.document).where(_TRACES.c.trace_id == trace_id)
+            )
+        return None if document is None else TraceRecord.model_validate_json(document)
+
+    async def search_traces(
+        self,
+        *,
+        agent_name: str | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page[TraceSummary]:
+        """Traces, newest first, of one agent and/or with one status."""
+        query = select(*_TRACE_SUMMARY, _TRACES.c.sort_at)
+        if agent_name is not None:
+            query = query.where(_TRACES.c.agent_name == agent_name)
+        if status is not None:
+            query = query.where(_TRACES.c.status == status)
+        query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        return page_of(
+            rows,
+            limit,
+            lambda row: TraceSummary.model_validate(dict(row._mapping)),
+            lambda row: (row.sort_at, row.trace_id),
+        )
+
+    # -- scenario items ------------------------------------------------------------------
+
+    async def get_items(self, scenario_name: str) -> list[ScenarioItem]:
+        return [item for _, item in await self.items_with_ids(scenario_name)]
+
+    async def items_with_ids(self, scenario_name: str) -> list[tuple[str, ScenarioItem]]:
+        """The items of ``scenario_name`` in order, each with its id."""
+        query = (
+            select(_ITEMS.c.item_id, _ITEMS.c.document)
+            .where(_ITEMS.c.scenario_name == scenario_name)
+            .order_by(_ITEMS.c.position, _ITEMS.c.item_id)
+        )
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        return [(row.item_id, ScenarioItem.model_validate_json(row.document)) for row in rows]
+
+    async def save_items(self, scenario_name: str, items: list[ScenarioItem]) -> None:
+        """Replace the items of ``scenario_name`` (one transaction)."""
+        check_name(scenario_name, "scenario name")
+        now = datetime.now(UTC)
+        rows = [_item_row(scenario_name, i, item, now) for i, item in enumerate(items)]
+        async with self._write() as connection:
+            await connection.execute(delete(_ITEMS).where(_ITEMS.c.scenario_name == scenario_name))
+            if rows:
+                await connection.execute(_ITEMS.insert(), rows)
+
+    async def add_item(self, scenario_name: str, item: ScenarioItem) -> str:
+        """Append one item to ``scenario_name``; its new id."""
+        check_name(scenario_name, "scenario name")
+        async with self._write() as connection:
+            last = await connection.scalar(
+                select(func.max(_ITEMS.c.position)).where(_ITEMS.c.scenario_name == scenario_name)
+            )
+            position = 0 if last is None else last + 1
+            row = _item_row(scenario_name, position, item, datetime.now(UTC))
+            await connection.execute(_ITEMS.insert(), [row])
+        return str(row["item_id"])
+
+    async def replace_item(self, scenario_name: str, item_id: str, item: ScenarioItem) -> bool:
+        """Replace one item in place; false when ``scenario_name`` has no such item."""
+        values = _item_row(scenario_name, 0, item, datetime.now(UTC))
+        del values["item_id"], values["position"]
+        async with self._write() as connection:
+            done = await connection.execute(
+                update(_ITEMS)
+                .where(_ITEMS.c.item_id == item_id, _ITEMS.c.scenario_name == scenario_name)
+                .values(values)
+            )
+        return bool(done.rowcount)
+
+    async def delete_item(self, scenario_name: str, item_id: str) -> bool:
+        """Delete one item; false when ``scenario_name`` has no such item."""
+        async with self._write() as connection:
+            done = await connection.execute(
+                delete(_ITEMS).where(
+                    _ITEMS.c.item_id == item_id, _ITEMS.c.scenario_name == scenario_name
+                )
+            )
+        return bool(done.rowcount)
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    async def save_snapshot(
+        self, name: str, snapshot: SnapshotData, *, pinned: bool = False
+    ) -> None:
+        """Store ``snapshot`` as the next version of ``name`` (reads get the latest).
+
+        Saving the same content as the latest version adds no version, so a re-sent
+        upload is stored once."""
+        for attempt in range(5):
+            try:
+                async with self._write() as connection:
+                    await self._insert_snapshot(connection, name, snapshot, pinned)
+                return
+            except IntegrityError:  # a concurrent save took that version: take the next
+                if attempt == 4:
+                    raise
+
+    async def _insert_snapshot(
+        self, connection: AsyncConnection, name: str, snapshot: SnapshotData, pinned: bool
+    ) -> None:
+        latest = (
+            await connection.execute(
+                select(_SNAPSHOTS.c.version, _SNAPSHOTS.c.document, _SNAPSHOTS.c.pinned)
+                .where(_SNAPSHOTS.c.name == name)
+                .order_by(_SNAPSHOTS.c.version.desc())
+                .limit(1)
+            )
+        ).first()
+        row = snapshot_row(name, (latest.version if latest else 0) + 1, snapshot, pinned)
+        if latest is not None and latest.document == row["document"]:
+            # the same snapshot again (a retried or re-sent upload): no new version
+            if pinned and not latest.pinned:
+                await connection.execute(
+                    update(_SNAPSHOTS)
+                    .where(_SNAPSHOTS.c.name == name, _SNAPSHOTS.c.version == latest.version)
+                    .values(pinned=True)
+                )
+            return
+        await connection.execute(_SNAPSHOTS.insert(), [row])
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None:
+        from scenarist.replay.snapshots import SnapshotData
+
+        query = (
+            select(_SNAPSHOTS.c.document)
+            .where(_SNAPSHOTS.c.name == name)
+            .order_by(_SNAPSHOTS.c.version.desc())
+            .limit(1)
+        )
+        async with self._read() as connection:
+            document = await connection.scalar(query)
+        return None if document is None else SnapshotData.model_validate_json(document)
+
+    async def list_snapshots(
+        self, *, cursor: str | None = None, limit: int = 50
+    ) -> Page[SnapshotInfo]:
+        """The latest version of every snapshot, by name."""
+        latest = (
+            select(_SNAPSHOTS.c.name, func.max(_SNAPSHOTS.c.version).label("version"))
+            .group_by(_SNAPSHOTS.c.name)
+            .subquery()
+        )
+        query = select(
+            _SNAPSHOTS.c.name,
+            _SNAPSHOTS.c.version,
+            _SNAPSHOTS.c.trace_id,
+            _SNAPSHOTS.c.created_at,
+            _SNAPSHOTS.c.pinned,
+        ).join(
+            latest,
+            and_(_SNAPSHOTS.c.name == latest.c.name, _SNAPSHOTS.c.version == latest.c.version),
+        )
+        if cursor is not None:
+            (after,) = decode_cursor(cursor, size=1)
+            query = query.where(_SNAPSHOTS.c.name > str(after))
+        query = query.order_by(_SNAPSHOTS.c.name).limit(limit + 1)
+        async with self._read() as connection:
+            rows = (await connection.execute(query)).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return Page(
+            items=[SnapshotInfo.model_validate(dict(row._mapping)) for row in rows],
+            next_cursor=encode_cursor(rows[-1].name) if rows and more else None,
+        )

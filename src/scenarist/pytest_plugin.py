@@ -56,6 +56,7 @@ class SessionState:
     results: list[ScenarioResult] = field(default_factory=list)
     cassettes: list[CassetteStats] = field(default_factory=list)
     run_log: Path | None = None
+    database: str | None = None
 
 
 STATE = pytest.StashKey[SessionState]()
@@ -74,7 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--scenarist-store",
         action="store_true",
         default=False,
-        help="write the session's scenario results as a run log to $SCENARIST_HOME/runs/",
+        help="write the session's scenario results as a run log to $SCENARIST_HOME/runs/ "
+        "and store it in the database (SCENARIST_DATABASE_URL or $SCENARIST_HOME/scenarist.db)",
     )
 
 
@@ -212,7 +214,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None or not state.results or not session.config.getoption("--scenarist-store"):
         return
-    from scenarist.cli._runs import runs_dir, save_run_log
+    from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
     from scenarist.runlog import run_log_from_suite_result
 
     log = run_log_from_suite_result(_suite_result(state))
@@ -220,6 +222,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     save_run_log(log, path)
     state.run_log = path
+    state.database = store_in_local_database(log)
 
 
 def _suite_result(state: SessionState) -> SuiteResult:
@@ -266,6 +269,8 @@ def summary_lines(state: SessionState) -> list[str]:
         )
     if state.run_log is not None:
         lines.append(f"run log: {state.run_log}")
+    if state.database is not None:
+        lines.append(f"stored in the database {state.database}")
     return lines
 
 

@@ -15,8 +15,7 @@ from scenarist._sync import run_sync
 from scenarist._version import __version__
 from scenarist.cli import server
 from scenarist.client import Client
-from scenarist.store import MemoryStore
-from scenarist.store.sqlite import LocalStore
+from scenarist.store import MemoryStore, SqlStore
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]
@@ -75,41 +74,81 @@ def test_demo_exits_0_and_explains_the_deliberate_failure(cli: Cli, home: Path) 
     assert len(list((home / "home/runs").glob("*.jsonl"))) == 1
 
 
-@pytest.mark.parametrize(
-    "args", [("serve",), ("keys", "list"), ("keys", "create"), ("db", "upgrade"), ("sync",)]
-)
-def test_server_commands_say_what_to_install_when_the_server_is_missing(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+def test_serve_says_what_to_install_when_the_server_is_missing(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(server, "_server_cli", lambda: None)
-    result = cli(*args)
+    result = cli("serve")
     assert result.exit_code == 2
     assert "pip install 'scenarist[server]'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_server_commands_delegate_to_the_server_cli(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch
+def test_database_commands_work_without_the_server(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, home: Path
 ) -> None:
+    """Keys, migrations and pruning administer the database, which is core: they run
+    with the server package unavailable and name the database they used."""
+    monkeypatch.setattr(server, "_server_cli", lambda: None)
+    upgrade = cli("db", "upgrade")
+    assert upgrade.exit_code == 0, upgrade.output
+    database = (home / "home" / "scenarist.db").resolve()
+    assert f"database {database} at revision" in upgrade.stdout
+    created = cli("keys", "create", "--name", "ci")
+    assert created.exit_code == 0 and "shown once" in created.stdout
+    listed = cli("keys", "list")
+    assert listed.exit_code == 0 and "ci" in listed.stdout
+    nothing = cli("sync")
+    assert nothing.exit_code == 2 and "SCENARIST_URL" in nothing.stderr
+
+
+def test_serve_delegates_to_the_server_cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
 
-    def no_extra(*args: Any, **kwargs: Any) -> None:
+    def no_extra(**kwargs: Any) -> None:
         raise ImportError("the server needs its extra: pip install 'scenarist[server]'")
 
-    fake = SimpleNamespace(
-        serve=lambda **kw: calls.append(("serve", kw)),
-        revoke_key=lambda *a, **kw: calls.append(("revoke", {"args": a, **kw})),
-        db_upgrade=no_extra,
+    monkeypatch.setattr(
+        server, "_server_cli", lambda: SimpleNamespace(serve=lambda **kw: calls.append(kw))
     )
-    monkeypatch.setattr(server, "_server_cli", lambda: fake)
     assert cli("serve", "--port", "9000").exit_code == 0
-    assert calls[0] == ("serve", {"host": "127.0.0.1", "port": 9000, "database_url": None})
-    assert cli("keys", "revoke", "k1").exit_code == 0
-    assert calls[1] == ("revoke", {"args": ("k1",), "database_url": None})
-    upgrade = cli("db", "upgrade")
-    assert upgrade.exit_code == 2 and "pip install 'scenarist[server]'" in upgrade.stderr
-    missing = cli("sync")
-    assert missing.exit_code == 2 and "does not provide `scenarist sync`" in missing.stderr
+    assert calls == [{"host": "127.0.0.1", "port": 9000, "database_url": None}]
+    monkeypatch.setattr(server, "_server_cli", lambda: SimpleNamespace(serve=no_extra))
+    missing = cli("serve")
+    assert missing.exit_code == 2 and "pip install 'scenarist[server]'" in missing.stderr
+    monkeypatch.setattr(server, "_server_cli", lambda: SimpleNamespace())
+    old = cli("serve")
+    assert old.exit_code == 2 and "does not provide `scenarist serve`" in old.stderr
+
+
+def test_a_run_recorded_with_client_is_replayed_exported_and_listed_by_the_cli(
+    cli: Cli, write: Write, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Client()`` with no arguments and every CLI command use one database."""
+    write("my_agent.py", AGENT)
+    monkeypatch.syspath_prepend(str(home))
+    from my_agent import agent  # type: ignore[import-not-found]
+
+    client = Client()
+    assert client.run("support", agent, input="refund") == "FOUND REFUND"
+    (trace_id,) = [
+        t.trace_id for t in run_sync(client.store.search_traces, agent_name="support").items
+    ]
+    replayed = cli("replay", trace_id, "--agent", "my_agent:agent")
+    assert replayed.exit_code == 0, replayed.output
+    assert f"replay of {trace_id}: PASSED" in replayed.stdout
+    diverged = cli("replay", trace_id, "--agent", "my_agent:other")
+    assert diverged.exit_code == 1 and "FAILED" in diverged.stdout
+    exported = json.loads(cli("traces", "export", trace_id).stdout)
+    assert exported[0]["output"] == "FOUND REFUND"
+    from scenarist import ScenarioItem
+
+    run_sync(client.store.save_items, "support", [ScenarioItem(name="r", trace_id=trace_id)])
+    listed = cli("items", "list", "support")
+    assert listed.exit_code == 0 and f"trace {trace_id}" in listed.stdout
+    empty = cli("items", "list", "nothing_here")
+    database = (home / "home" / "scenarist.db").resolve()
+    assert f"no items stored for scenario 'nothing_here' in {database}" in empty.stdout
 
 
 def _record(agent: Any) -> Any:
@@ -130,7 +169,7 @@ def test_traces_import_export_and_replay(
     (home / "trace.json").write_text(record.model_dump_json(), encoding="utf-8")
     imported = cli("traces", "import", "trace.json")
     assert imported.exit_code == 0 and "imported 1 trace" in imported.stdout
-    assert run_sync(LocalStore().get_trace, record.trace_id) is not None
+    assert run_sync(SqlStore().get_trace, record.trace_id) is not None
 
     veval = cli("traces", "export", record.trace_id, "--format", "veval", "-o", "veval.json")
     assert veval.exit_code == 0

@@ -72,6 +72,7 @@ def test_plugin_parametrize_suite_names_tests_and_summarises(
             "*= scenarist =*",
             "2 scenarios: 1 passed, 1 failed, 0 errored, 0 skipped | pass rate 50.0% | cost —",
             "run log: *",
+            f"stored in the database {(home / 'scenarist.db').resolve()}",
         ]
     )
     (log_path,) = (home / "runs").glob("*.jsonl")
@@ -79,6 +80,11 @@ def test_plugin_parametrize_suite_names_tests_and_summarises(
     scenarios = [line["result"] for line in lines if line["record_type"] == "scenario"]
     assert sorted(s["scenario_name"] for s in scenarios) == ["says_bye", "says_echo"]
     assert all("team:support" in s["tags"] for s in scenarios)
+    from scenarist._sync import run_sync
+    from scenarist.store import SqlStore
+
+    (run,) = run_sync(SqlStore(home / "scenarist.db").list_runs).items
+    assert (run.run_id, run.passed_count, run.failed_count) == (lines[0]["run_id"], 1, 1)
 
 
 def test_plugin_parametrize_items_and_client_fixture(pytester: pytest.Pytester, home: Path) -> None:

@@ -32,8 +32,7 @@ from scenarist.replay import (
     save_snapshot_async,
 )
 from scenarist.results import CheckResult, CheckStatus
-from scenarist.store import LocalStore, MemoryStore, Store
-from scenarist.store.sqlite import SCHEMA_VERSION
+from scenarist.store import MemoryStore, SqlStore, Store
 from scenarist.trace import Interaction, Span, Trace
 from scenarist.tracing import RunContext, TraceRecord
 
@@ -306,9 +305,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         yield MemoryStore()
         return
-    local = LocalStore(tmp_path / "local.db")
-    yield local
-    local.close()
+    yield SqlStore(tmp_path / "scenarist.db")
 
 
 @pytest.mark.anyio
@@ -356,20 +353,19 @@ def test_sync_twins(store: Store) -> None:
     assert kinds(compare_snapshot(store, "s", snap("a"))) == [("removed", "b", 1, None)]
 
 
-def test_local_store_persists_snapshots_across_opens(tmp_path: Path) -> None:
-    path = tmp_path / "local.db"
-    first = LocalStore(path)
-    save_snapshot(first, "s", snap(("a", {"k": [1, 2]})))
-    first.close()
-    second = LocalStore(path)
-    got = get_snapshot(second, "s")
-    second.close()
+def test_sql_store_persists_snapshots_across_opens(tmp_path: Path) -> None:
+    path = tmp_path / "scenarist.db"
+    save_snapshot(SqlStore(path), "s", snap(("a", {"k": [1, 2]})))
+    got = get_snapshot(SqlStore(path), "s")  # another store object, another event loop
     assert got is not None and got.steps[0].input == {"k": [1, 2]}
 
 
-def test_local_store_migrates_a_version_1_file(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    old = sqlite3.connect(path)
+def test_an_old_version_1_local_db_is_imported_once(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A ``local.db`` of the old stdlib store beside ``scenarist.db`` is copied in on
+    first open, renamed, and never imported twice."""
+    old = sqlite3.connect(tmp_path / "local.db")
     old.executescript(
         "CREATE TABLE traces (trace_id TEXT PRIMARY KEY, agent_name TEXT, started_at TEXT,"
         " status TEXT, data TEXT NOT NULL);"
@@ -379,16 +375,18 @@ def test_local_store_migrates_a_version_1_file(tmp_path: Path) -> None:
         "INSERT INTO traces VALUES (?, ?, ?, ?, ?)",
         ("tr_old", None, None, "success", record.model_dump_json()),
     )
+    old.execute("INSERT INTO traces VALUES ('tr_bad', NULL, NULL, 'success', '{not json')")
     old.execute("PRAGMA user_version=1")
     old.commit()
     old.close()
-    store = LocalStore(path)
+    store = SqlStore(tmp_path / "scenarist.db")
     saved = save_snapshot(store, "s", "tr_old")
     assert get_snapshot(store, "s") == saved
-    store.close()
-    check = sqlite3.connect(path)
-    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
-    check.close()
+    message = capfd.readouterr().err
+    assert "imported 1 trace(s), 0 scenario run(s), 0 item(s), 0 snapshot(s)" in message
+    assert "1 unreadable row(s) skipped" in message
+    assert not (tmp_path / "local.db").exists()
+    assert (tmp_path / "local.db.imported").is_file()
 
 
 # -- TraceAssert.matches_snapshot -----------------------------------------------------------

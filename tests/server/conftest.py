@@ -1,14 +1,9 @@
-"""Server test fixtures: a SQLite file per test and a throw-away PostgreSQL 15 cluster
-(one per session, a fresh database per test cloned from a migrated template), the app
-behind httpx2's ASGI transport, and a real uvicorn server on a free loopback port."""
+"""Server test fixtures: the app behind httpx2's ASGI transport and a real uvicorn server
+on a free loopback port, over each kind of database (``database_url``, from
+:mod:`tests.helpers.databases`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -19,106 +14,13 @@ from typing import Any
 
 import httpx2
 import pytest
+from tests.helpers.databases import free_port
 
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
-from scenarist.store.sql.store import SqlStore
 
-PGBIN = Path("/usr/lib/postgresql/15/bin")
-PG_USER = "scenarist"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _as_postgres(*command: str) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else list(command)
-
-
-class PgCluster:
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.data = Path(tempfile.mkdtemp(prefix="scenarist-pg-"))
-        self.template = "scenarist_template"
-
-    def run(self, *command: str) -> None:
-        subprocess.run(command, check=True, capture_output=True, timeout=60)
-
-    def start(self) -> None:
-        if os.geteuid() == 0:
-            shutil.chown(self.data, "postgres", "postgres")
-        self.run(
-            *_as_postgres(
-                str(PGBIN / "initdb"), "-D", str(self.data), "-U", PG_USER,
-                "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8",
-            )
-        )  # fmt: skip
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} -c fsync=off"
-        self.run(
-            *_as_postgres(
-                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
-                str(self.data / "server.log"), "-w", "-o", options, "start",
-            )
-        )  # fmt: skip
-        self.createdb(self.template)
-        import anyio
-
-        store = SqlStore(self.url(self.template))
-        anyio.run(self._migrate, store)
-
-    @staticmethod
-    async def _migrate(store: SqlStore) -> None:
-        await store.engine()
-        await store.close()
-
-    def createdb(self, name: str, template: str | None = None) -> None:
-        extra = ["-T", template] if template else []
-        self.run(
-            str(PGBIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", PG_USER,
-            *extra, name,
-        )  # fmt: skip
-
-    def url(self, name: str) -> str:
-        return f"postgresql://{PG_USER}@127.0.0.1:{self.port}/{name}"
-
-    def stop(self) -> None:
-        subprocess.run(
-            _as_postgres(str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"),
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-        shutil.rmtree(self.data, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PgCluster | None]:
-    if not (PGBIN / "initdb").exists():
-        yield None
-        return
-    cluster = PgCluster()
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty database of each kind (the same tests run on both)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'scenarist.db'}"
-    cluster = request.getfixturevalue("pg_cluster")
-    if cluster is None:
-        pytest.skip(f"PostgreSQL binaries not found in {PGBIN}")
-    name = "t_" + uuid.uuid4().hex[:12]
-    cluster.createdb(name, template=cluster.template)
-    return str(cluster.url(name))
+__all__ = ["LiveServer", "free_port", "make_run_log", "minutes_ago", "run_log_json"]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
 from scenarist.client import Client, set_client
-from scenarist.store import LocalStore, MemoryStore
+from scenarist.store import MemoryStore, SqlStore
 from scenarist.tracing import RunContext, TraceRecord, step
 
 pytestmark = pytest.mark.anyio
@@ -261,10 +261,11 @@ def test_default_client_keeps_runs_in_the_database_the_server_reads(
     assert trace is not None and trace.output == "echo: hello"
 
 
-def test_without_the_server_extra_the_default_is_the_stdlib_store(tmp_path: Path) -> None:
+def test_without_the_server_extra_the_default_is_still_the_one_database(tmp_path: Path) -> None:
+    """FastAPI missing changes nothing about where runs go: the SQL store is core."""
     code = (
         "import sys, asyncio\n"
-        "sys.modules['sqlalchemy'] = None  # as if scenarist[server] were not installed\n"
+        "sys.modules['fastapi'] = None  # as if scenarist[server] were not installed\n"
         "from scenarist.store.default import default_store\n"
         "from scenarist.tracing import TraceRecord\n"
         "store = default_store()\n"
@@ -272,11 +273,13 @@ def test_without_the_server_extra_the_default_is_the_stdlib_store(tmp_path: Path
         "print(type(store).__name__)\n"
     )
     env = {**os.environ, "SCENARIST_HOME": str(tmp_path / "home")}
+    env.pop("SCENARIST_DATABASE_URL", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "LocalStore", out.stderr
-    db = sqlite3.connect(tmp_path / "home" / "local.db")
-    (data,) = db.execute("SELECT data FROM traces").fetchone()
-    assert json.loads(data)["trace_id"] == "tr_local"
+    assert out.stdout.strip() == "SqlStore", out.stderr
+    db = sqlite3.connect(tmp_path / "home" / "scenarist.db")
+    (document,) = db.execute("SELECT document FROM traces").fetchone()
+    assert json.loads(document)["trace_id"] == "tr_local"
+    assert not (tmp_path / "home" / "local.db").exists()
 
 
 def test_a_configured_server_url_makes_the_client_use_the_server(
@@ -290,12 +293,12 @@ def test_a_configured_server_url_makes_the_client_use_the_server(
     assert isinstance(client.store, RemoteStore)
 
 
-async def test_local_store_round_trips_non_json_values(tmp_path: Path) -> None:
+async def test_sql_store_round_trips_non_json_values(tmp_path: Path) -> None:
     class Opaque:
         def __repr__(self) -> str:
             return "<opaque>"
 
-    store = LocalStore(tmp_path / "s.db")
+    store = SqlStore(tmp_path / "s.db")
     client = Client(store=store)
 
     def agent(ctx: RunContext) -> dict[str, Any]:
@@ -303,8 +306,8 @@ async def test_local_store_round_trips_non_json_values(tmp_path: Path) -> None:
         return {"when": __import__("datetime").date(2026, 1, 2), "tags": {"b", "a"}}
 
     await client.run_async("odd", agent, input=("tuple", 1))
-    (row,) = store._execute("SELECT trace_id FROM traces")
-    record = await store.get_trace(row[0])
+    (summary,) = (await store.search_traces(agent_name="odd")).items
+    record = await store.get_trace(summary.trace_id)
     assert record is not None
     assert record.input == ["tuple", 1]
     assert record.output == {"when": "2026-01-02", "tags": ["a", "b"]}
@@ -313,4 +316,3 @@ async def test_local_store_round_trips_non_json_values(tmp_path: Path) -> None:
         "__repr__": "<opaque>",
         "__type__": f"{Opaque.__module__}.{Opaque.__qualname__}",
     }
-    store.close()

@@ -1,7 +1,7 @@
 """Where the CLI keeps run logs: ``$SCENARIST_HOME/runs/<run_id>.jsonl``.
 
 ``SCENARIST_HOME`` defaults to ``.scenarist`` in the working directory, the folder of the
-local store (:func:`scenarist.store.sqlite.default_store_path`).
+database (:mod:`scenarist.store.location`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ __all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log", "store_in
 
 
 def runs_dir() -> Path:
-    from scenarist.store.sqlite import default_store_path
+    from scenarist.store.location import scenarist_home
 
-    return default_store_path().parent / "runs"
+    return scenarist_home() / "runs"
 
 
 def find_run_log(reference: str, *, exclude: str | None = None) -> Path:
@@ -60,18 +60,14 @@ def save_run_log(log: RunLog, path: Path) -> None:
     os.replace(partial, path)
 
 
-def store_in_local_database(log: RunLog) -> str | None:
-    """Ingest ``log`` into the local database ``scenarist serve`` reads, when the server
-    extra is installed; return where it went (``None`` when there is no such database).
-    Ingestion is idempotent, so a later upload of the same run never duplicates it."""
-    from scenarist.store.default import shared_database_available
-
-    if not shared_database_available():
-        return None
+def store_in_local_database(log: RunLog) -> str:
+    """Ingest ``log`` into the database ``Client()`` and ``scenarist serve`` use; return
+    its label (a file path, or a URL without its password). Ingestion is idempotent, so a
+    later upload of the same run never duplicates it."""
     from scenarist._sync import run_sync
-    from scenarist.store.sql.engine import resolve_database_url
-    from scenarist.store.sql.store import SqlStore
+    from scenarist.store.default import default_store
+    from scenarist.store.location import database_label
 
-    store = SqlStore()
+    store = default_store()
     run_sync(store.ingest_run_log, log)
-    return resolve_database_url()
+    return database_label(store.url)

@@ -44,10 +44,10 @@ def demo() -> None:
         "scenarist/demo_suite.py."
     )
     say(f"Run log: {stored}")
+    say(f"Stored in the database {database}")
     say(f"Re-render it: scenarist report {stored} --format html -o report.html")
     if server_available():
-        where = f" (the run is stored in {database})" if database else ""
-        say(f"Open the dashboard: scenarist serve, then http://127.0.0.1:8480/{where}")
+        say("Open the dashboard: scenarist serve, then http://127.0.0.1:8480/")
     else:
         say(
             "Dashboard: `scenarist serve` needs the server, which is not installed in this "

@@ -200,8 +200,12 @@ def run(
     if not quiet:
         console.print(f"Run log: {stored}", highlight=False, soft_wrap=True)
     database = store_in_local_database(log)
-    if database and not quiet:
-        console.print(f"Stored in {database} (open it with `scenarist serve`)", soft_wrap=True)
+    if not quiet:
+        console.print(
+            f"Stored in the database {database} (open it with `scenarist serve`)",
+            highlight=False,
+            soft_wrap=True,
+        )
     _upload(log, upload, console)
     outcome = verdict(
         result, file_errors=len(found.errors) + len(run_errors), fail_under=fail_under

@@ -1,11 +1,10 @@
-"""``scenarist serve``, ``keys``, ``db upgrade``, ``sync``: the server's commands.
+"""``scenarist serve``, ``keys``, ``db upgrade|prune|import-local``, ``sync``.
 
-The server is a separate feature (the ``server`` extra, package ``scenarist.server``).
-These commands only delegate: when ``scenarist.server.cli`` can be imported they call its
-functions (``serve``, ``create_key``, ``list_keys``, ``revoke_key``, ``db_upgrade``,
-``sync``); otherwise, or when a function is missing or the server's extra is not
-installed (an ``ImportError`` whose message is the fix), they exit 2 with one line
-saying so. Nothing of the server is implemented here.
+``serve`` needs the server (the ``server`` extra, package ``scenarist.server``) and only
+delegates: when ``scenarist.server.cli`` can be imported it calls its ``serve``;
+otherwise, or when the server's extra is not installed (an ``ImportError`` whose message
+is the fix), it exits 2 with one line saying so. The other commands administer the
+database and the spool, which are part of the core install (:mod:`scenarist.store.admin`).
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ NOT_INSTALLED = (
     "with the 'server' extra (pip install 'scenarist[server]')"
 )
 
-keys_app = typer.Typer(help="API keys of the server (needs the server).", no_args_is_help=True)
-db_app = typer.Typer(help="The server's database (needs the server).", no_args_is_help=True)
+keys_app = typer.Typer(help="API keys of the server's database.", no_args_is_help=True)
+db_app = typer.Typer(help="The database (SCENARIST_DATABASE_URL or SQLite).", no_args_is_help=True)
 
 
 def _server_cli() -> ModuleType | None:
@@ -41,6 +40,13 @@ def server_available() -> bool:
 
     deps = all(find_spec(name) is not None for name in ("fastapi", "uvicorn"))
     return deps and _server_cli() is not None
+
+
+def _admin(function: str, *args: Any, **options: Any) -> Any:
+    """Call ``scenarist.store.admin.<function>``."""
+    from scenarist.store import admin
+
+    return getattr(admin, function)(*args, **options)
 
 
 def _call(command: str, function: str, *args: Any, **options: Any) -> Any:
@@ -88,14 +94,14 @@ def keys_create(
 ) -> None:
     """Create an API key (shown once)."""
     scopes = scope or ["ingest", "read"]
-    info, key = _call("keys create", "create_key", scopes, name=name, database_url=database_url)
+    info, key = _admin("create_key", scopes, name=name, database_url=database_url)
     typer.echo(f"{key}\n(key id {getattr(info, 'key_id', info)}; shown once, store it now)")
 
 
 @keys_app.command("list")
 def keys_list(database_url: DatabaseUrl = None) -> None:
     """List API keys (never the keys themselves)."""
-    for info in _call("keys list", "list_keys", database_url=database_url):
+    for info in _admin("list_keys", database_url=database_url):
         typer.echo(str(info))
 
 
@@ -105,15 +111,26 @@ def keys_revoke(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Revoke an API key."""
-    _call("keys revoke", "revoke_key", key_id, database_url=database_url)
+    _admin("revoke_key", key_id, database_url=database_url)
     typer.echo(f"revoked {key_id}")
 
 
 @db_app.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
-    """Apply the server's database migrations."""
-    revision = _call("db upgrade", "db_upgrade", database_url)
-    typer.echo(f"database at revision {revision}")
+    """Apply the database migrations."""
+    from scenarist.store.location import database_label
+
+    revision = _admin("db_upgrade", database_url)
+    typer.echo(f"database {database_label(database_url)} at revision {revision}")
+
+
+@db_app.command("import-local")
+def db_import_local(
+    path: Annotated[str, typer.Argument(help="The old store file, e.g. .scenarist/local.db.")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Import the runs of an old local store (local.db) into the database."""
+    typer.echo(_admin("import_local", path, database_url))
 
 
 def sync(
@@ -122,8 +139,8 @@ def sync(
         str | None, typer.Option(help="API key (default: SCENARIST_API_KEY).")
     ] = None,
 ) -> None:
-    """Send spooled runs to the configured server (needs the server)."""
-    result = _call("sync", "sync", url, api_key)
+    """Send spooled runs to the configured server."""
+    result = _admin("sync", url, api_key)
     typer.echo(result.summary())
     if result.remaining:
         raise typer.Exit(2)
@@ -137,7 +154,7 @@ def db_prune(
     ] = None,
 ) -> None:
     """Delete runs and traces older than the retention period (never pinned ones)."""
-    result = _call("db prune", "prune", database_url, retention_days=days)
+    result = _admin("prune", database_url, retention_days=days)
     if result.cutoff is None:
         typer.echo("retention is off (set SCENARIST_RETENTION_DAYS or --days): nothing deleted")
     else:

@@ -1,5 +1,6 @@
 """``scenarist replay``, ``traces export|import`` and ``items list|import|export``: the
-local store (``$SCENARIST_HOME/local.db``) from the command line.
+database from the command line, the same one ``Client()`` writes and ``scenarist serve``
+reads (:mod:`scenarist.store.location`). Commands that write say which database they used.
 
 Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
 shape (:class:`~scenarist.tracing.record.TraceRecord`) or, with ``--format veval``,
@@ -22,13 +23,13 @@ import typer
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
-    from scenarist.store.sqlite import LocalStore
+    from scenarist.store.sql.store import SqlStore
     from scenarist.tracing.record import TraceRecord
 
 __all__ = ["TraceFormat", "items_app", "load_agent", "replay", "traces_app"]
 
-traces_app = typer.Typer(help="Recorded traces in the local store.", no_args_is_help=True)
-items_app = typer.Typer(help="Scenario items in the local store.", no_args_is_help=True)
+traces_app = typer.Typer(help="Recorded traces in the database.", no_args_is_help=True)
+items_app = typer.Typer(help="Scenario items in the database.", no_args_is_help=True)
 
 
 class TraceFormat(StrEnum):
@@ -36,10 +37,16 @@ class TraceFormat(StrEnum):
     veval = "veval"
 
 
-def _store() -> LocalStore:
-    from scenarist.store.sqlite import LocalStore
+def _store() -> SqlStore:
+    from scenarist.store.default import default_store
 
-    return LocalStore()
+    return default_store()
+
+
+def _where(store: SqlStore) -> str:
+    from scenarist.store.location import database_label
+
+    return database_label(store.url)
 
 
 def _sync(coroutine_function: Any, *args: Any) -> Any:
@@ -109,7 +116,7 @@ def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
 
 
 def replay(
-    trace: Annotated[str, typer.Argument(help="A trace id in the local store, or a JSON file.")],
+    trace: Annotated[str, typer.Argument(help="A trace id in the database, or a JSON file.")],
     agent: Annotated[str, typer.Option("--agent", help="The agent to replay: module:function.")],
     format: Annotated[
         TraceFormat, typer.Option("--format", help="Format of a trace file.")
@@ -147,7 +154,7 @@ def traces_export(
     ] = None,
     format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
 ) -> None:
-    """Export traces from the local store as a JSON list."""
+    """Export traces from the database as a JSON list."""
     from scenarist._jsonable import to_json_value
     from scenarist.tracing.veval_wire import to_veval
 
@@ -156,7 +163,7 @@ def traces_export(
     for trace_id in trace_ids:
         record = _sync(store.get_trace, trace_id)
         if record is None:
-            raise UserError(f"trace {trace_id!r} is not in the local store ({store.path})")
+            raise UserError(f"trace {trace_id!r} is not in the database {_where(store)}")
         rows.append(
             to_veval(record) if format is TraceFormat.veval else to_json_value(record.model_dump())
         )
@@ -173,20 +180,21 @@ def traces_import(
     file: Annotated[Path, typer.Argument(help="A JSON file: one trace or a list.")],
     format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
 ) -> None:
-    """Import traces from a JSON file into the local store."""
+    """Import traces from a JSON file into the database."""
     traces = _traces_from(file, format)
     store = _store()
     for record in traces:
         _sync(store.save_trace, record)
-    typer.echo(f"imported {len(traces)} trace(s) into {store.path}")
+    typer.echo(f"imported {len(traces)} trace(s) into {_where(store)}")
 
 
 @items_app.command("list")
 def items_list(scenario: Annotated[str, typer.Argument(help="The scenario name.")]) -> None:
     """List the stored items of a scenario."""
-    items = _sync(_store().get_items, scenario)
+    store = _store()
+    items = _sync(store.get_items, scenario)
     if not items:
-        typer.echo(f"no items stored for scenario {scenario!r}")
+        typer.echo(f"no items stored for scenario {scenario!r} in {_where(store)}")
         return
     for position, item in enumerate(items):
         source = f"trace {item.trace_id}" if item.trace_id else f"input {item.input!r}"
@@ -237,4 +245,4 @@ def items_import(
             ) from exc
     store = _store()
     _sync(store.save_items, scenario, items)
-    typer.echo(f"imported {len(items)} item(s) for scenario {scenario!r} into {store.path}")
+    typer.echo(f"imported {len(items)} item(s) for scenario {scenario!r} into {_where(store)}")

@@ -1,7 +1,37 @@
-"""Stores: where agent runs, scenario runs and scenario items are kept."""
+"""Stores: where agent runs, scenario runs, scenario items and snapshots are kept.
 
+``SqlStore`` (SQLite by default, PostgreSQL by URL) is the store for every local use;
+``RemoteStore`` talks to a scenarist server; ``MemoryStore`` is for tests. The SQL and
+remote stores load on first use, so ``import scenarist.store`` loads no database driver.
+"""
+
+from typing import TYPE_CHECKING
+
+from scenarist._lazy import lazy_attributes
 from scenarist.store.base import Store
 from scenarist.store.memory import MemoryStore
-from scenarist.store.sqlite import LocalStore, default_store_path
 
-__all__ = ["LocalStore", "MemoryStore", "Store", "default_store_path"]
+if TYPE_CHECKING:
+    from scenarist.store.remote import RemoteStore
+    from scenarist.store.sql.store import SqlStore
+    from scenarist.store.sql.store import SqlStore as LocalStore
+    from scenarist.store.sqlite import default_store_path
+
+__all__ = [
+    "LocalStore",
+    "MemoryStore",
+    "RemoteStore",
+    "SqlStore",
+    "Store",
+    "default_store_path",
+]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "LocalStore": "scenarist.store.sqlite",
+        "RemoteStore": "scenarist.store.remote",
+        "SqlStore": "scenarist.store.sql.store",
+        "default_store_path": "scenarist.store.sqlite",
+    },
+)

@@ -1,36 +1,31 @@
-"""The store a client uses when it is given none: the same database the server reads.
+"""The store a client uses when it is given none: the database ``scenarist serve`` reads.
 
-With the server extra installed (``scenarist[server]``: SQLAlchemy and aiosqlite), the
-default is :class:`scenarist.store.sql.store.SqlStore` on ``SCENARIST_DATABASE_URL`` or
-``$SCENARIST_HOME/scenarist.db``, the very file ``scenarist serve`` opens: a run made
-without a server shows up in the dashboard with nothing else to set up. Without the extra
-it is :class:`~scenarist.store.sqlite.LocalStore` (stdlib ``sqlite3``, ``local.db`` in
-the same folder), so the core library needs no database driver.
+:class:`~scenarist.store.sql.store.SqlStore` on the one answer to "which database"
+(:mod:`scenarist.store.location`: ``SCENARIST_DATABASE_URL``, else
+``$SCENARIST_HOME/scenarist.db``), so a run made without a server shows up in the
+dashboard with nothing else to set up, and ``scenarist replay``, ``traces`` and ``items``
+see what ``Client()`` recorded. SQLAlchemy is imported here, on first use, never by
+``import scenarist``.
 """
 
 from __future__ import annotations
 
-from scenarist.store.base import Store
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scenarist.store.sql.store import SqlStore
 
 __all__ = ["default_store", "shared_database_available"]
 
 
 def shared_database_available() -> bool:
-    """Whether the server's database layer can be used (its extra is installed)."""
-    try:
-        import aiosqlite  # noqa: F401
-        import sqlalchemy  # noqa: F401
-    except ImportError:
-        return False
+    """Always true: the SQL store is part of the core install (kept for old callers)."""
     return True
 
 
-def default_store() -> Store:
-    """The server's database when its extra is installed, else the stdlib local store."""
-    if shared_database_available():
-        from scenarist.store.sql.store import SqlStore
+def default_store() -> SqlStore:
+    """A :class:`SqlStore` on the default database (engines are shared per event loop,
+    so making one is cheap)."""
+    from scenarist.store.sql.store import SqlStore
 
-        return SqlStore()
-    from scenarist.store.sqlite import LocalStore
-
-    return LocalStore()
+    return SqlStore()

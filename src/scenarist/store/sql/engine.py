@@ -1,26 +1,39 @@
-"""Database URLs, engines and the connection discipline every query goes through.
+"""Engines, connections and the write discipline every query goes through.
 
-``SCENARIST_DATABASE_URL`` picks the database; without it the server keeps a SQLite file
-at ``$SCENARIST_HOME/scenarist.db`` (``SCENARIST_HOME`` defaults to ``./.scenarist``).
-Plain URLs get their async driver (``sqlite://`` → aiosqlite, ``postgresql://`` →
-asyncpg), and a bare file path means a SQLite file.
+Which database is decided in one place, :mod:`scenarist.store.location`
+(``SCENARIST_DATABASE_URL``, else ``$SCENARIST_HOME/scenarist.db``); this module turns the
+URL into engines.
 
-SQLite runs in WAL mode (readers never wait for the writer) with a busy timeout, and the
-store serialises its own write transactions with a lock: SQLite allows one writer at a
-time, and a deferred transaction that reads and then writes can fail with "database is
-locked" instead of waiting. PostgreSQL needs neither.
+**One engine per process, database and event loop.** An async engine's pooled
+connections belong to the loop that opened them, and sync wrappers (``Client.run``,
+``run_sync``) each run a fresh loop, so engines are kept per running loop, shared by every
+store on the same URL, and disposed when that loop shuts down (an async generator the loop
+finalises in ``shutdown_asyncgens``, which ``asyncio.run``, ``anyio.run`` and pytest's
+runners all call). A connection is opened once per loop, not per operation.
+
+**Writes are grouped.** SQLite allows one writer at a time, and a deferred transaction
+that reads and then writes can fail with "database is locked" instead of waiting, so the
+store serialises its own write transactions per loop. Small writes that arrive while
+another is committing (concurrent items each storing a trace) go through
+:meth:`Database._batched`: whoever takes the lock next commits every write queued so far
+in one transaction; if that transaction fails, each write is retried in a transaction of
+its own, so one bad write never takes the others with it. SQLite runs in WAL mode
+(readers never wait for the writer) with a busy timeout for other processes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import functools
+import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from sqlalchemy import Table, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -29,31 +42,9 @@ from sqlalchemy.pool import NullPool
 
 from scenarist._extras import missing_extra
 from scenarist.errors import UserError
+from scenarist.store.location import default_database_url, resolve_database_url
 
 __all__ = ["Database", "default_database_url", "make_engine", "resolve_database_url"]
-
-_DRIVERS = {
-    "sqlite": "sqlite+aiosqlite",
-    "postgresql": "postgresql+asyncpg",
-    "postgres": "postgresql+asyncpg",
-}
-
-
-def default_database_url() -> str:
-    """``sqlite+aiosqlite:///<abs path of $SCENARIST_HOME/scenarist.db>``."""
-    home = Path(os.environ.get("SCENARIST_HOME") or ".scenarist")
-    return f"sqlite+aiosqlite:///{(home / 'scenarist.db').resolve()}"
-
-
-def resolve_database_url(url: str | None = None) -> str:
-    """The async SQLAlchemy URL for ``url``, ``SCENARIST_DATABASE_URL`` or the default."""
-    url = url or os.environ.get("SCENARIST_DATABASE_URL") or None
-    if url is None:
-        return default_database_url()
-    if "://" not in url:  # a file path
-        return f"sqlite+aiosqlite:///{Path(url).resolve()}"
-    scheme, rest = url.split("://", 1)
-    return f"{_DRIVERS.get(scheme, scheme)}://{rest}"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -101,65 +92,131 @@ def make_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
     return engine
 
 
-class _PerLoop:
-    """One ``asyncio.Lock`` per event loop (a lock belongs to the loop that uses it)."""
+T = TypeVar("T")
+Write = Callable[[AsyncConnection], Awaitable[T]]
+
+
+@dataclass
+class _Database:
+    """What one loop keeps for one database: the engine, the write lock, queued writes."""
+
+    engine: AsyncEngine
+    write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    queued: list[tuple[Write[Any], asyncio.Future[Any]]] = field(default_factory=list)
+
+
+class _LoopState:
+    """Everything one event loop keeps, disposed when the loop shuts down."""
 
     def __init__(self) -> None:
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.databases: dict[tuple[str, bool], _Database] = {}
+        self.ready_lock = asyncio.Lock()
+        self._closer = self._close_at_shutdown()  # held here: the loop only keeps a weak ref
 
-    def get(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
-        if lock is None:
-            lock = self._locks[loop] = asyncio.Lock()
-        return lock
+    async def start(self) -> None:
+        await self._closer.asend(None)  # the loop now finalises it in shutdown_asyncgens
+
+    async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            databases, self.databases = list(self.databases.values()), {}
+            for database in databases:
+                await database.engine.dispose()
+
+
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+    weakref.WeakKeyDictionary()
+)
+_loops_lock = threading.Lock()
+_migrated: set[str] = set()  # URLs brought to the latest schema by this process
+_opened: set[str] = set()  # URLs whose first-open hook ran in this process
+
+
+def _is_migrated(url: str) -> bool:
+    """Whether this process already migrated ``url`` (and a SQLite file is still there)."""
+    if url not in _migrated:
+        return False
+    database = make_url(url).database
+    return not url.startswith("sqlite") or bool(database and Path(database).exists())
+
+
+async def _loop_state() -> _LoopState:
+    loop = asyncio.get_running_loop()
+    with _loops_lock:
+        state = _loops.get(loop)
+        fresh = state is None
+        if state is None:
+            state = _loops[loop] = _LoopState()
+    if fresh:
+        await state.start()
+    return state
 
 
 class Database:
-    """An engine made on first use, migrated to the latest schema, and the read/write
-    connection contexts every query uses.
+    """The engine for one database URL, migrated to the latest schema on first use, and
+    the read/write connection contexts every query uses.
 
-    ``pooled=True`` (the server: one event loop for the process) keeps a connection pool.
-    The default, ``pooled=False``, opens a connection per operation so the same object
-    works from the fresh event loops of sync wrappers (``Client.run_scenario``).
+    ``url``: as :func:`~scenarist.store.location.resolve_database_url` reads it (default
+    ``SCENARIST_DATABASE_URL``, else ``$SCENARIST_HOME/scenarist.db``). ``pooled=False``
+    keeps no connection between operations (one is opened for each), for callers that
+    want no open file handle between calls; the default keeps one pool per event loop.
+    ``migrate=False`` skips the schema upgrade (the migration commands use it).
     """
 
     def __init__(
-        self, url: str | None = None, *, pooled: bool = False, migrate: bool = True
+        self, url: str | Path | None = None, *, pooled: bool = True, migrate: bool = True
     ) -> None:
         self.url = resolve_database_url(url)
         self._pooled = pooled
         self._migrate = migrate
-        self._engine: AsyncEngine | None = None
-        self._ready_lock = _PerLoop()
-        self._write_lock = _PerLoop()
 
     @property
     def dialect(self) -> str:
         """``"sqlite"`` or ``"postgresql"``."""
         return make_url(self.url).get_backend_name()
 
-    async def engine(self) -> AsyncEngine:
-        """The engine, created and migrated on first use."""
-        if self._engine is not None:
-            return self._engine
-        async with self._ready_lock.get():
-            if self._engine is None:
+    async def _database(self) -> _Database:
+        state = await _loop_state()
+        key = (self.url, self._pooled)
+        database = state.databases.get(key)
+        if database is not None:
+            return database
+        async with state.ready_lock:
+            database = state.databases.get(key)
+            if database is None:
                 engine = make_engine(self.url, pooled=self._pooled)
-                if self._migrate:
-                    from scenarist.store.sql.migrate import upgrade
+                try:
+                    if self._migrate and not _is_migrated(self.url):
+                        from scenarist.store.sql.migrate import upgrade
 
-                    await upgrade(engine)
-                self._engine = engine
-        return self._engine
+                        await upgrade(engine)
+                        _migrated.add(self.url)
+                except BaseException:
+                    await engine.dispose()
+                    raise
+                database = state.databases[key] = _Database(engine)
+        with _loops_lock:
+            first = self.url not in _opened
+            _opened.add(self.url)
+        if first and self._migrate:
+            await self._on_first_open()
+        return database
+
+    async def _on_first_open(self) -> None:
+        """Called once per process and URL, after the schema is current (and outside the
+        engine lock, so it may use the store)."""
+
+    async def engine(self) -> AsyncEngine:
+        """This loop's engine, created (and the schema migrated) on first use."""
+        return (await self._database()).engine
 
     async def close(self) -> None:
-        """Close every pooled connection (the store can be used again afterwards)."""
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            await engine.dispose()
+        """Close this loop's connections to the database (it can be used again after)."""
+        state = _loops.get(asyncio.get_running_loop())
+        database = None if state is None else state.databases.pop((self.url, self._pooled), None)
+        if database is not None:
+            await database.engine.dispose()
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
@@ -170,13 +227,26 @@ class Database:
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncConnection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
-        engine = await self.engine()
+        database = await self._database()
         if self.dialect == "sqlite":
-            async with self._write_lock.get(), engine.begin() as connection:
+            async with database.write_lock, database.engine.begin() as connection:
                 yield connection
         else:
-            async with engine.begin() as connection:
+            async with database.engine.begin() as connection:
                 yield connection
+
+    async def _batched(self, write: Write[T]) -> T:
+        """Run ``write(connection)`` in a transaction shared with the writes queued beside
+        it (see the module docstring); its result, or its own exception."""
+        database = await self._database()
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        database.queued.append((write, done))
+        async with database.write_lock:
+            if not done.done():
+                batch, database.queued = database.queued, []
+                with anyio.CancelScope(shield=True):  # a cancelled caller never half-commits
+                    await _commit(database.engine, batch)
+        return done.result()
 
     def _insert(self, table: Table) -> Any:
         """The dialect's ``INSERT`` (with ``on_conflict_do_nothing`` / ``_do_update``)."""
@@ -187,3 +257,45 @@ class Database:
         from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
         return sqlite_insert(table)
+
+    def _upsert(self, table: Table, columns: Iterable[str], key: tuple[str, ...]) -> Any:
+        """``INSERT ... ON CONFLICT (key) DO UPDATE`` of ``columns``, built once per dialect
+        and shape (execute it with the row as parameters; SQLAlchemy caches its SQL)."""
+        return _upsert_statement(self.dialect, table, tuple(columns), key)
+
+
+@functools.cache
+def _upsert_statement(
+    dialect: str, table: Table, columns: tuple[str, ...], key: tuple[str, ...]
+) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+    statement = insert(table)
+    update = {name: statement.excluded[name] for name in columns if name not in key}
+    return statement.on_conflict_do_update(index_elements=list(key), set_=update)
+
+
+async def _commit(engine: AsyncEngine, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:
+    """Commit ``batch`` in one transaction; on failure, each write alone (so a bad write
+    fails by itself) and every future gets its own result or error."""
+    try:
+        async with engine.begin() as connection:
+            results = [await write(connection) for write, _ in batch]
+    except Exception as exc:
+        if len(batch) == 1:
+            batch[0][1].set_exception(exc)
+            return
+    else:
+        for (_, done), result in zip(batch, results, strict=True):
+            done.set_result(result)
+        return
+    for write, done in batch:
+        try:
+            async with engine.begin() as connection:
+                result = await write(connection)
+        except Exception as exc:
+            done.set_exception(exc)
+        else:
+            done.set_result(result)

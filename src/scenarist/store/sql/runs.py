@@ -95,16 +95,16 @@ class RunQueries(Database):
     ) -> None:
         """Store (or replace) the summary of one Veval-style scenario run."""
         run_row, result_row = scenario_run_rows(run, datetime.now(UTC), extra)
-        async with self._write() as connection:
-            for table, row, key in (
-                (_RUNS, run_row, ["run_id"]),
-                (_SCENARIOS, result_row, ["run_id", "position"]),
-            ):
-                insert = self._insert(table).values(row)
-                update = {k: insert.excluded[k] for k in row if k not in key}
-                await connection.execute(
-                    insert.on_conflict_do_update(index_elements=key, set_=update)
-                )
+        upserts = [
+            (self._upsert(_RUNS, run_row, ("run_id",)), run_row),
+            (self._upsert(_SCENARIOS, result_row, ("run_id", "position")), result_row),
+        ]
+
+        async def write(connection: AsyncConnection) -> None:
+            for statement, row in upserts:
+                await connection.execute(statement, row)
+
+        await self._batched(write)
 
     async def scenario_runs_page(
         self, scenario_name: str, *, cursor: str | None = None, limit: int = 100

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
 from scenarist.items import ScenarioItem
@@ -67,17 +69,25 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for
     ``pooled`` and ``migrate``."""
 
+    async def _on_first_open(self) -> None:
+        """Import the old stdlib store (``local.db`` beside ``scenarist.db``) once."""
+        database = make_url(self.url).database
+        if self.dialect == "sqlite" and database and Path(database).name == "scenarist.db":
+            from scenarist.store._legacy import import_once
+
+            await import_once(Path(database), self)
+
     # -- traces --------------------------------------------------------------------------
 
     async def save_trace(self, record: TraceRecord) -> None:
         """Store (or replace) one agent run."""
         row = trace_row(record, datetime.now(UTC))
-        insert = self._insert(_TRACES).values(row)
-        update_ = {k: insert.excluded[k] for k in row if k != "trace_id"}
-        async with self._write() as connection:
-            await connection.execute(
-                insert.on_conflict_do_update(index_elements=["trace_id"], set_=update_)
-            )
+        statement = self._upsert(_TRACES, row, ("trace_id",))
+
+        async def write(connection: AsyncConnection) -> None:
+            await connection.execute(statement, row)
+
+        await self._batched(write)
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         async with self._read() as connection:

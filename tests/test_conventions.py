@@ -144,7 +144,7 @@ def test_readme_examples_run(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from scenarist.client import set_client
+    from scenarist.veval.default_client import set_client
 
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path))  # the default client's local store
     monkeypatch.delenv("SCENARIST_URL", raising=False)
@@ -164,7 +164,7 @@ def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
     code = (
         "import sys, scenarist\n"
         "from scenarist import Check\n"
-        "assert 'scenarist.client' not in sys.modules\n"
+        "assert 'scenarist.veval.client' not in sys.modules\n"
         "assert 'scenarist.checks.trace_assert' not in sys.modules\n"
         "check = Check.model_validate({'kind': 'trace_max_steps', 'max_steps': 3})\n"
         "spec = scenarist.InteractionSpec.model_validate(\n"

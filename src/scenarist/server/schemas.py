@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarist.items import ItemSummary, ScenarioRunRecord
+from scenarist.veval.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
     "ItemsBody",

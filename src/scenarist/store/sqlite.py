@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scenarist._jsonable import to_json_value
-from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
 
 if TYPE_CHECKING:
     import sqlite3

@@ -69,12 +69,10 @@ def _recording_diff(
     wanted = options.compare_with_recording
     if wanted is None or wanted is False:
         return None
-    from scenarist.replay.snapshot_diff import SnapshotOptions
     from scenarist.replay.snapshots import SnapshotData, compare_snapshots
 
-    snapshot_options = wanted if isinstance(wanted, SnapshotOptions) else None
     baseline = SnapshotData.from_record(recording, name=f"recording {recording.trace_id}")
-    return compare_snapshots(baseline, replayed, snapshot_options)
+    return compare_snapshots(baseline, replayed, None if wanted is True else wanted)
 
 
 async def replay_recording(

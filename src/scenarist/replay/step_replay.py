@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._jsonable import to_json_value
 from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
+from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
 
@@ -57,14 +58,20 @@ def canonical(value: Any) -> str:
 
 
 class ReplayOptions(BaseModel):
-    """How a replay behaves (Veval's names, plus ``on_divergence``)."""
+    """How a replay behaves (Veval's names, plus ``on_divergence``).
+
+    ``compare_with_recording``: ``True`` (default snapshot options) or a
+    :class:`~scenarist.replay.snapshot_diff.SnapshotOptions` compares the replayed step
+    sequence with the recorded one into ``ReplayResult.recording_diff``; the diff is a
+    report, not a verdict (assert on ``recording_diff.has_changes`` to make drift fail).
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     mock_llm_responses: bool = True
     live_model_steps: bool = False
     assertions: list[Any] = Field(default_factory=list)
-    compare_with_recording: Any = None
+    compare_with_recording: bool | SnapshotOptions | None = None
     on_divergence: Divergence = "fail"
 
 
@@ -297,6 +304,7 @@ class ReplayResult(BaseModel):
     error: str | None = None
     output: Any = None
     fidelity: ReplayFidelity = Field(default_factory=ReplayFidelity)
-    recording_diff: Any = None
+    recording_diff: SnapshotDiff | None = None
+    """The replayed steps against the recorded ones, when ``compare_with_recording`` asked."""
     replayed_context: Any = Field(default=None, exclude=True, repr=False)
     replayed_record: TraceRecord | None = Field(default=None, repr=False)

@@ -35,7 +35,9 @@ class ScenarioItem(BaseModel):
     ``input`` runs the agent live (``""`` counts as an input). ``trace_id`` (or an inline
     ``trace``: a :class:`TraceRecord`, its JSON, or a path to a JSON file) replays a
     recorded run; it wins over ``input``. ``assertions`` apply to this item only, after
-    the scenario-level ones.
+    the scenario-level ones. ``mock_model_steps`` is Veval's field, accepted so Veval
+    items load, and has no effect: a trace-backed item is always mocked unless
+    ``live_model_steps=True`` runs its recorded ``llm`` steps live.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)

@@ -60,9 +60,9 @@ def bench_spans(n: int) -> dict[str, float]:
 
 async def bench_items(n: int, concurrency: int, sleep_s: float) -> dict[str, float]:
     from scenarist import ScenarioItem
-    from scenarist.client import Client
     from scenarist.store import MemoryStore
     from scenarist.tracing import RunContext, step
+    from scenarist.veval.client import Client
 
     async def agent(ctx: RunContext) -> str:
         async with step("work", input=ctx.input, kind="llm"):

@@ -144,7 +144,7 @@ def test_readme_examples_run(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from scenarist.client import set_client
+    from scenarist.veval.default_client import set_client
 
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path))  # the default client's local store
     monkeypatch.delenv("SCENARIST_URL", raising=False)
@@ -164,7 +164,7 @@ def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
     code = (
         "import sys, scenarist\n"
         "from scenarist import Check\n"
-        "assert 'scenarist.client' not in sys.modules\n"
+        "assert 'scenarist.veval.client' not in sys.modules\n"
         "assert 'scenarist.checks.trace_assert' not in sys.modules\n"
         "check = Check.model_validate({'kind': 'trace_max_steps', 'max_steps': 3})\n"
         "spec = scenarist.InteractionSpec.model_validate(\n"
@@ -223,3 +223,133 @@ def test_every_veval_name_and_method_is_available() -> None:
     from scenarist.testing import TestClient
 
     assert callable(TestClient.with_judge_mock) and callable(TestClient.with_replay)
+
+
+def _core_modules() -> list[Path]:
+    """Every module of the core: everything under ``src/scenarist`` except ``server/``."""
+    package = ROOT / "src/scenarist"
+    return sorted(p for p in package.rglob("*.py") if "server" not in p.relative_to(package).parts)
+
+
+def _imported_modules(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):  # function-level and TYPE_CHECKING imports count too
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (  # importlib.import_module("...") / __import__("...") with a literal name
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).rsplit(".", 1)[-1] in {"import_module", "__import__"}
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names.append(node.args[0].value)
+    return names
+
+
+# The one sanctioned door: the CLI's server commands look the optional server package up
+# at run time and say what to install when it is absent (see the module's docstring).
+SERVER_DOORS = {"src/scenarist/cli/server.py": {"scenarist.server.cli"}}
+
+
+def test_the_core_never_imports_the_server() -> None:
+    offenders = [
+        f"{rel} imports {name}"
+        for path in _core_modules()
+        if (rel := str(path.relative_to(ROOT)))
+        for name in _imported_modules(ast.parse(path.read_text(), str(path)))
+        if (name == "scenarist.server" or name.startswith("scenarist.server."))
+        and name not in SERVER_DOORS.get(rel, set())
+    ]
+    assert offenders == []
+
+
+def test_the_server_import_check_sees_an_import_inside_a_function() -> None:
+    tree = ast.parse("def f():\n    from scenarist.server.app import create_app\n")
+    assert "scenarist.server.app" in _imported_modules(tree)
+    tree = ast.parse("from scenarist import server\n")
+    assert "scenarist.server" in _imported_modules(tree)
+    tree = ast.parse("import importlib\nimportlib.import_module('scenarist.server.app')\n")
+    assert "scenarist.server.app" in _imported_modules(tree)
+
+
+def _exception_classes() -> dict[str, Path]:
+    """Every exception class defined in the core (names ending Error/Exception, or deriving
+    from one), by name, with its module."""
+    found: dict[str, Path] = {}
+    for path in _core_modules():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+            if any(b.endswith(("Error", "Exception")) or b in found for b in bases):
+                found[node.name] = path
+    return found
+
+
+def test_every_core_exception_is_in_the_error_tree() -> None:
+    import scenarist.errors as errors
+
+    tree = errors.__doc__ or ""
+    classes = _exception_classes()
+    outside = [
+        f"{name} ({path.relative_to(ROOT)})"
+        for name, path in classes.items()
+        if path.name != "errors.py" and not name.startswith("_") and name not in tree
+    ]
+    assert outside == [], "define these in errors.py, or draw them in its docstring"
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        assert re.search(rf"\b{name}\b", tree), f"{name} is not drawn in the tree"
+        doc = (cls.__doc__ or "").strip()
+        assert doc and "\n" not in doc, f"{name} needs a one-line docstring"
+    assert sorted(n for n, p in classes.items() if p.name == "errors.py") == sorted(errors.__all__)
+
+
+def test_moved_exceptions_keep_their_import_paths() -> None:
+    from scenarist import errors
+    from scenarist.judges import JudgeInputError
+    from scenarist.judges._prompts import PromptError
+    from scenarist.paths import PathSyntaxError
+    from scenarist.providers._structured import StructuredOutputError
+    from scenarist.providers.base import ProviderError
+    from scenarist.testing import LiveCallBlockedError
+
+    assert JudgeInputError is errors.JudgeInputError
+    assert PromptError is errors.PromptError
+    assert PathSyntaxError is errors.PathSyntaxError
+    assert issubclass(PathSyntaxError, ValueError)  # what it derived from before
+    assert ProviderError is errors.ProviderError
+    assert issubclass(StructuredOutputError, ProviderError)
+    assert LiveCallBlockedError is errors.LiveCallBlockedError
+    assert issubclass(LiveCallBlockedError, errors.ReplayError)
+
+
+def test_old_module_paths_re_export_the_moved_names() -> None:
+    import importlib
+
+    moved = {
+        "scenarist.client": "scenarist.veval.client",
+        "scenarist.items": "scenarist.veval.items",
+        "scenarist.tracing.veval_wire": "scenarist.veval.wire",
+        "scenarist.comparison": "scenarist.run_comparison",
+        "scenarist.settings": "scenarist.model_defaults",
+        "scenarist.tracing.steps": "scenarist.tracing.tracked_step",
+        "scenarist.replay.steps": "scenarist.replay.step_replay",
+        "scenarist.store.sql.views": "scenarist.store.sql.records",
+    }
+    for old, new in moved.items():
+        alias, target = importlib.import_module(old), importlib.import_module(new)
+        for name in alias.__all__:
+            origin = getattr(target, name, None)
+            if origin is None:  # scenarist.client also re-exports the default client's names
+                origin = getattr(importlib.import_module("scenarist.veval.default_client"), name)
+            assert getattr(alias, name) is origin, f"{old}.{name}"
+        missing = [n for n in getattr(target, "__all__", []) if n not in alias.__all__]
+        assert missing == [], f"{old} lacks {missing}"
+    from scenarist.checks.trace_assert import ITraceAssertion
+
+    assert ITraceAssertion is scenarist.ITraceAssertion

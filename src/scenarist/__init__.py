@@ -39,6 +39,14 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.interactions import Interact, InteractionSpec
+from scenarist.model_defaults import (
+    get_default_embedding_model,
+    get_default_generator,
+    get_default_judge,
+    set_default_embedding_model,
+    set_default_generator,
+    set_default_judge,
+)
 from scenarist.paths import NoMatch, resolve
 from scenarist.results import (
     CheckResult,
@@ -52,28 +60,18 @@ from scenarist.results import (
 )
 from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
 from scenarist.scenario import Scenario, Step
-from scenarist.settings import (
-    get_default_embedding_model,
-    get_default_generator,
-    get_default_judge,
-    set_default_embedding_model,
-    set_default_generator,
-    set_default_judge,
-)
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
 if TYPE_CHECKING:
     from scenarist.checks.similarity import SemanticSimilarity
-    from scenarist.checks.trace_assert import ITraceAssertion, TraceAssert
-    from scenarist.client import Client, get_client, run_scenario, run_scenario_async
+    from scenarist.checks.trace_assert import TraceAssert
     from scenarist.generators import (
         BaseLLMGenerator,
         DatasetInputGenerator,
         LLMGenerator,
         UserSimulator,
     )
-    from scenarist.items import ItemRunResult, ScenarioItem, ScenarioRunResult
     from scenarist.judges import (
         AnswerRelevance,
         BaseJudge,
@@ -95,7 +93,7 @@ if TYPE_CHECKING:
         SnapshotOptions,
     )
     from scenarist.replay.snapshots import SnapshotData, SnapshotStep, compare_snapshots
-    from scenarist.replay.steps import (
+    from scenarist.replay.step_replay import (
         ReplayBinding,
         ReplayFidelity,
         ReplayOptions,
@@ -104,6 +102,10 @@ if TYPE_CHECKING:
     )
     from scenarist.spy import WithSpy
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
+    from scenarist.veval.assertions import ITraceAssertion
+    from scenarist.veval.client import Client
+    from scenarist.veval.default_client import get_client, run_scenario, run_scenario_async
+    from scenarist.veval.items import ItemRunResult, ScenarioItem, ScenarioRunResult
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -113,24 +115,24 @@ __getattr__, __dir__ = lazy_attributes(
         "BaseJudge": "scenarist.judges.judge",
         "BaseLLMCheck": "scenarist.judges.base",
         "BaseLLMGenerator": "scenarist.generators",
-        "Client": "scenarist.client",
+        "Client": "scenarist.veval.client",
         "Conformity": "scenarist.judges.checks",
         "Contradiction": "scenarist.judges.checks",
         "DatasetInputGenerator": "scenarist.generators",
         "Groundedness": "scenarist.judges.checks",
-        "ITraceAssertion": "scenarist.checks.trace_assert",
-        "ItemRunResult": "scenarist.items",
+        "ITraceAssertion": "scenarist.veval.assertions",
+        "ItemRunResult": "scenarist.veval.items",
         "LLMChatJudge": "scenarist.judges.judge",
         "LLMCheckResult": "scenarist.judges.verdict",
         "LLMGenerator": "scenarist.generators",
         "LLMJudge": "scenarist.judges.checks",
-        "ReplayBinding": "scenarist.replay.steps",
-        "ReplayFidelity": "scenarist.replay.steps",
-        "ReplayOptions": "scenarist.replay.steps",
-        "ReplayResult": "scenarist.replay.steps",
+        "ReplayBinding": "scenarist.replay.step_replay",
+        "ReplayFidelity": "scenarist.replay.step_replay",
+        "ReplayOptions": "scenarist.replay.step_replay",
+        "ReplayResult": "scenarist.replay.step_replay",
         "RunContext": "scenarist.tracing",
-        "ScenarioItem": "scenarist.items",
-        "ScenarioRunResult": "scenarist.items",
+        "ScenarioItem": "scenarist.veval.items",
+        "ScenarioRunResult": "scenarist.veval.items",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "SnapshotAlignmentRow": "scenarist.replay.snapshot_diff",
         "SnapshotChange": "scenarist.replay.snapshot_diff",
@@ -145,12 +147,12 @@ __getattr__, __dir__ = lazy_attributes(
         "UserSimulator": "scenarist.generators",
         "WithEmbeddingMixin": "scenarist.providers.mixins",
         "WithGeneratorMixin": "scenarist.providers.mixins",
-        "UnusedRecording": "scenarist.replay.steps",
+        "UnusedRecording": "scenarist.replay.step_replay",
         "WithJudgeMixin": "scenarist.judges.base",
         "compare_snapshots": "scenarist.replay.snapshots",
-        "get_client": "scenarist.client",
-        "run_scenario": "scenarist.client",
-        "run_scenario_async": "scenarist.client",
+        "get_client": "scenarist.veval.default_client",
+        "run_scenario": "scenarist.veval.default_client",
+        "run_scenario_async": "scenarist.veval.default_client",
         "step": "scenarist.tracing",
     },
 )

@@ -3,17 +3,33 @@
     ScenaristError
     ├── UserError                  misuse of the API, raised early with the fix
     │   ├── SerializationError     something that cannot be written as JSON (a callable)
-    │   └── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
+    │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
+    │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
     ├── TestCaseError              a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
     ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
+    ├── ProviderError              an LLM provider could not answer (SDK, key, HTTP, refusal)
+    │   └── StructuredOutputError  the answer is not JSON matching the requested schema
+    ├── JudgeInputError            a judge check cannot read a value its rubric needs (→ ERROR)
+    ├── PromptError                a rubric template cannot be loaded or rendered (→ ERROR)
     ├── RequestError               a scenarist server could not be reached or refused a request
     │   └── SendError              data could not be uploaded to a scenarist server
     └── ReplayError                replay could not serve a call from the recording
         ├── ReplayDivergenceError  a step's input differs from every recorded one
         ├── ReplayNoMockError      no recorded step of that name is left to serve
-        └── ReplayMissError        an LLM call has no recorded response left in its cassette
+        ├── ReplayMissError        an LLM call has no recorded response left in its cassette
+        └── LiveCallBlockedError   ``TestClient`` refused a live LLM call
+
+Defined elsewhere, never seen by users (each is caught where it is raised):
+``providers._retry.Transient`` (an attempt worth retrying, becomes ``ProviderError`` when
+retries run out), ``checks.comparison._Unsupported`` (becomes the check's ERROR), and the
+server's own, each turned into an HTTP answer by its route: ``store.sql.compare.CompareError``
+(404), ``server.trace_actions.TraceNotFound`` (404), ``server.judging.JudgeNotConfigured``
+(503), ``server.ratelimit.RateLimited`` (429), ``server.dashboard._csrf.CsrfError`` (403),
+``server.dashboard.session.LoginRequired`` (a redirect to the login page), and the
+request-body errors ``server.routes_api._BadLog`` and ``server.routes_veval._ItemError``
+(422). The core never imports the server, so they stay in its modules.
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
@@ -28,6 +44,11 @@ __all__ = [
     "CassetteError",
     "InputGenerationException",
     "InteractionGenerationError",
+    "JudgeInputError",
+    "LiveCallBlockedError",
+    "PathSyntaxError",
+    "PromptError",
+    "ProviderError",
     "ReplayDivergenceError",
     "ReplayError",
     "ReplayMissError",
@@ -37,6 +58,7 @@ __all__ = [
     "SendError",
     "SerializationError",
     "StepTimeoutError",
+    "StructuredOutputError",
     "TestCaseError",
     "UserError",
 ]
@@ -52,6 +74,10 @@ class UserError(ScenaristError, ValueError):
 
 class SerializationError(UserError):
     """A value (usually a callable) cannot be written to JSON."""
+
+
+class PathSyntaxError(UserError):
+    """A ``trace.…`` path that cannot be parsed; the message shows where."""
 
 
 class TestCaseError(ScenaristError):
@@ -70,6 +96,22 @@ class InputGenerationException(InteractionGenerationError):
 
 class StepTimeoutError(ScenaristError, TimeoutError):
     """An interaction took longer than the configured ``timeout_s``."""
+
+
+class ProviderError(ScenaristError):
+    """A provider could not answer: missing SDK or key, HTTP failure after retries, refusal."""
+
+
+class StructuredOutputError(ProviderError):
+    """The model answered, but not with JSON matching the requested schema."""
+
+
+class JudgeInputError(ScenaristError):
+    """A value the rubric needs could not be read from the trace (the check reports ERROR)."""
+
+
+class PromptError(ScenaristError):
+    """A rubric template could not be loaded or rendered; the check reports ERROR."""
 
 
 class RequestError(ScenaristError):
@@ -98,6 +140,10 @@ class ReplayNoMockError(ReplayError):
 
 class ReplayMissError(ReplayError):
     """An LLM call in strict replay has no recorded response left (no network call made)."""
+
+
+class LiveCallBlockedError(ReplayError):
+    """A test made a live LLM call; ``TestClient`` blocks them unless explicitly allowed."""
 
 
 class CassetteError(UserError):

@@ -19,7 +19,7 @@ import anyio.to_thread
 from pydantic import Field, PrivateAttr, field_serializer, field_validator
 
 from scenarist._callables import Binding, bind
-from scenarist._fast import construct, replace
+from scenarist._construct import construct, replace
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
 from scenarist.errors import SerializationError, StepTimeoutError, UserError

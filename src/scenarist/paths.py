@@ -31,7 +31,9 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-__all__ = ["NoMatch", "Path", "compile_path", "resolve", "validate_path"]
+from scenarist.errors import PathSyntaxError
+
+__all__ = ["NoMatch", "PathSyntaxError", "TracePath", "compile_path", "resolve", "validate_path"]
 
 ROOT: Final = "trace"
 
@@ -60,7 +62,7 @@ class _Segment:
 
 
 @dataclass(frozen=True, slots=True)
-class Path:
+class TracePath:
     """A parsed path; build it with :func:`compile_path`."""
 
     text: str
@@ -96,10 +98,6 @@ _NAME = re.compile(r"[^.\[\]\s]+")
 _INT = re.compile(r"-?\d+")
 _SLICE = re.compile(r"(-?\d*)\s*:\s*(-?\d*)(?:\s*:\s*(-?\d*))?")
 _QUOTED = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
-
-
-class PathSyntaxError(ValueError):
-    """A path that cannot be parsed; the message shows where."""
 
 
 def _fail(text: str, pos: int, what: str) -> PathSyntaxError:
@@ -158,8 +156,8 @@ def _parse_bracket(text: str, pos: int) -> tuple[tuple[str | int | slice | objec
 
 
 @lru_cache(maxsize=4096)
-def compile_path(text: str) -> Path:
-    """Parse ``text`` into a :class:`Path` (cached); raise ``ValueError`` if it is invalid."""
+def compile_path(text: str) -> TracePath:
+    """Parse ``text`` into a :class:`TracePath` (cached); raise ``ValueError`` if it is invalid."""
     if not isinstance(text, str):
         raise TypeError(f"a path must be a string, got {type(text).__name__}")
     if text != ROOT and not text.startswith((ROOT + ".", ROOT + "[")):
@@ -200,7 +198,7 @@ def compile_path(text: str) -> Path:
         s.descendants or len(s.selectors) > 1 or not isinstance(s.selectors[0], str | int)
         for s in segments
     )
-    return Path(text, tuple(segments), is_list)
+    return TracePath(text, tuple(segments), is_list)
 
 
 def validate_path(text: str) -> str:

@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from scenarist.items import ScenarioItem
     from scenarist.replay.cassette import Cassette, CassetteStats
     from scenarist.results import ScenarioResult, SuiteResult
     from scenarist.scenario import Scenario
     from scenarist.suite import Suite
     from scenarist.testing import TestClient
+    from scenarist.veval.items import ScenarioItem
 
 __all__ = ["RECORD_MODES", "SessionState", "parametrize_suite"]
 
@@ -131,16 +131,15 @@ def scenarist_replay(request: pytest.FixtureRequest) -> Iterator[Cassette]:
 @pytest.fixture
 def scenarist_client() -> Iterator[TestClient]:
     """A fresh in-memory ``TestClient``, the default client while the test runs."""
-    import scenarist.client as client_module
     from scenarist.testing import TestClient
+    from scenarist.veval.default_client import set_client
 
-    previous = client_module._default_client
     client = TestClient()
-    client_module.set_client(client)
+    previous = set_client(client)
     try:
         yield client
     finally:
-        client_module.set_client(previous)
+        set_client(previous)
 
 
 @pytest.fixture
@@ -184,9 +183,9 @@ def parametrize_suite(
     passed as ``scenario`` (a suite's target is given to scenarios without one). With
     ``ScenarioItem`` objects, one test per item, passed as ``item``, its id the label."""
     from scenarist._missing import is_missing
-    from scenarist.items import ScenarioItem
     from scenarist.scenario import Scenario
     from scenarist.suite import Suite
+    from scenarist.veval.items import ScenarioItem
 
     if isinstance(suite_or_items, Suite):
         target = suite_or_items.target

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
-from scenarist._fast import construct
+from scenarist._construct import construct
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
 from scenarist.stats import pass_at_k, pass_hat_k
 from scenarist.trace import Trace
@@ -23,7 +23,7 @@ from scenarist.trace import Trace
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-    from scenarist.comparison import RunComparison
+    from scenarist.run_comparison import RunComparison
 
 __all__ = [
     "CheckResult",
@@ -437,7 +437,7 @@ class SuiteResult(_Renderable):
 
     def compare(self, baseline: SuiteResult) -> RunComparison:
         """What changed since ``baseline``: fixed, broken, still failing, new, removed."""
-        from scenarist.comparison import compare_runs
+        from scenarist.run_comparison import compare_runs
 
         return compare_runs(baseline, self)
 

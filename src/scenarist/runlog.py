@@ -68,9 +68,9 @@ class RunEnvironment(BaseModel):
 
 
 class RunSettings(BaseModel):
-    """The settings that change what a run means."""
+    """The settings that change what a run means (an older log's ``target_name``, which
+    nothing read, is ignored on read)."""
 
-    target_name: str | None = None
     concurrency: int | None = None
     repeat: int = 1
 

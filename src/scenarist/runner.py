@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._callables import Binding, bind
-from scenarist._fast import construct, replace
+from scenarist._construct import construct, replace
 from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync

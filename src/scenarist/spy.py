@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
-from scenarist._fast import replace
+from scenarist._construct import replace
 from scenarist.interactions import InteractionContext, InteractionSpec
 from scenarist.scenario import AnySpec
 from scenarist.trace import Interaction

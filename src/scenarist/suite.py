@@ -17,7 +17,7 @@ from typing import Any, Self
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarist._fast import construct
+from scenarist._construct import construct
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync

@@ -20,7 +20,7 @@ from typing import Any, Generic, Self, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
 from pydantic_core import core_schema
 
-from scenarist._fast import replace
+from scenarist._construct import replace
 
 __all__ = [
     "Interaction",

@@ -11,8 +11,8 @@ import pytest
 
 from scenarist import Check, Interaction, SemanticSimilarity, Trace, set_default_embedding_model
 from scenarist.checks.similarity import cosine_similarity
+from scenarist.model_defaults import reset_settings
 from scenarist.providers import CallableProvider, OpenAIProvider
-from scenarist.settings import reset_settings
 from scenarist.testing import BagOfWordsEmbedder, FakeLLMServer
 
 pytestmark = pytest.mark.anyio

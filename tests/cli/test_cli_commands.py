@@ -14,8 +14,8 @@ from typer.testing import Result
 from scenarist._sync import run_sync
 from scenarist._version import __version__
 from scenarist.cli import server
-from scenarist.client import Client
 from scenarist.store import MemoryStore, SqlStore
+from scenarist.veval.client import Client
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]

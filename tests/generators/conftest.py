@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from scenarist.model_defaults import reset_settings
 from scenarist.providers import OpenAIProvider
-from scenarist.settings import reset_settings
 from scenarist.testing import FakeLLMServer, ScriptedLLM
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from scenarist.model_defaults import reset_settings
 from scenarist.providers.base import ChatResponse, Message, ProviderError
-from scenarist.settings import reset_settings
 from scenarist.trace import Interaction, Trace
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scenarist.settings import reset_settings
+from scenarist.model_defaults import reset_settings
 from scenarist.testing import FakeLLMServer, ScriptedLLM
 
 PROVIDER_ENV = (

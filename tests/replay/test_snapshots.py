@@ -14,7 +14,6 @@ import pytest
 
 from scenarist import Scenario, TraceAssert
 from scenarist.checks import Check, MatchesSnapshot
-from scenarist.client import Client, set_client
 from scenarist.errors import SerializationError, UserError
 from scenarist.replay import (
     SnapshotData,
@@ -35,6 +34,8 @@ from scenarist.results import CheckResult, CheckStatus
 from scenarist.store import MemoryStore, SqlStore, Store
 from scenarist.trace import Interaction, Span, Trace
 from scenarist.tracing import RunContext, TraceRecord
+from scenarist.veval.client import Client
+from scenarist.veval.default_client import set_client
 
 _ids = iter(range(1_000_000))
 

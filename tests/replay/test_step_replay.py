@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from scenarist import Client, RunContext, ScenarioItem, TraceAssert, step
-from scenarist.replay.steps import ReplayOptions
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store import MemoryStore
 from scenarist.tracing import TraceRecord
 

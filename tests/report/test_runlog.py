@@ -32,7 +32,7 @@ ENV = RunEnvironment(python_version="3.12.0", platform="test", hostname="ci", pa
 
 
 def make_log(result: SuiteResult) -> RunLog:
-    settings = RunSettings(target_name="agent", concurrency=4, repeat=1)
+    settings = RunSettings(concurrency=4, repeat=1)
     return run_log_from_suite_result(result, run_id="run-1", settings=settings, environment=ENV)
 
 
@@ -148,3 +148,8 @@ def test_runlog_flags_passing_scenarios_that_checked_nothing() -> None:
     log = make_log(suite.run_sync(verbose=False))
     flags = {r.result.scenario_name: (r.check_count, r.no_checks) for r in log.scenarios}
     assert flags == {"checked": (1, False), "unchecked": (0, True)}
+
+
+def test_runlog_settings_ignore_the_retired_target_name() -> None:
+    settings = RunSettings.model_validate({"target_name": "agent", "concurrency": 2})
+    assert settings == RunSettings(concurrency=2)

@@ -8,13 +8,13 @@ from tests.server.test_api import VEVAL_TRACE
 
 from scenarist import Client, TraceAssert
 from scenarist.errors import RequestError, SendError
-from scenarist.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.remote import RemoteStore
 from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
-from scenarist.tracing.veval_wire import from_veval
+from scenarist.veval.items import ScenarioItem
+from scenarist.veval.wire import from_veval
 
 
 def test_remote_store_round_trips_over_a_real_socket(live_server: LiveServer) -> None:

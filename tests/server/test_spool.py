@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from scenarist import Client, TraceAssert
 from scenarist._sync import run_sync
 from scenarist.errors import SendError
-from scenarist.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.runlog import write_jsonl
 from scenarist.server import cli
@@ -24,7 +23,8 @@ from scenarist.store.remote import RemoteStore
 from scenarist.store.spool import Spool, SpooledPayload
 from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
-from scenarist.tracing.veval_wire import from_veval
+from scenarist.veval.items import ScenarioItem
+from scenarist.veval.wire import from_veval
 
 ITEMS = [ScenarioItem(name="ok", input="refund?"), ScenarioItem(name="ko", input="x")]
 

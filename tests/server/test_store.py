@@ -11,14 +11,14 @@ from sqlalchemy import text
 from tests.server.conftest import minutes_ago
 from tests.server.test_api import VEVAL_TRACE
 
-from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.sql.engine import resolve_database_url
 from scenarist.store.sql.models import Base
 from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
-from scenarist.tracing.veval_wire import from_veval
+from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
+from scenarist.veval.wire import from_veval
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from scenarist._sync import run_sync
 from scenarist.cli.app import app
-from scenarist.items import ScenarioItem
 from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.items import ScenarioItem
 
 OLD_SCHEMA = """
 CREATE TABLE traces (trace_id TEXT PRIMARY KEY, agent_name TEXT, started_at TEXT,

@@ -49,10 +49,10 @@ if TYPE_CHECKING:
     )
     from scenarist.checks.trace_assert import (
         CustomAssertion,
-        ITraceAssertion,
         TraceAssert,
         TraceAssertionFn,
     )
+    from scenarist.veval.assertions import ITraceAssertion
 
 _TRACE_ASSERTIONS = "scenarist.checks.trace_assert"
 Check.register_lazy(
@@ -118,7 +118,7 @@ __getattr__, __dir__ = lazy_attributes(
         "ToolNotCalled": "scenarist.checks.tools",
         "ToolOrder": "scenarist.checks.tools",
         "CustomAssertion": "scenarist.checks.trace_assert",
-        "ITraceAssertion": "scenarist.checks.trace_assert",
+        "ITraceAssertion": "scenarist.veval.assertions",
         "TraceAssert": "scenarist.checks.trace_assert",
         "TraceAssertionFn": "scenarist.checks.trace_assert",
     },

@@ -97,7 +97,7 @@ class MatchesSnapshot(Check):
         store = self._store
         try:
             if store is None:
-                from scenarist.client import get_client
+                from scenarist.veval.default_client import get_client
 
                 store = get_client().store
             found = await store.get_snapshot(name)

@@ -8,8 +8,10 @@ The parameter names are Veval's (``max_steps(max)``, ``step_exists(step_name)``,
 
 ``custom(fn)`` wraps a function of the trace in Veval's "return a message to fail" style
 (a :class:`TraceAssertionFn`). Code ported from Veval that subclasses
-:class:`ITraceAssertion` (``evaluate_async(ctx)``) is accepted as is by
-``run_scenario_async``, which calls it with the item's run context.
+:class:`~scenarist.veval.assertions.ITraceAssertion` (``evaluate_async(ctx)``) is accepted
+as is by ``run_scenario_async``, which calls it with the item's run context; that
+interface lives with the item runner in :mod:`scenarist.veval` (it is not a check: it reads
+a run context, not a trace) and is re-exported here for its old import path.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from scenarist.checks.tools import (
 from scenarist.errors import SerializationError, UserError
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
+from scenarist.veval.assertions import ITraceAssertion as ITraceAssertion  # its old home
 
 if TYPE_CHECKING:
     from scenarist.checks.snapshot_check import MatchesSnapshot
@@ -70,25 +73,6 @@ class TraceAssertionFn(Protocol):
     """
 
     def __call__(self, trace: Trace[Any, Any], /) -> str | Awaitable[str | None] | None: ...
-
-
-class ITraceAssertion:
-    """Veval's custom assertion interface, for item assertions in ``run_scenario_async``.
-
-    Subclass it and implement ``evaluate_async(ctx)`` (or the sync ``evaluate(ctx)``):
-    return ``None`` to pass, or a message to fail. ``ctx`` is the item's
-    :class:`~scenarist.tracing.RunContext` (``ctx.steps``, ``ctx.output``,
-    ``ctx.metadata``). Unlike Veval, an assertion that raises fails its item only, and a
-    returned value that is neither ``None`` nor a string is reported as an error.
-    """
-
-    async def evaluate_async(self, ctx: Any) -> str | None:
-        return self.evaluate(ctx)
-
-    def evaluate(self, ctx: Any) -> str | None:
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement evaluate_async(ctx) or evaluate(ctx)"
-        )
 
 
 def _fn_name(fn: object) -> str:

@@ -4,8 +4,8 @@ reads (:mod:`scenarist.store.location`). Commands that write say which database 
 
 Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
 shape (:class:`~scenarist.tracing.record.TraceRecord`) or, with ``--format veval``,
-Veval's wire format (:mod:`scenarist.tracing.veval_wire`); an items file holds a list of
-:class:`~scenarist.items.ScenarioItem`.
+Veval's wire format (:mod:`scenarist.veval.wire`); an items file holds a list of
+:class:`~scenarist.veval.items.ScenarioItem`.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
 
     from scenarist._files import describe_validation_error
     from scenarist.tracing.record import TraceRecord
-    from scenarist.tracing.veval_wire import from_veval
+    from scenarist.veval.wire import from_veval
 
     data = _read_json(path)
     rows = data if isinstance(data, list) else [data]
@@ -123,7 +123,7 @@ def replay(
     ] = TraceFormat.scenarist,
 ) -> None:
     """Replay one recorded trace against the agent: exit 0 passed, 1 failed, 2 error."""
-    from scenarist.client import Client
+    from scenarist.veval.client import Client
 
     callback = load_agent(agent)
     path = Path(trace)
@@ -156,7 +156,7 @@ def traces_export(
 ) -> None:
     """Export traces from the database as a JSON list."""
     from scenarist._jsonable import to_json_value
-    from scenarist.tracing.veval_wire import to_veval
+    from scenarist.veval.wire import to_veval
 
     store = _store()
     rows = []
@@ -230,7 +230,7 @@ def items_import(
     from pydantic import ValidationError
 
     from scenarist._files import describe_validation_error
-    from scenarist.items import ScenarioItem
+    from scenarist.veval.items import ScenarioItem
 
     data = _read_json(file)
     if not isinstance(data, list):

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scenarist.errors import PromptError
 from scenarist.providers.base import Message
 
 if TYPE_CHECKING:
@@ -21,10 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["TEMPLATES", "PromptError", "as_text", "builtin", "judge_messages", "render"]
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-class PromptError(Exception):
-    """A rubric template could not be loaded or rendered; the check reports ERROR."""
 
 
 @cache

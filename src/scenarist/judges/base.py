@@ -24,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serial
 
 from scenarist.checks._values import is_none
 from scenarist.checks.base import Check
+from scenarist.errors import JudgeInputError
 from scenarist.judges._prompts import PromptError, builtin, judge_messages, render
 from scenarist.judges.judge import BaseJudge, JudgeCall, judge_name, resolve_judge
 from scenarist.judges.verdict import LLMCheckResult
@@ -32,10 +33,6 @@ from scenarist.results import CheckResult, Metric
 from scenarist.trace import Trace
 
 __all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
-
-
-class JudgeInputError(Exception):
-    """A value the rubric needs could not be read from the trace (the check reports ERROR)."""
 
 
 def _check_judge(value: Any) -> Any:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scenarist.judges.verdict import VERDICT_SCHEMA, LLMCheckResult, parse_verdict
+from scenarist.model_defaults import get_default_judge
 from scenarist.providers.base import Message, Provider, ProviderError
-from scenarist.settings import get_default_judge
 
 __all__ = ["BaseJudge", "JudgeCall", "LLMChatJudge", "judge_name", "resolve_judge"]
 

@@ -12,15 +12,11 @@ import json
 import re
 from typing import Any
 
-from scenarist.providers.base import ProviderError
+from scenarist.errors import ProviderError, StructuredOutputError
 
 __all__ = ["StructuredOutputError", "json_instruction", "parse_structured"]
 
 _FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n\s*```\Z", re.S)
-
-
-class StructuredOutputError(ProviderError):
-    """The model answered, but not with JSON matching the requested schema."""
 
 
 def parse_structured(text: str, schema: dict[str, Any]) -> Any:

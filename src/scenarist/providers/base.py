@@ -14,14 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scenarist.errors import ProviderError
+
 __all__ = ["ChatResponse", "Message", "Provider", "ProviderError"]
 
 Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
-
-
-class ProviderError(Exception):
-    """A provider could not answer: missing SDK or key, HTTP failure after retries, refusal."""
 
 
 class ChatResponse(BaseModel):

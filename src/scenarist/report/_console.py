@@ -19,7 +19,6 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scenarist.comparison import RunComparison
 from scenarist.results import (
     CheckResult,
     GroupedSuiteResult,
@@ -27,6 +26,7 @@ from scenarist.results import (
     SuiteResult,
     TestCaseResult,
 )
+from scenarist.run_comparison import RunComparison
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

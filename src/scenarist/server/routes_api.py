@@ -30,7 +30,7 @@ from scenarist.store.sql.compare import (
     StoredComparison,
     compare_stored_runs,
 )
-from scenarist.store.sql.views import (
+from scenarist.store.sql.records import (
     ApiKeyInfo,
     IngestResult,
     Page,

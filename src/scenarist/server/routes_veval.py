@@ -1,6 +1,6 @@
 """Veval-compatible endpoints (``/v1``): traces, scenario items, scenario runs, snapshots.
 
-Shapes are Veval's where Veval defines them (see :mod:`scenarist.tracing.veval_wire`);
+Shapes are Veval's where Veval defines them (see :mod:`scenarist.veval.wire`);
 scenario names are path segments, URL-encoded, and may contain ``/``.
 """
 
@@ -13,13 +13,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from pydantic import ValidationError
 
-from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
 from scenarist.store.sql._rows import dumps
-from scenarist.store.sql.views import Page, SnapshotInfo
-from scenarist.tracing.veval_wire import from_veval, to_veval
+from scenarist.store.sql.records import Page, SnapshotInfo
+from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
+from scenarist.veval.wire import from_veval, to_veval
 
 __all__ = ["router"]
 

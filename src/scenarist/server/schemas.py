@@ -1,6 +1,6 @@
 """Request bodies of the API (responses are the store's views, :mod:`.db.views`).
 
-The Veval models take what Veval's SDK sends (see ``tracing/veval_wire.py``); timestamps in
+The Veval models take what Veval's SDK sends (see ``veval/wire.py``); timestamps in
 ``+00:00`` and ``Z`` forms both parse. Unknown fields are kept (``extra="allow"``) so a
 newer Veval client loses nothing.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarist.items import ItemSummary, ScenarioRunRecord
+from scenarist.veval.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
     "ItemsBody",

@@ -66,9 +66,9 @@ async def import_local_db(path: Path, store: SqlStore) -> LegacyImport:
     the new store win). Rows whose JSON no longer validates are counted in
     ``unreadable`` (``table:key``) and skipped, never guessed at.
     """
-    from scenarist.items import ScenarioItem, ScenarioRunRecord
     from scenarist.replay.snapshots import SnapshotData
     from scenarist.tracing.record import TraceRecord
+    from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
 
     done = LegacyImport()
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

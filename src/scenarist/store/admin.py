@@ -20,9 +20,9 @@ from scenarist.errors import UserError
 
 if TYPE_CHECKING:
     from scenarist.store.spool import SyncResult
+    from scenarist.store.sql.records import ApiKeyInfo
     from scenarist.store.sql.retention import PruneResult
     from scenarist.store.sql.store import SqlStore
-    from scenarist.store.sql.views import ApiKeyInfo
 
 __all__ = [
     "create_key",

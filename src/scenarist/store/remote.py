@@ -35,9 +35,9 @@ from pydantic import BaseModel
 
 from scenarist._jsonable import to_json_value
 from scenarist.errors import RequestError, SendError, UserError
-from scenarist.items import ScenarioItem, ScenarioRunRecord
 from scenarist.store.spool import PayloadKind, Spool, SpooledPayload, SyncResult, sync_spool
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
 
 if TYPE_CHECKING:
     from scenarist.replay.snapshots import SnapshotData
@@ -203,12 +203,12 @@ class RemoteStore:
         return await sync_spool(self)
 
     async def save_trace(self, record: TraceRecord) -> None:
-        from scenarist.tracing.veval_wire import to_veval
+        from scenarist.veval.wire import to_veval
 
         await self._send("trace", record.trace_id, "POST", "/v1/traces", to_veval(record))
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
-        from scenarist.tracing.veval_wire import from_veval
+        from scenarist.veval.wire import from_veval
 
         data = await self._request("GET", f"/v1/traces/{_name(trace_id)}", allow_404=True)
         return None if data is None else from_veval(data)

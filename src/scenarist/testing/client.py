@@ -16,17 +16,14 @@ from contextlib import AbstractContextManager
 from typing import Any, Self
 
 from scenarist._sync import run_sync
-from scenarist.client import Agent, Client
-from scenarist.errors import ReplayError
+from scenarist.errors import LiveCallBlockedError
 from scenarist.store.memory import MemoryStore
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.client import Client
+from scenarist.veval.execution import Agent
 
 __all__ = ["LiveCallBlockedError", "TestClient"]
-
-
-class LiveCallBlockedError(ReplayError):
-    """A test made a live LLM call; TestClient blocks them unless explicitly allowed."""
 
 
 class _BlockLiveCalls:

@@ -12,16 +12,16 @@ from scenarist.tracing.recorder import RunRecorder, current_recorder, current_sp
 if TYPE_CHECKING:
     from scenarist.tracing.context import RunContext, new_trace_id
     from scenarist.tracing.record import TraceRecord
-    from scenarist.tracing.steps import StepHandle, step
+    from scenarist.tracing.tracked_step import StepHandle, step
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "RunContext": "scenarist.tracing.context",
-        "StepHandle": "scenarist.tracing.steps",
+        "StepHandle": "scenarist.tracing.tracked_step",
         "TraceRecord": "scenarist.tracing.record",
         "new_trace_id": "scenarist.tracing.context",
-        "step": "scenarist.tracing.steps",
+        "step": "scenarist.tracing.tracked_step",
     },
 )
 

@@ -18,8 +18,8 @@ from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
 
 if TYPE_CHECKING:
-    from scenarist.replay.steps import Replayer
-from scenarist.tracing.steps import StepHandle, _Step, open_step
+    from scenarist.replay.step_replay import Replayer
+from scenarist.tracing.tracked_step import StepHandle, _Step, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarist._fast import construct
+from scenarist._construct import construct
 from scenarist.trace import Interaction, InteractionLog, Span, SpanError, Trace
 
 if TYPE_CHECKING:

@@ -21,11 +21,11 @@ from contextvars import ContextVar, Token
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from scenarist._fast import construct
+from scenarist._construct import construct
 from scenarist.trace import Span, SpanError
 
 if TYPE_CHECKING:
-    from scenarist.replay.steps import Replayer
+    from scenarist.replay.step_replay import Replayer
 
 __all__ = ["RunRecorder", "Running", "current_recorder", "current_span"]
 

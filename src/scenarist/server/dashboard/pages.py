@@ -15,18 +15,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from scenarist._version import __version__
-from scenarist.items import ItemSummary, ScenarioItem
 from scenarist.store.sql import dashboard as queries
 from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
-from scenarist.store.sql.store import SqlStore
-from scenarist.store.sql.views import (
+from scenarist.store.sql.records import (
     HistoryPoint,
     RunSummary,
     ScenarioResultView,
     encode_cursor,
 )
+from scenarist.store.sql.store import SqlStore
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.items import ItemSummary, ScenarioItem
 
 __all__ = [
     "Chart",

@@ -29,7 +29,6 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from scenarist.errors import UserError
-from scenarist.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.server._deps import Cursor, Ingest, Read, Store
 from scenarist.server.dashboard import pages
 from scenarist.server.dashboard._csrf import (
@@ -43,6 +42,7 @@ from scenarist.server.dashboard._render import not_found, page_format, render, u
 from scenarist.server.dashboard.login import install_sessions
 from scenarist.server.trace_actions import TraceNotFound, trace_to_item, trace_to_snapshot
 from scenarist.store.sql.compare import PREVIOUS, CompareError
+from scenarist.veval.items import NO_INPUT_MESSAGE, ScenarioItem
 
 __all__ = ["install_dashboard", "router"]
 

@@ -20,7 +20,7 @@ from scenarist.server.dashboard._csrf import FIELD, CsrfError, verify_csrf
 from scenarist.server.dashboard._render import page_format, render
 from scenarist.server.dashboard.login import csrf_failed, parse_form, render_form
 from scenarist.store.sql.keys import SCOPES
-from scenarist.store.sql.views import ApiKeyInfo
+from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["CreatedKey", "SettingsPage", "router"]
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Select, and_, or_
 
-from scenarist.store.sql.views import Page, decode_cursor, encode_cursor
+from scenarist.store.sql.records import Page, decode_cursor, encode_cursor
 
 __all__ = ["keyset", "page_of", "parse_time"]
 

@@ -17,10 +17,10 @@ from scenarist.errors import UserError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from scenarist.items import ScenarioRunRecord
     from scenarist.replay.snapshots import SnapshotData
     from scenarist.runlog import RunLog
     from scenarist.tracing.record import TraceRecord
+    from scenarist.veval.items import ScenarioRunRecord
 
 __all__ = [
     "MAX_NAME",

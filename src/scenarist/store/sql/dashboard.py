@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.store.sql.views import CheckResultView, ScenarioResultView
+from scenarist.store.sql.records import CheckResultView, ScenarioResultView
 
 __all__ = [
     "BrokenScenario",

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from scenarist.errors import UserError
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import ApiKeyRow, table_of
-from scenarist.store.sql.views import ApiKeyInfo
+from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
 

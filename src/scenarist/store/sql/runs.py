@@ -12,7 +12,7 @@ from scenarist.store.sql._paging import keyset, page_of, parse_time
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.store.sql.views import (
+from scenarist.store.sql.records import (
     CheckResultView,
     HistoryPoint,
     IngestResult,
@@ -28,8 +28,8 @@ from scenarist.store.sql.views import (
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from scenarist.items import ScenarioRunRecord
     from scenarist.runlog import RunLog
+    from scenarist.veval.items import ScenarioRunRecord
 
 __all__ = ["RunQueries"]
 
@@ -110,7 +110,7 @@ class RunQueries(Database):
         self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
     ) -> Page[ScenarioRunRecord]:
         """Veval-style runs of ``scenario_name``, oldest first."""
-        from scenarist.items import ScenarioRunRecord
+        from scenarist.veval.items import ScenarioRunRecord
 
         query = select(_RUNS.c.document, _RUNS.c.sort_at, _RUNS.c.run_id).where(
             _RUNS.c.kind == "scenario", _RUNS.c.name == scenario_name

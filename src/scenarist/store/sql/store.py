@@ -20,21 +20,21 @@ from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
-from scenarist.items import ScenarioItem
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
 from scenarist.store.sql.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
-from scenarist.store.sql.retention import RetentionQueries
-from scenarist.store.sql.runs import RunQueries
-from scenarist.store.sql.views import (
+from scenarist.store.sql.records import (
     Page,
     SnapshotInfo,
     TraceSummary,
     decode_cursor,
     encode_cursor,
 )
+from scenarist.store.sql.retention import RetentionQueries
+from scenarist.store.sql.runs import RunQueries
 from scenarist.tracing.record import TraceRecord
+from scenarist.veval.items import ScenarioItem
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection

@@ -13,9 +13,10 @@ import pytest
 
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
-from scenarist.client import Client, set_client
 from scenarist.store import MemoryStore, SqlStore
 from scenarist.tracing import RunContext, TraceRecord, step
+from scenarist.veval.client import Client
+from scenarist.veval.default_client import set_client
 
 pytestmark = pytest.mark.anyio
 
@@ -239,8 +240,8 @@ def test_run_scenario_bad_arguments_fail_early(
 def test_default_client_keeps_runs_in_the_database_the_server_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scenarist.client import get_client
     from scenarist.store.sql.store import SqlStore
+    from scenarist.veval.default_client import get_client
 
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("SCENARIST_URL", raising=False)

@@ -1,0 +1,121 @@
+"""Replaying an agent against a recorded run: load the recording, drive the replay, judge.
+
+:func:`replay_recording` runs an agent once more with a recording loaded: its tracked
+steps are bound and served by :class:`~scenarist.replay.step_replay.Replayer`, its LLM
+HTTP calls by :class:`~scenarist.replay.recorded_calls.RecordedCalls`, and a live call is
+never made in their place. Divergences, misses, unused recordings and the assertions
+become the :class:`~scenarist.replay.step_replay.ReplayResult`'s failures. With
+``ReplayOptions.compare_with_recording`` the replayed steps are also compared with the
+recorded ones (:func:`~scenarist.replay.snapshots.compare_snapshots`) into
+``recording_diff``. ``client.replay_async`` and trace-backed scenario items both come here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scenarist.errors import ReplayError, UserError
+from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+from scenarist.veval.assertions import Assertion, failures_of
+
+if TYPE_CHECKING:
+    from scenarist.replay.snapshot_diff import SnapshotDiff
+    from scenarist.store.base import Store
+    from scenarist.veval.execution import Agent, Harness
+
+__all__ = ["load_recording", "replay_recording"]
+
+
+def _read_recording(path: Path) -> TraceRecord:
+    return TraceRecord.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+async def load_recording(store: Store, trace: TraceRecord | Path | str) -> TraceRecord | None:
+    """The recorded run ``trace`` names: itself, a JSON file, or a trace id in ``store``."""
+    if isinstance(trace, TraceRecord):
+        return trace
+    if isinstance(trace, Path):  # a small local file, read once per item
+        return _read_recording(trace)
+    return await store.get_trace(trace)
+
+
+async def require_recording(store: Store, trace: TraceRecord | str) -> TraceRecord:
+    """:func:`load_recording`, or ``UserError`` when the trace id is not in the store."""
+    recording = await load_recording(store, trace)
+    if recording is None:
+        raise UserError(f"trace {trace!r} was not found in the store; check the trace id")
+    return recording
+
+
+def _no_steps(recording: TraceRecord) -> ReplayResult:
+    return ReplayResult(
+        trace_id=recording.trace_id,
+        passed=False,
+        status="error",
+        failures=[
+            f"Replay trace '{recording.trace_id}' has no steps. Cannot mock LLM calls "
+            "without recorded steps, and a live call is never made instead."
+        ],
+    )
+
+
+def _recording_diff(
+    recording: TraceRecord, replayed: TraceRecord, options: ReplayOptions
+) -> SnapshotDiff | None:
+    """The step-sequence diff asked for by ``compare_with_recording`` (else ``None``)."""
+    wanted = options.compare_with_recording
+    if wanted is None or wanted is False:
+        return None
+    from scenarist.replay.snapshots import SnapshotData, compare_snapshots
+
+    baseline = SnapshotData.from_record(recording, name=f"recording {recording.trace_id}")
+    return compare_snapshots(baseline, replayed, None if wanted is True else wanted)
+
+
+async def replay_recording(
+    harness: Harness,
+    recording: TraceRecord,
+    agent: Agent,
+    options: ReplayOptions,
+    assertions: list[Assertion],
+) -> ReplayResult:
+    """Run ``agent`` against ``recording``; every failure is in the result, not raised."""
+    if not recording.steps:
+        return _no_steps(recording)
+    from scenarist.integrations.http_capture import serve_llm_calls
+    from scenarist.replay.recorded_calls import RecordedCalls
+
+    replayer = Replayer(recording, options)
+    ctx = RunContext(
+        recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
+    )
+    ctx.set_metadata("replay_of", recording.trace_id)
+    calls = RecordedCalls(recording, live=options.live_model_steps)
+    with serve_llm_calls(calls):
+        record, error = await harness.execute(ctx, agent)
+    failures = list(replayer.errors) + calls.missed
+    if error is not None and not isinstance(error, ReplayError):
+        failures.append(f"Agent threw exception: {error}")
+    if replayer.finish():
+        failures.append(replayer.unused_message())
+    if calls.unused and not options.live_model_steps:
+        failures.append(
+            f"Replay never made {calls.unused} recorded LLM call(s) from trace {recording.trace_id}"
+        )
+    with harness.assertion_scope():
+        failures.extend(await failures_of(ctx, record, assertions))
+    return ReplayResult(
+        trace_id=recording.trace_id,
+        passed=not failures,
+        failures=failures,
+        status=record.status,
+        error=record.error.message if record.error else None,
+        output=record.output,
+        fidelity=replayer.fidelity,
+        recording_diff=_recording_diff(recording, record, options),
+        replayed_context=ctx,
+        replayed_record=record,
+    )

@@ -1,0 +1,310 @@
+"""Step-level replay: serve tracked steps from a recorded run, and say how faithful it was.
+
+While a recording is loaded into a run, every tracked step (``ctx.track_step``,
+``track_step_async``, a ``@step`` function, a ``with step(...)`` block) is **bound** to a
+recorded step:
+
+1. candidates are the recorded steps with the same name that no call has used yet;
+2. one whose input is identical under a canonical JSON form (types kept: ``"1"`` is not
+   ``1``) is **matched** — wherever it is, so an early call never steals a later call's
+   recording (Veval binds greedily by position);
+3. otherwise the call **diverged**, and ``on_divergence`` decides: ``"fail"`` raises
+   :class:`ReplayDivergenceError` with a line diff (Veval silently serves the wrong
+   output), ``"serve"`` serves the same-name recording at the same ordinal position,
+   ``"live"`` runs the step;
+4. no candidate at all raises :class:`ReplayNoMockError`: a replay never falls back to a
+   live call.
+
+A served step returns the recorded output without running the step's code, keeps the
+recorded model, tokens, cost and duration as ``recorded_*`` metadata (so budgets still
+test the recording), and spends nothing (``cost_usd=0``). ``with`` blocks cannot skip
+their body: they are bound (for fidelity) and run live. With ``live_model_steps`` the
+recorded ``llm`` steps run live and everything else is served.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scenarist._jsonable import to_json_value
+from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
+from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
+from scenarist.trace import Span
+from scenarist.tracing.record import TraceRecord
+
+__all__ = [
+    "ReplayBinding",
+    "ReplayFidelity",
+    "ReplayOptions",
+    "ReplayResult",
+    "Replayer",
+    "UnusedRecording",
+    "canonical",
+]
+
+Divergence = Literal["fail", "serve", "live"]
+Outcome = Literal["matched", "diverged", "live", "missing"]
+
+
+def canonical(value: Any) -> str:
+    """A canonical JSON form: equal values give equal strings, ``"1"`` and ``1`` differ."""
+    return json.dumps(to_json_value(value), sort_keys=True, ensure_ascii=False)
+
+
+class ReplayOptions(BaseModel):
+    """How a replay behaves (Veval's names, plus ``on_divergence``).
+
+    ``compare_with_recording``: ``True`` (default snapshot options) or a
+    :class:`~scenarist.replay.snapshot_diff.SnapshotOptions` compares the replayed step
+    sequence with the recorded one into ``ReplayResult.recording_diff``; the diff is a
+    report, not a verdict (assert on ``recording_diff.has_changes`` to make drift fail).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    mock_llm_responses: bool = True
+    live_model_steps: bool = False
+    assertions: list[Any] = Field(default_factory=list)
+    compare_with_recording: bool | SnapshotOptions | None = None
+    on_divergence: Divergence = "fail"
+
+
+class ReplayBinding(BaseModel):
+    """How one tracked call was bound to the recording."""
+
+    step: str
+    kind: str
+    outcome: Outcome
+    recorded_index: int | None = None
+    recorded_input: Any = None
+    actual_input: Any = None
+    served: bool = False
+
+
+class UnusedRecording(BaseModel):
+    """A recorded step no call asked for."""
+
+    index: int
+    step: str
+    kind: str
+    input: Any = None
+
+
+class ReplayFidelity(BaseModel):
+    """How closely a replay followed its recording."""
+
+    bindings: list[ReplayBinding] = Field(default_factory=list)
+    unused: list[UnusedRecording] = Field(default_factory=list)
+
+    @property
+    def matched(self) -> int:
+        return sum(1 for b in self.bindings if b.outcome == "matched")
+
+    @property
+    def diverged(self) -> int:
+        return sum(1 for b in self.bindings if b.outcome == "diverged")
+
+    @property
+    def live(self) -> int:
+        return sum(1 for b in self.bindings if b.outcome == "live")
+
+    @property
+    def is_faithful(self) -> bool:
+        """Every call matched a recording, and every recording was used."""
+        return not self.unused and all(b.outcome == "matched" for b in self.bindings)
+
+
+@dataclass
+class Decision:
+    """What to do with one tracked call: serve ``output`` or run the step live."""
+
+    serve: bool
+    output: Any = None
+    recorded: Span | None = None
+
+
+@dataclass
+class Replayer:
+    """Binds the tracked calls of one run to one recording (thread-safe)."""
+
+    recording: TraceRecord
+    options: ReplayOptions
+    fidelity: ReplayFidelity = field(default_factory=ReplayFidelity)
+    errors: list[str] = field(default_factory=list)
+    _steps: list[Span] = field(default_factory=list)
+    _used: set[int] = field(default_factory=set)
+    _calls_by_name: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        from scenarist.replay.recorded_calls import is_captured_call
+
+        # Calls the HTTP capture recorded replay at the HTTP layer (RecordedCalls), not here.
+        self._steps = [s for s in self.recording.spans if not is_captured_call(s)]
+
+    def bind(self, name: str, kind: str, actual_input: Any, *, can_skip: bool) -> Decision:
+        """Decide how the call ``name(actual_input)`` is served; record the binding."""
+        with self._lock:
+            ordinal = self._calls_by_name.get(name, 0)
+            self._calls_by_name[name] = ordinal + 1
+            same_name = [i for i, s in enumerate(self._steps) if s.name == name]
+            candidates = [i for i in same_name if i not in self._used]
+            if not candidates:
+                self._note(name, kind, "missing", None, actual_input, served=False)
+                message = self._no_mock_message(name)
+                self.errors.append(message)  # kept even if the agent swallows the error
+                raise ReplayNoMockError(message)
+            wanted = canonical(actual_input)
+            exact = [i for i in candidates if canonical(self._steps[i].input) == wanted]
+            if exact:
+                return self._use(exact[0], name, kind, actual_input, "matched", can_skip)
+            policy = self.options.on_divergence
+            nearest = same_name[ordinal] if ordinal < len(same_name) else candidates[0]
+            if nearest in self._used:
+                nearest = candidates[0]
+            if policy == "fail":
+                self._note(name, kind, "diverged", nearest, actual_input, served=False)
+                message = self._divergence_message(name, nearest, actual_input)
+                self.errors.append(message)
+                raise ReplayDivergenceError(message)
+            if policy == "live":
+                self._used.add(nearest)
+                self._note(name, kind, "live", nearest, actual_input, served=False)
+                return Decision(serve=False)
+            return self._use(nearest, name, kind, actual_input, "diverged", can_skip)
+
+    def _use(
+        self, index: int, name: str, kind: str, actual: Any, outcome: Outcome, can_skip: bool
+    ) -> Decision:
+        self._used.add(index)
+        recorded = self._steps[index]
+        live_model = self.options.live_model_steps and recorded.kind == "llm"
+        serve = can_skip and self.options.mock_llm_responses and not live_model
+        if live_model and outcome == "matched":
+            outcome = "live"
+        self._note(name, kind, outcome, index, actual, served=serve)
+        return Decision(serve=serve, output=recorded.output, recorded=recorded)
+
+    def _note(
+        self,
+        name: str,
+        kind: str,
+        outcome: Outcome,
+        index: int | None,
+        actual: Any,
+        *,
+        served: bool,
+    ) -> None:
+        self.fidelity.bindings.append(
+            ReplayBinding(
+                step=name,
+                kind=kind,
+                outcome=outcome,
+                recorded_index=index,
+                recorded_input=self._steps[index].input if index is not None else None,
+                actual_input=actual,
+                served=served,
+            )
+        )
+
+    def finish(self) -> list[UnusedRecording]:
+        """The recorded steps left unused; also stored on :attr:`fidelity`."""
+        with self._lock:
+            # A recording a failed call diverged from is reported with that call already.
+            accounted = self._used | {b.recorded_index for b in self.fidelity.bindings}
+            self.fidelity.unused = [
+                UnusedRecording(index=i, step=s.name, kind=s.kind, input=s.input)
+                for i, s in enumerate(self._steps)
+                if i not in accounted and not self._inside_served(i)
+            ]
+            return self.fidelity.unused
+
+    def _inside_served(self, index: int) -> bool:
+        """A step recorded inside a served step: serving the parent skipped its code."""
+        target = self._steps[index]
+        served = {b.recorded_index for b in self.fidelity.bindings if b.served}
+        parent_id = target.parent_id
+        by_id = {s.span_id: i for i, s in enumerate(self._steps)}
+        while parent_id is not None:
+            parent_index = by_id.get(parent_id)
+            if parent_index is None:
+                return False
+            if parent_index in served:
+                return True
+            parent_id = self._steps[parent_index].parent_id
+        return False
+
+    def unused_message(self) -> str:
+        unused = self.fidelity.unused
+        names = ", ".join(f"'{u.step}'" for u in unused)
+        return (
+            f"Replay never called {len(unused)} recorded step(s) from trace "
+            f"{self.recording.trace_id}: {names}"
+        )
+
+    def _no_mock_message(self, name: str) -> str:
+        remaining = [s.name for i, s in enumerate(self._steps) if i not in self._used]
+        available = ", ".join(f"'{n}'" for n in remaining) or "none"
+        return (
+            f"Replay mode: no mock output for step '{name}'. Available steps: {available}. "
+            "This would have made a real LLM call."
+        )
+
+    def _divergence_message(self, name: str, index: int, actual: Any) -> str:
+        recorded = json.dumps(to_json_value(self._steps[index].input), indent=2, sort_keys=True)
+        now = json.dumps(to_json_value(actual), indent=2, sort_keys=True)
+        diff = "\n".join(
+            difflib.unified_diff(
+                recorded.splitlines(), now.splitlines(), "recorded", "actual", lineterm=""
+            )
+        )
+        return (
+            f"Replay diverged at step '{name}': its input differs from the recording "
+            f"(trace {self.recording.trace_id}, recorded step #{index}).\n{diff}\n"
+            "Re-record the trace, or replay with on_divergence='serve' or 'live'."
+        )
+
+
+def served_span_values(recorded: Span) -> dict[str, Any]:
+    """Fields a served span takes from its recording: its kind, model and token usage (what
+    produced the output), the recorded cost and duration kept aside, nothing spent now."""
+    metadata = {
+        "_source": "replay",
+        "recorded_cost_usd": recorded.cost_usd,
+        "recorded_tokens_in": recorded.tokens_in,
+        "recorded_tokens_out": recorded.tokens_out,
+        "recorded_duration_ms": recorded.duration_ms,
+        "recorded_model": recorded.model,
+    }
+    return {
+        "kind": recorded.kind,
+        "model": recorded.model,
+        "tokens_in": recorded.tokens_in,
+        "tokens_out": recorded.tokens_out,
+        "cost_usd": 0.0,
+        "metadata": metadata,
+    }
+
+
+class ReplayResult(BaseModel):
+    """How a replay went: verdict, failures, the replayed run and its fidelity report."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    trace_id: str
+    passed: bool
+    failures: list[str] = Field(default_factory=list)
+    status: str = "success"
+    error: str | None = None
+    output: Any = None
+    fidelity: ReplayFidelity = Field(default_factory=ReplayFidelity)
+    recording_diff: SnapshotDiff | None = None
+    """The replayed steps against the recorded ones, when ``compare_with_recording`` asked."""
+    replayed_context: Any = Field(default=None, exclude=True, repr=False)
+    replayed_record: TraceRecord | None = Field(default=None, repr=False)

@@ -1,0 +1,177 @@
+"""What the store's queries return: plain pydantic models, also the API's responses.
+
+Lists are pages: ``items`` plus ``next_cursor`` (``None`` on the last page). A cursor is
+opaque to clients: URL-safe base64 of the sort key of the last row returned, so the next
+page starts strictly after it even while new rows arrive.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field
+
+from scenarist.errors import UserError
+
+__all__ = [
+    "ApiKeyInfo",
+    "CheckResultView",
+    "HistoryPoint",
+    "IngestResult",
+    "Page",
+    "RunDetail",
+    "RunSummary",
+    "ScenarioHistory",
+    "ScenarioResultView",
+    "SnapshotInfo",
+    "TraceSummary",
+    "decode_cursor",
+    "encode_cursor",
+]
+
+T = TypeVar("T")
+
+
+def encode_cursor(*key: Any) -> str:
+    """An opaque cursor for the sort key ``key`` (datetimes as ISO strings)."""
+    values = [v.isoformat() if isinstance(v, datetime) else v for v in key]
+    raw = json.dumps(values, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *, size: int) -> list[Any]:
+    """The sort key inside ``cursor``; a cursor we did not make is a ``UserError``."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        values = json.loads(raw)
+    except (binascii.Error, ValueError) as exc:
+        raise UserError(f"invalid cursor {cursor!r}: pass back a next_cursor value") from exc
+    if not isinstance(values, list) or len(values) != size:
+        raise UserError(f"invalid cursor {cursor!r}: pass back a next_cursor value")
+    return values
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list, and the cursor of the next one (``None``: this is the last)."""
+
+    items: list[T]
+    next_cursor: str | None = None
+
+
+class IngestResult(BaseModel):
+    """The answer to a run-log upload: ``created`` is false when the run was already stored."""
+
+    run_id: str
+    created: bool
+    scenario_count: int
+    check_count: int
+
+
+class RunSummary(BaseModel):
+    """One run in a list: what a runs table shows."""
+
+    run_id: str
+    kind: str
+    name: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    ingested_at: datetime
+    duration_ms: float | None
+    total_count: int
+    passed_count: int
+    failed_count: int
+    errored_count: int
+    skipped_count: int
+    pass_rate: float | None
+    cost_usd: float | None
+    tokens_in: int
+    tokens_out: int
+    complete: bool
+    git_commit: str | None
+    git_branch: str | None
+
+
+class CheckResultView(BaseModel):
+    step_index: int
+    check_index: int
+    check_kind: str | None
+    check_name: str | None
+    status: str
+    message: str | None
+
+
+class ScenarioResultView(BaseModel):
+    """One scenario of a run, with its check verdicts."""
+
+    position: int
+    scenario_name: str
+    status: str
+    duration_ms: float | None
+    cost_usd: float | None
+    tokens_in: int
+    tokens_out: int
+    tags: list[str]
+    runs_executed: int
+    flaky: bool
+    check_count: int
+    no_checks: bool
+    checks: list[CheckResultView] = Field(default_factory=list)
+
+
+class RunDetail(RunSummary):
+    """One run with its header and footer (or Veval-style summary) and its scenarios."""
+
+    document: dict[str, Any]
+    scenarios: list[ScenarioResultView]
+
+
+class HistoryPoint(BaseModel):
+    run_id: str
+    run_kind: str
+    started_at: datetime
+    status: str
+    duration_ms: float | None
+    cost_usd: float | None
+    flaky: bool
+
+
+class ScenarioHistory(BaseModel):
+    """A scenario's results across runs, newest first, and the pass rate over them."""
+
+    scenario_name: str
+    points: list[HistoryPoint]
+    pass_rate: float | None
+    next_cursor: str | None = None
+
+
+class TraceSummary(BaseModel):
+    trace_id: str
+    agent_name: str | None
+    status: str
+    started_at: datetime | None
+    duration_ms: float | None
+    cost_usd: float | None
+    span_count: int
+    is_replay: bool
+
+
+class SnapshotInfo(BaseModel):
+    name: str
+    version: int
+    trace_id: str | None
+    created_at: datetime
+    pinned: bool
+
+
+class ApiKeyInfo(BaseModel):
+    """An API key as listed: never the key itself, which is shown once at creation."""
+
+    key_id: str
+    name: str | None
+    scopes: list[str]
+    created_at: datetime
+    revoked_at: datetime | None

@@ -1,0 +1,63 @@
+"""The Veval half: the client, scenario items and their runner, item assertions, the wire format.
+
+Code written for the Veval SDK finds its names at the top level (``scenarist.Client``,
+``scenarist.ScenarioItem``...); this package is where they live. Every name loads on
+first use (see :mod:`scenarist._lazy`): importing the package costs nothing.
+"""
+
+from typing import TYPE_CHECKING
+
+from scenarist._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from scenarist.veval.assertions import ITraceAssertion
+    from scenarist.veval.client import Client
+    from scenarist.veval.default_client import (
+        get_client,
+        run_scenario,
+        run_scenario_async,
+        set_client,
+    )
+    from scenarist.veval.items import (
+        ItemRunResult,
+        ItemSummary,
+        ScenarioItem,
+        ScenarioRunRecord,
+        ScenarioRunResult,
+    )
+    from scenarist.veval.wire import from_veval, to_veval
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "Client": "scenarist.veval.client",
+        "ITraceAssertion": "scenarist.veval.assertions",
+        "ItemRunResult": "scenarist.veval.items",
+        "ItemSummary": "scenarist.veval.items",
+        "ScenarioItem": "scenarist.veval.items",
+        "ScenarioRunRecord": "scenarist.veval.items",
+        "ScenarioRunResult": "scenarist.veval.items",
+        "from_veval": "scenarist.veval.wire",
+        "get_client": "scenarist.veval.default_client",
+        "run_scenario": "scenarist.veval.default_client",
+        "run_scenario_async": "scenarist.veval.default_client",
+        "set_client": "scenarist.veval.default_client",
+        "to_veval": "scenarist.veval.wire",
+    },
+)
+
+__all__ = [
+    "Client",
+    "ITraceAssertion",
+    "ItemRunResult",
+    "ItemSummary",
+    "ScenarioItem",
+    "ScenarioRunRecord",
+    "ScenarioRunResult",
+    "from_veval",
+    "get_client",
+    "run_scenario",
+    "run_scenario_async",
+    "set_client",
+    "to_veval",
+]

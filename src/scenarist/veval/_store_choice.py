@@ -1,0 +1,43 @@
+"""Which store a client keeps its runs in: given, a server by URL, or the local default.
+
+An explicit ``store`` wins. Otherwise a server URL (``base_url`` or ``SCENARIST_URL``)
+selects :class:`scenarist.store.remote.RemoteStore` with the key ``api_key`` (or
+``SCENARIST_API_KEY``); what an unreachable server does not take is spooled for
+``scenarist sync``, never silently dropped (``raise_on_send_failure=True`` raises
+instead). With neither, the local SQLite store of :mod:`scenarist.store.default`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from scenarist.errors import UserError
+from scenarist.store.base import Store
+
+__all__ = ["choose_store"]
+
+
+def choose_store(
+    api_key: str | None, base_url: str | None, store: Store | None, raise_on_send_failure: bool
+) -> Store:
+    """The store a client with these arguments uses."""
+    if store is not None:
+        return store
+    url = base_url or os.environ.get("SCENARIST_URL")
+    if url:
+        try:
+            from scenarist.store.remote import RemoteStore
+        except ImportError as exc:
+            raise UserError(
+                f"a scenarist server at {url!r} was configured; talking to it needs the "
+                "server extra: pip install 'scenarist[server]' (or unset SCENARIST_URL "
+                "to keep runs locally)"
+            ) from exc
+        return RemoteStore(
+            url,
+            api_key or os.environ.get("SCENARIST_API_KEY"),
+            raise_on_send_failure=raise_on_send_failure,
+        )
+    from scenarist.store.default import default_store
+
+    return default_store()

@@ -1,0 +1,92 @@
+"""Item assertions: built-in checks and Veval's ``ITraceAssertion``, evaluated on a run.
+
+A Veval-style item (and a replay) asserts with either a :class:`~scenarist.checks.base.Check`
+(``TraceAssert.max_cost(0.05)``, ``Equals(...)``: run on the run's trace like any check)
+or an :class:`ITraceAssertion` (Veval's interface: code called with the run context).
+Each becomes a failure message or nothing; whatever an assertion does (raise, return a
+non-string), it fails its own item and never takes the run down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from scenarist.checks.base import Check
+
+if TYPE_CHECKING:
+    from scenarist.trace import Trace
+    from scenarist.tracing.context import RunContext
+    from scenarist.tracing.record import TraceRecord
+
+__all__ = ["Assertion", "ITraceAssertion", "check_assertions", "failures_of"]
+
+
+class ITraceAssertion:
+    """Veval's custom assertion interface, for item assertions in ``run_scenario_async``.
+
+    Subclass it and implement ``evaluate_async(ctx)`` (or the sync ``evaluate(ctx)``):
+    return ``None`` to pass, or a message to fail. ``ctx`` is the item's
+    :class:`~scenarist.tracing.RunContext` (``ctx.steps``, ``ctx.output``,
+    ``ctx.metadata``). Unlike Veval, an assertion that raises fails its item only, and a
+    returned value that is neither ``None`` nor a string is reported as an error.
+    """
+
+    async def evaluate_async(self, ctx: Any) -> str | None:
+        return self.evaluate(ctx)
+
+    def evaluate(self, ctx: Any) -> str | None:
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement evaluate_async(ctx) or evaluate(ctx)"
+        )
+
+
+Assertion = Check | ITraceAssertion
+"""What an item or a replay asserts with."""
+
+
+def check_assertions(assertions: Sequence[Any], where: str) -> list[Assertion]:
+    """``assertions`` as a list, or ``TypeError`` naming ``where`` and the fix."""
+    if isinstance(assertions, str | bytes) or not isinstance(assertions, Sequence):
+        raise TypeError(f"{where} must be a list of checks, got {type(assertions).__name__}")
+    for assertion in assertions:
+        if not isinstance(assertion, Check | ITraceAssertion):
+            raise TypeError(
+                f"{where} must hold checks such as TraceAssert.no_errors() or Equals(...), "
+                f"or ITraceAssertion objects; got {type(assertion).__name__} (wrap a "
+                "function of the trace with TraceAssert.custom(fn))"
+            )
+    return list(assertions)
+
+
+async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Trace[Any, Any]) -> str | None:
+    """The failure message of one assertion, or ``None`` when it passed."""
+    if isinstance(assertion, Check):
+        from scenarist.runner import run_check
+
+        verdict = await run_check(assertion, trace, return_exception=True)
+        if verdict.status == "pass":
+            return None
+        prefix = "" if verdict.status == "fail" else f"[{verdict.status.upper()}] "
+        return prefix + (verdict.message or f"{assertion.label} did not pass")
+    try:
+        message = await assertion.evaluate_async(ctx)
+    except Exception as exc:
+        return f"[ERROR] {type(assertion).__name__} raised {type(exc).__name__}: {exc}"
+    if message is None or message == "":
+        return None
+    if not isinstance(message, str):
+        return (
+            f"[ERROR] {type(assertion).__name__}.evaluate_async must return a failure "
+            f"message (str) or None, got {type(message).__name__}: {message!r}"
+        )
+    return message
+
+
+async def failures_of(
+    ctx: RunContext, record: TraceRecord, assertions: Sequence[Assertion]
+) -> list[str]:
+    """The failure messages of ``assertions`` on one run, in assertion order."""
+    trace = record.to_trace()
+    messages = [await _evaluate(assertion, ctx, trace) for assertion in assertions]
+    return [m for m in messages if m is not None]

@@ -1,0 +1,182 @@
+"""The item runner: a Veval-style scenario's items through an agent, each isolated.
+
+A synthetic item runs the agent live on its ``input``; a trace-backed item replays its
+recording (:mod:`scenarist.replay.agent_replay`, mocked: never a live call). Then the
+scenario's assertions and the item's own. Whatever one item does (raise, fail, time out),
+the others still run; results keep item order, and the run summary is always stored.
+Zero items is not a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from scenarist._construct import construct
+from scenarist.replay.step_replay import ReplayOptions
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+from scenarist.veval.assertions import Assertion, failures_of
+from scenarist.veval.execution import Agent, Harness
+from scenarist.veval.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
+
+__all__ = ["run_items"]
+
+
+async def _scenario_items(
+    harness: Harness, scenario_name: str, items: Sequence[ScenarioItem] | None
+) -> tuple[Sequence[ScenarioItem], str | None]:
+    """The items to run (fetched from the store for ``None``) and why none, if none."""
+    error: str | None = None
+    if items is None:
+        items = await harness.store.get_items(scenario_name)
+        if not items:
+            error = (
+                f"Scenario '{scenario_name}' has no items: pass items=[...] or add items "
+                "to the scenario in the store"
+            )
+    elif not items:
+        error = f"Scenario '{scenario_name}' was run with items=[]: nothing was tested"
+    for item in items:
+        if not isinstance(item, ScenarioItem):
+            raise TypeError(f"items must be ScenarioItem objects, got {type(item).__name__}")
+    return items, error
+
+
+async def run_items(
+    harness: Harness,
+    scenario_name: str,
+    agent: Agent,
+    shared: list[Assertion],
+    items: Sequence[ScenarioItem] | None,
+    workers: int,
+    live_model_steps: bool,
+) -> ScenarioRunResult:
+    """Run every item with at most ``workers`` at a time; store and return the summary."""
+    run_id = "run_" + secrets.token_hex(12)
+    started_at = datetime.now(UTC)
+    t0 = time.perf_counter()
+    items, error = await _scenario_items(harness, scenario_name, items)
+    results: list[ItemRunResult | None] = [None] * len(items)
+    pending = iter(enumerate(items))
+
+    async def worker() -> None:
+        for index, item in pending:
+            results[index] = await _run_item(
+                harness, scenario_name, agent, item, shared, live_model_steps
+            )
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(workers, len(items))):
+            group.create_task(worker())
+
+    run = construct(
+        ScenarioRunResult,
+        {
+            "scenario_name": scenario_name,
+            "run_id": run_id,
+            "results": [r for r in results if r is not None],
+            "started_at": started_at,
+            "duration_ms": (time.perf_counter() - t0) * 1000,
+            "error": error,
+        },
+    )
+    await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))
+    return run
+
+
+async def _run_item(
+    harness: Harness,
+    scenario_name: str,
+    agent: Agent,
+    item: ScenarioItem,
+    shared: list[Assertion],
+    live_model_steps: bool,
+) -> ItemRunResult:
+    t0 = time.perf_counter()
+    try:
+        if item.is_trace_backed:
+            return await _run_trace_backed(harness, agent, item, shared, live_model_steps, t0)
+        return await _run_synthetic(harness, scenario_name, agent, item, shared, t0)
+    except Exception as exc:  # an item never takes the others down
+        return ItemRunResult(
+            item=item,
+            passed=False,
+            failures=[f"Item failed: {type(exc).__name__}: {exc}"],
+            duration_ms=(time.perf_counter() - t0) * 1000,
+        )
+
+
+async def _run_synthetic(
+    harness: Harness,
+    scenario_name: str,
+    agent: Agent,
+    item: ScenarioItem,
+    shared: list[Assertion],
+    t0: float,
+) -> ItemRunResult:
+    """Run the agent live on the item's input, then assert."""
+    if item.input is None:
+        return ItemRunResult(item=item, passed=False, failures=[NO_INPUT_MESSAGE])
+    ctx = RunContext(item.input, agent_name=scenario_name)
+    record, error = await harness.execute(ctx, agent)
+    failures: list[str] = []
+    if error is not None:
+        failures.append(f"Agent threw exception: {error}")
+    with harness.assertion_scope():
+        failures.extend(await failures_of(ctx, record, [*shared, *item.assertions]))
+    return _item_result(item, failures, ctx, record, t0)
+
+
+async def _run_trace_backed(
+    harness: Harness,
+    agent: Agent,
+    item: ScenarioItem,
+    shared: list[Assertion],
+    live_model_steps: bool,
+    t0: float,
+) -> ItemRunResult:
+    """Replay the item's recording with mocked steps (never a live call)."""
+    from scenarist.replay.agent_replay import load_recording, replay_recording
+
+    recording = await load_recording(harness.store, item.trace or item.trace_id or "")
+    if recording is None:
+        failure = (
+            f"Replay trace '{item.trace_id}' was not found in the store; record it with "
+            "client.run_async(...) or give the item an inline trace="
+        )
+        return ItemRunResult(item=item, passed=False, failures=[failure])
+    options = ReplayOptions(live_model_steps=item.live_model_steps or live_model_steps)
+    replay = await replay_recording(harness, recording, agent, options, [*shared, *item.assertions])
+    result = _item_result(
+        item, replay.failures, replay.replayed_context, replay.replayed_record, t0
+    )
+    result.__dict__["replay"] = replay
+    return result
+
+
+def _item_result(
+    item: ScenarioItem,
+    failures: list[str],
+    ctx: RunContext | None,
+    record: TraceRecord | None,
+    t0: float,
+) -> ItemRunResult:
+    return construct(  # every value is already valid: skip validation on this path
+        ItemRunResult,
+        {
+            "item": item,
+            "passed": not failures,
+            "failures": failures,
+            "trace_id": record.trace_id if record else None,
+            "output": record.output if record else None,
+            "duration_ms": (time.perf_counter() - t0) * 1000,
+            "cost_usd": record.cost_usd if record else None,
+            "context": ctx,
+            "record": record,
+            "replay": None,
+        },
+    )

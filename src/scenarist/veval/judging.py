@@ -1,0 +1,43 @@
+"""Judging one run against criteria: Veval's ``client.judge_async`` answer shape.
+
+The judge is the same :class:`~scenarist.judges.trace_judge.TraceJudge` that
+``TraceAssert.judge`` builds, run as a check on the run's trace; the verdict is flattened
+to Veval's ``{passed, score, reasoning}`` dictionary (plus our ``status``, so an ERROR is
+not mistaken for a FAIL).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from scenarist.tracing.context import RunContext
+from scenarist.tracing.record import TraceRecord
+
+__all__ = ["judge_run"]
+
+
+async def judge_run(
+    criteria: str,
+    ctx: RunContext,
+    scope: AbstractContextManager[None],
+    model: Any = None,
+    threshold: float | None = None,
+    reference_output: Any = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Judge the run in ``ctx`` against ``criteria`` inside ``scope``."""
+    from scenarist.checks.trace_assert import TraceAssert
+    from scenarist.runner import run_check
+
+    check = TraceAssert.judge(criteria, model, threshold, reference_output, samples)
+    trace = TraceRecord.from_context(ctx).to_trace()
+    with scope:
+        verdict = await run_check(check, trace, return_exception=True)
+    score = next((m.value for m in verdict.metrics if m.name == "judge_score"), None)
+    return {
+        "passed": verdict.status == "pass",
+        "score": score,
+        "reasoning": verdict.message,
+        "status": verdict.status.value,
+    }

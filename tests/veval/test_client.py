@@ -317,3 +317,21 @@ async def test_sql_store_round_trips_non_json_values(tmp_path: Path) -> None:
         "__repr__": "<opaque>",
         "__type__": f"{Opaque.__module__}.{Opaque.__qualname__}",
     }
+
+
+def test_a_server_url_without_an_http_library_names_the_remote_extra(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['httpx2'] = None; sys.modules['httpx'] = None\n"
+        "from scenarist import Client\n"
+        "try:\n"
+        "    Client()\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    env = {**os.environ, "SCENARIST_URL": "http://127.0.0.1:8480", "SCENARIST_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.startswith("UserError a scenarist server at 'http://127.0.0.1:8480'"), (
+        out.stdout + out.stderr
+    )
+    assert "pip install 'scenarist[remote]'" in out.stdout

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from scenarist.replay.snapshots import SnapshotData
     from scenarist.runlog import RunLog
 
-__all__ = ["RemoteStore", "UploadResult", "read_run_log_records"]
+__all__ = ["RemoteStore", "UploadResult", "http_library", "read_run_log_records"]
 
 _RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
 logger = logging.getLogger("scenarist.remote")
@@ -60,7 +60,8 @@ class UploadResult(BaseModel):
     spooled: str | None = None
 
 
-def _http() -> Any:
+def http_library() -> Any:
+    """httpx2, else httpx; an ``ImportError`` naming the extra when neither is installed."""
     try:
         import httpx2
 
@@ -74,7 +75,7 @@ def _http() -> Any:
     except ImportError as exc:
         raise ImportError(
             "RemoteStore needs httpx2 (or httpx), which is not installed; "
-            "run: pip install 'scenarist[server]'"
+            "run: pip install 'scenarist[remote]'"
         ) from exc
 
 
@@ -120,7 +121,7 @@ class RemoteStore:
         params: dict[str, Any] | None = None,
         allow_404: bool = False,
     ) -> Any:
-        http = _http()
+        http = http_library()
         error_class = RequestError if method == "GET" else SendError
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         options: dict[str, Any] = {"timeout": self.timeout_s, "headers": headers}

@@ -25,13 +25,15 @@ def choose_store(
         return store
     url = base_url or os.environ.get("SCENARIST_URL")
     if url:
+        from scenarist.store.remote import RemoteStore, http_library
+
         try:
-            from scenarist.store.remote import RemoteStore
+            http_library()
         except ImportError as exc:
             raise UserError(
-                f"a scenarist server at {url!r} was configured; talking to it needs the "
-                "server extra: pip install 'scenarist[server]' (or unset SCENARIST_URL "
-                "to keep runs locally)"
+                f"a scenarist server at {url!r} was configured; talking to it needs httpx2: "
+                "pip install 'scenarist[remote]' (or unset SCENARIST_URL to keep runs in "
+                "the local database)"
             ) from exc
         return RemoteStore(
             url,

@@ -9,9 +9,11 @@ how to execute, the scope assertions run in) and a client subclass such as
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +21,7 @@ from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
 
-__all__ = ["Agent", "Executed", "Harness", "check_agent", "execute_traced"]
+__all__ = ["Agent", "Executed", "Harness", "TraceWrites", "check_agent", "execute_traced"]
 
 Agent = Callable[[RunContext], Any]
 """An agent under test: a function of the run context, ``def`` or ``async def``."""
@@ -45,17 +47,69 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
     from scenarist.integrations.http_capture import capture_llm_calls
 
     error: BaseException | None = None
-    with ctx.recorder, capture_llm_calls():
-        try:
-            output = agent(ctx)
-            if inspect.isawaitable(output):
-                output = await output
-            ctx.output = output
-        except Exception as exc:
-            error = exc
+    writes = _trace_writes.get()
+    token = _trace_writes.set(None)  # runs the agent makes itself are stored before they return
+    try:
+        with ctx.recorder, capture_llm_calls():
+            try:
+                output = agent(ctx)
+                if inspect.isawaitable(output):
+                    output = await output
+                ctx.output = output
+            except Exception as exc:
+                error = exc
+    finally:
+        _trace_writes.reset(token)
     record = TraceRecord.from_context(ctx, error=error)
-    await store.save_trace(record)
+    if writes is None:
+        await store.save_trace(record)
+    else:
+        writes.start(record.trace_id, store.save_trace(record))
     return record, error
+
+
+class TraceWrites:
+    """Trace writes that go on while the next item runs (see :meth:`deferred`).
+
+    An item's agent is done when its trace is built; storing it need not hold the item's
+    worker. Inside :meth:`deferred`, :func:`execute_traced` starts the write and returns;
+    :meth:`failures` waits for every write and says which failed, so the caller can
+    fail those items. Nothing is dropped: the block does not end before every write has.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def start(self, trace_id: str, write: Awaitable[None]) -> None:
+        async def run() -> None:
+            await write
+
+        self._tasks[trace_id] = asyncio.ensure_future(run())
+
+    async def failures(self) -> dict[str, BaseException]:
+        """Wait for every write; the exception of each that failed, by trace id."""
+        if not self._tasks:
+            return {}
+        outcomes = await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        return {
+            trace_id: outcome
+            for trace_id, outcome in zip(self._tasks, outcomes, strict=True)
+            if isinstance(outcome, BaseException)
+        }
+
+    @classmethod
+    @contextmanager
+    def deferred(cls) -> Iterator[TraceWrites]:
+        """Within the block (and the tasks it starts), trace writes are deferred."""
+        writes = cls()
+        token = _trace_writes.set(writes)
+        try:
+            yield writes
+        finally:
+            _trace_writes.reset(token)
+
+
+_trace_writes: ContextVar[TraceWrites | None] = ContextVar("scenarist_trace_writes", default=None)
 
 
 @dataclass(frozen=True)

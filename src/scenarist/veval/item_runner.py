@@ -20,7 +20,7 @@ from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.assertions import Assertion, failures_of
-from scenarist.veval.execution import Agent, Harness
+from scenarist.veval.execution import Agent, Harness, TraceWrites
 from scenarist.veval.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
 
 __all__ = ["run_items"]
@@ -69,9 +69,13 @@ async def run_items(
                 harness, scenario_name, agent, item, shared, live_model_steps
             )
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(workers, len(items))):
-            group.create_task(worker())
+    with TraceWrites.deferred() as writes:  # a worker takes its next item while it stores
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(workers, len(items))):
+                group.create_task(worker())
+    unstored = await writes.failures()
+    if unstored:
+        results = [_unstored(result, unstored) for result in results]
 
     run = construct(
         ScenarioRunResult,
@@ -156,6 +160,18 @@ async def _run_trace_backed(
     )
     result.__dict__["replay"] = replay
     return result
+
+
+def _unstored(
+    result: ItemRunResult | None, unstored: dict[str, BaseException]
+) -> ItemRunResult | None:
+    """``result`` failed if its trace could not be stored (a run that is not kept is not
+    a pass: a later replay of it would find nothing)."""
+    error = unstored.get(result.trace_id or "") if result is not None else None
+    if result is None or error is None:
+        return result
+    failure = f"The run's trace could not be stored: {type(error).__name__}: {error}"
+    return result.model_copy(update={"passed": False, "failures": [*result.failures, failure]})
 
 
 def _item_result(

@@ -95,7 +95,7 @@ def test_database_commands_work_without_the_server(
     database = (home / "home" / "scenarist.db").resolve()
     assert f"database {database} at revision" in upgrade.stdout
     created = cli("keys", "create", "--name", "ci")
-    assert created.exit_code == 0 and "shown once" in created.stdout
+    assert created.exit_code == 0 and f"in the database {database}; shown once" in created.stdout
     listed = cli("keys", "list")
     assert listed.exit_code == 0 and "ci" in listed.stdout
     nothing = cli("sync")
@@ -137,6 +137,8 @@ def test_a_run_recorded_with_client_is_replayed_exported_and_listed_by_the_cli(
     replayed = cli("replay", trace_id, "--agent", "my_agent:agent")
     assert replayed.exit_code == 0, replayed.output
     assert f"replay of {trace_id}: PASSED" in replayed.stdout
+    database = (home / "home" / "scenarist.db").resolve()
+    assert f"stored in the database {database}" in replayed.stdout
     diverged = cli("replay", trace_id, "--agent", "my_agent:other")
     assert diverged.exit_code == 1 and "FAILED" in diverged.stdout
     exported = json.loads(cli("traces", "export", trace_id).stdout)
@@ -147,7 +149,6 @@ def test_a_run_recorded_with_client_is_replayed_exported_and_listed_by_the_cli(
     listed = cli("items", "list", "support")
     assert listed.exit_code == 0 and f"trace {trace_id}" in listed.stdout
     empty = cli("items", "list", "nothing_here")
-    database = (home / "home" / "scenarist.db").resolve()
     assert f"no items stored for scenario 'nothing_here' in {database}" in empty.stdout
 
 

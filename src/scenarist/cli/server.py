@@ -94,8 +94,13 @@ def keys_create(
 ) -> None:
     """Create an API key (shown once)."""
     scopes = scope or ["ingest", "read"]
+    from scenarist.store.location import database_label
+
     info, key = _admin("create_key", scopes, name=name, database_url=database_url)
-    typer.echo(f"{key}\n(key id {getattr(info, 'key_id', info)}; shown once, store it now)")
+    typer.echo(
+        f"{key}\n(key id {getattr(info, 'key_id', info)} in the database "
+        f"{database_label(database_url)}; shown once, store it now)"
+    )
 
 
 @keys_app.command("list")
@@ -111,8 +116,10 @@ def keys_revoke(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Revoke an API key."""
+    from scenarist.store.location import database_label
+
     _admin("revoke_key", key_id, database_url=database_url)
-    typer.echo(f"revoked {key_id}")
+    typer.echo(f"revoked {key_id} in the database {database_label(database_url)}")
 
 
 @db_app.command("upgrade")
@@ -154,11 +161,14 @@ def db_prune(
     ] = None,
 ) -> None:
     """Delete runs and traces older than the retention period (never pinned ones)."""
+    from scenarist.store.location import database_label
+
     result = _admin("prune", database_url, retention_days=days)
     if result.cutoff is None:
         typer.echo("retention is off (set SCENARIST_RETENTION_DAYS or --days): nothing deleted")
     else:
         typer.echo(
             f"deleted {result.runs_deleted} run(s) and {result.traces_deleted} trace(s) "
-            f"older than {result.cutoff:%Y-%m-%d %H:%M} UTC"
+            f"older than {result.cutoff:%Y-%m-%d %H:%M} UTC from the database "
+            f"{database_label(database_url)}"
         )

@@ -133,7 +133,8 @@ def replay(
         if len(records) != 1:
             raise UserError(f"{path}: holds {len(records)} traces; replay takes one")
         recording = records[0]
-    result = Client(store=_store()).replay(recording, callback)
+    store = _store()
+    result = Client(store=store).replay(recording, callback)
     fidelity = result.fidelity
     typer.echo(
         f"replay of {result.trace_id}: {'PASSED' if result.passed else 'FAILED'} | "
@@ -143,6 +144,10 @@ def replay(
     )
     for failure in result.failures:
         typer.echo(f"  - {failure}")
+    if result.replayed_record is not None:
+        typer.echo(
+            f"replayed run {result.replayed_record.trace_id} stored in the database {_where(store)}"
+        )
     raise typer.Exit(0 if result.passed else 1)
 
 

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
 from scenarist._fast import construct
-from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
+from scenarist._status import (
+    FAILING,
+    CheckStatus,
+    ScenarioStatus,
+    TestCaseStatus,
+    pass_rate,
+    pass_rate_of,
+    rollup,
+    summary_line,
+)
 from scenarist.stats import pass_at_k, pass_hat_k
 from scenarist.trace import Trace
 
@@ -201,7 +210,7 @@ class TestCaseResult(_Renderable):
     @property
     def failures_and_errors(self) -> list[CheckResult]:
         """The check results that failed or errored, in order."""
-        return [r for r in self.results if r.status in (CheckStatus.FAIL, CheckStatus.ERROR)]
+        return [r for r in self.results if r.status in FAILING]
 
     def format_failures(self) -> str:
         """One line per failed or errored check (and the step error, if any)."""
@@ -311,7 +320,7 @@ class ScenarioResult(_Renderable):
         return [r for step in self.steps for r in step.failures_and_errors]
 
     def format_failures(self) -> str:
-        return "\n".join(s.format_failures() for s in self.steps if s.status in ("fail", "error"))
+        return "\n".join(s.format_failures() for s in self.steps if s.status in FAILING)
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
@@ -351,7 +360,7 @@ class GroupStats(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def pass_rate(self) -> float | None:
-        return self.passed / self.non_skipped if self.non_skipped else None
+        return pass_rate(self.passed, self.non_skipped)
 
     @property
     def display_name(self) -> str:
@@ -398,8 +407,19 @@ class SuiteResult(_Renderable):
     @property
     def pass_rate(self) -> float | None:
         """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
-        evaluated = len(self.results) - self.skipped_count
-        return self.passed_count / evaluated if evaluated else None
+        return pass_rate_of(r.status for r in self.results)
+
+    def summary_line(self) -> str:
+        """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
+        line the CLI, the pytest plugin and the dashboard show for a run."""
+        return summary_line(
+            len(self.results),
+            self.passed_count,
+            self.failed_count,
+            self.errored_count,
+            self.skipped_count,
+            self.pass_rate,
+        )
 
     @property
     def status(self) -> ScenarioStatus:

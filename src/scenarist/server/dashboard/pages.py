@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from scenarist._status import pass_rate_of, summary_line
 from scenarist._version import __version__
 from scenarist.items import ItemSummary, ScenarioItem
 from scenarist.store.sql import dashboard as queries
@@ -204,10 +205,6 @@ def _label(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M") if at else "?"
 
 
-def _rate(passed: int, total: int) -> float | None:
-    return passed / total if total else None
-
-
 async def overview_page(
     store: SqlStore, *, cursor: str | None = None, limit: int = 30
 ) -> OverviewPage:
@@ -250,19 +247,22 @@ async def overview_page(
 def _summary(run: RunSummary) -> str:
     """The terminal report's verdict line, in words."""
     parts = [
-        f"{run.total_count} scenario{'s' if run.total_count != 1 else ''}: "
-        f"{run.passed_count} passed, {run.failed_count} failed, "
-        f"{run.errored_count} errored, {run.skipped_count} skipped"
+        summary_line(
+            run.total_count,
+            run.passed_count,
+            run.failed_count,
+            run.errored_count,
+            run.skipped_count,
+            run.pass_rate,
+        )
     ]
-    if run.pass_rate is not None:
-        parts.append(f"pass rate {run.pass_rate:.1%}")
     if run.duration_ms is not None:
         parts.append(f"{run.duration_ms / 1000:.2f} s")
     if run.cost_usd is not None:
         parts.append(f"${run.cost_usd:.4f}")
     if not run.complete:
         parts.append("incomplete")
-    return " · ".join(parts)
+    return " | ".join(parts)
 
 
 async def run_page(
@@ -281,10 +281,7 @@ async def run_page(
             tag=label,
             total=len(members),
             passed=sum(s.status == "pass" for s in members),
-            pass_rate=_rate(
-                sum(s.status == "pass" for s in members),
-                sum(s.status in ("pass", "fail", "error") for s in members),
-            ),
+            pass_rate=pass_rate_of(s.status for s in members),
         )
         for label, members in sorted(by_tag.items())
     ]

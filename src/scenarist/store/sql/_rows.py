@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from scenarist._jsonable import to_json_value
+from scenarist._status import pass_rate
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
@@ -113,8 +114,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                     }
                 )
     total = len(scenarios)
-    decided = counts["pass"] + counts["fail"] + counts["error"]
-    computed_rate = counts["pass"] / decided if decided else None
+    computed_rate = pass_rate(counts["pass"], counts["pass"] + counts["fail"] + counts["error"])
     costs = [s["cost_usd"] for s in scenarios if s["cost_usd"] is not None]
     environment = header.environment
     run = {
@@ -174,7 +174,7 @@ def scenario_run_rows(
         "failed_count": record.fail_count,
         "errored_count": 0,
         "skipped_count": 0,
-        "pass_rate": record.pass_count / decided if decided else None,
+        "pass_rate": pass_rate(record.pass_count, decided),
         "cost_usd": record.cost_usd,
         "tokens_in": 0,
         "tokens_out": 0,

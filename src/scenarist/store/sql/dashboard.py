@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
+from scenarist._status import FAILING
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
 from scenarist.store.sql.views import CheckResultView, ScenarioResultView
@@ -121,7 +122,7 @@ async def broken_and_flaky(
     last_name: str | None = None
     last_status: str | None = None
     for name, run_id, position, status, at, flaky in found:
-        failing = status in ("fail", "error")
+        failing = status in FAILING
         before = last_status if name == last_name else None
         entry = stats.get(name)
         if entry is None:
@@ -134,7 +135,7 @@ async def broken_and_flaky(
                 broken.append((name, run_id, position, status, at))
         else:  # a pass: the statuses are pass, fail or error
             entry[1] += 1
-            if before in ("fail", "error"):
+            if before in FAILING:
                 entry[3] += 1
         if flaky:
             entry[4] += 1
@@ -180,7 +181,7 @@ async def failure_messages(
             _CHECKS.c.message,
             _CHECKS.c.sort_at.label("at"),
         )
-        .where(_CHECKS.c.scenario_name == scenario_name, _CHECKS.c.status.in_(("fail", "error")))
+        .where(_CHECKS.c.scenario_name == scenario_name, _CHECKS.c.status.in_(sorted(FAILING)))
         .order_by(
             _CHECKS.c.sort_at.desc(),
             _CHECKS.c.run_id.desc(),

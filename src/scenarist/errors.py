@@ -3,6 +3,7 @@
     ScenaristError
     ├── UserError                  misuse of the API, raised early with the fix
     │   ├── SerializationError     something that cannot be written as JSON (a callable)
+    │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   └── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     ├── TestCaseError              a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
@@ -33,6 +34,7 @@ __all__ = [
     "ReplayMissError",
     "ReplayNoMockError",
     "RequestError",
+    "RunLogError",
     "ScenaristError",
     "SendError",
     "SerializationError",
@@ -52,6 +54,25 @@ class UserError(ScenaristError, ValueError):
 
 class SerializationError(UserError):
     """A value (usually a callable) cannot be written to JSON."""
+
+
+class RunLogError(UserError):
+    """A run log (a file or a request body) that cannot be read; says where and how to fix it.
+
+    ``fields`` lists the invalid fields (``{"field", "message", "type"}``, ``field`` a dotted
+    path such as ``scenarios.0.index``); ``invalid_json`` is set when a record is not JSON.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        fields: list[dict[str, str]] | None = None,
+        invalid_json: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.fields = fields or []
+        self.invalid_json = invalid_json
 
 
 class TestCaseError(ScenaristError):

@@ -76,8 +76,20 @@ class Metric(BaseModel):
     value: float
 
 
+def _unset(value: object) -> bool:
+    return value is None
+
+
 class CheckResult(_Renderable):
-    """The verdict of one check: a status, a message, metrics and details."""
+    """The verdict of one check: a status, a message, metrics and details.
+
+    The runner also stamps which check it was: ``kind`` (its registered kind), ``name``
+    and ``duration_ms``. These are ours, typed, keyword-only and ``None`` by default, and
+    left out of ``model_dump()`` while ``None``, so a ``CheckResult(...)`` built by hand
+    constructs and dumps exactly as in giskard-checks. Like giskard-checks, the runner
+    also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
+    ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
+    """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -85,6 +97,12 @@ class CheckResult(_Renderable):
     message: str | None = None
     metrics: list[Metric] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's registered kind (``"equals"``, ``"fn"``...), stamped by the runner."""
+    name: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's ``name``, stamped by the runner."""
+    duration_ms: int | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """How long the check took, stamped by the runner."""
 
     @classmethod
     def _make(
@@ -101,6 +119,9 @@ class CheckResult(_Renderable):
                 "message": message,
                 "metrics": list(metrics or ()),
                 "details": details or {},
+                "kind": None,
+                "name": None,
+                "duration_ms": None,
             },
         )
 
@@ -163,7 +184,13 @@ class CheckResult(_Renderable):
     @property
     def label(self) -> str:
         """The check's display name: its ``name``, else its kind, else ``"check"``."""
-        return str(self.details.get("check_name") or self.details.get("check_kind") or "check")
+        return str(
+            self.name
+            or self.kind
+            or self.details.get("check_name")
+            or self.details.get("check_kind")
+            or "check"
+        )
 
 
 class StepError(BaseModel):

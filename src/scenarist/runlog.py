@@ -55,6 +55,7 @@ __all__ = [
     "collect_environment",
     "decode_body",
     "decode_records",
+    "decode_scenario_record",
     "decode_text",
     "json_schema",
     "read_jsonl",
@@ -62,7 +63,7 @@ __all__ = [
     "write_jsonl",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "runlog.schema.json"
 _PACKAGES = ("scenarist", "pydantic", "rich", "anyio")
 
@@ -392,6 +393,58 @@ def _decode(
     return RunLog(header=header, scenarios=scenarios, footer=footer)
 
 
+def decode_scenario_record(text: str | bytes, *, source: str = "stored record") -> ScenarioRecord:
+    """One scenario record from its JSON (e.g. a document the server stored before v2),
+    upgraded like the records of a run log (see :func:`_typed_check_identity`)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RunLogError(f"{source} is not valid JSON ({exc})", invalid_json=True) from exc
+    if not isinstance(data, dict):
+        raise RunLogError(f"{source} is not a JSON object")
+    try:
+        return ScenarioRecord.model_validate(_typed_check_identity(data))
+    except ValidationError as exc:
+        raise RunLogError(f"{source} is not a valid scenario record: {exc}") from exc
+
+
+_IDENTITY = (("kind", "check_kind"), ("name", "check_name"), ("duration_ms", "duration_ms"))
+
+
+def _typed_check_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """Check verdicts written before ``CheckResult.kind``/``name``/``duration_ms`` existed
+    carry them in ``details`` only; give them the typed fields."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return record
+    steps = result.get("steps")
+    if not isinstance(steps, list) or not any(
+        isinstance(step, dict)
+        and any(isinstance(c, dict) and "kind" not in c for c in step.get("results") or ())
+        for step in steps
+    ):
+        return record
+    upgraded_steps = []
+    for step in steps:
+        checks = step.get("results") if isinstance(step, dict) else None
+        if isinstance(checks, list):
+            step = {**step, "results": [_with_identity(c) for c in checks]}
+        upgraded_steps.append(step)
+    return {**record, "result": {**result, "steps": upgraded_steps}}
+
+
+def _with_identity(check: Any) -> Any:
+    if not isinstance(check, dict) or not isinstance(check.get("details"), dict):
+        return check
+    details = check["details"]
+    filled = {
+        typed: details[free]
+        for typed, free in _IDENTITY
+        if typed not in check and details.get(free) is not None
+    }
+    return {**check, **filled} if filled else check
+
+
 def _record_path(raw: list[Any], index: int) -> str:
     """``header``, ``scenarios.<k>`` or ``footer``: where the record sits in a run log."""
     if index == 0:
@@ -420,8 +473,21 @@ def _v0_to_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return upgraded
 
 
+def _v1_to_v2(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v1: check verdicts carried their identity in ``details`` only (``check_kind``,
+    ``check_name``, ``duration_ms``); v2 has the typed ``kind``, ``name``, ``duration_ms``."""
+    header, *rest = records
+    upgraded = [
+        _typed_check_identity(r) if r.get("record_type") == "scenario" else r for r in rest
+    ]
+    return [{**header, "format_version": 2}, *upgraded]
+
+
 #: ``MIGRATIONS[v]`` turns the raw JSON lines of format ``v`` into format ``v + 1``.
-MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {0: _v0_to_v1}
+MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
+    0: _v0_to_v1,
+    1: _v1_to_v2,
+}
 
 
 def collect_environment() -> RunEnvironment:

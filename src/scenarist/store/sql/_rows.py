@@ -97,8 +97,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
         )
         for step_index, step in enumerate(result.steps):
             for check_index, verdict in enumerate(step.results):
-                kind = verdict.details.get("check_kind")
-                label = verdict.details.get("check_name")
+                kind, label = verdict.kind, verdict.name
                 checks.append(
                     {
                         "run_id": header.run_id,

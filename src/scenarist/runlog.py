@@ -477,9 +477,7 @@ def _v1_to_v2(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """v1: check verdicts carried their identity in ``details`` only (``check_kind``,
     ``check_name``, ``duration_ms``); v2 has the typed ``kind``, ``name``, ``duration_ms``."""
     header, *rest = records
-    upgraded = [
-        _typed_check_identity(r) if r.get("record_type") == "scenario" else r for r in rest
-    ]
+    upgraded = [_typed_check_identity(r) if r.get("record_type") == "scenario" else r for r in rest]
     return [{**header, "format_version": 2}, *upgraded]
 
 

@@ -402,13 +402,14 @@ async def scenario_trace_page(
     stored = await queries.scenario_result(store, run_id, position)
     if stored is None:
         return None
-    trace = ((stored.document or {}).get("result") or {}).get("final_trace") or {}
+    trace = stored.document.result.final_trace if stored.document is not None else None
+    dumped = trace.model_dump(mode="json", fallback=str) if trace is not None else {}
     return ScenarioTracePage(
         run_id=run_id,
         run_name=stored.run_name,
         scenario=stored.result,
-        interactions=[_interaction(i) for i in trace.get("interactions") or []],
-        annotations=trace.get("annotations") or {},
+        interactions=[_interaction(i) for i in dumped.get("interactions") or []],
+        annotations=dumped.get("annotations") or {},
     )
 
 

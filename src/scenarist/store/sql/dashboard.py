@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from sqlalchemy import func, select
 
 from scenarist._status import FAILING
+from scenarist.runlog import ScenarioRecord, decode_scenario_record
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
 from scenarist.store.sql.views import CheckResultView, ScenarioResultView
@@ -79,7 +80,7 @@ class StoredScenarioResult(BaseModel):
     run_kind: str
     run_name: str | None
     result: ScenarioResultView
-    document: dict[str, Any] | None
+    document: ScenarioRecord | None
 
 
 async def _window_start(db: Database, window: int) -> datetime | None:
@@ -221,5 +222,7 @@ async def scenario_result(db: Database, run_id: str, position: int) -> StoredSce
         run_kind=data["run_kind"],
         run_name=data["run_name"],
         result=ScenarioResultView.model_validate(data),
-        document=json.loads(document) if document else None,
+        document=decode_scenario_record(document, source=f"stored record {run_id}/{position}")
+        if document
+        else None,
     )

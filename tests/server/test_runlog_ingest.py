@@ -1,6 +1,6 @@
 """The one run-log codec through the server's ingest (``POST /api/runs``) and the remote
 upload (``RemoteStore.upload_run_log`` against a real server): the same logs are accepted
-and refused, with the same messages, as ``scenarist report`` (tests/test_runlog.py)."""
+and refused, with the same messages, as ``scenarist report`` (tests/test_runlog_codec.py)."""
 
 from __future__ import annotations
 

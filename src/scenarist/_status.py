@@ -1,4 +1,11 @@
-"""Outcome enums and the one roll-up rule every result level uses."""
+"""Outcome enums, the status sets, the one roll-up rule, the pass rate and the summary line.
+
+Every level (check, step, scenario, suite; the CLI, the pytest plugin, the console report,
+the store and the dashboard) counts statuses through this module, so "passed", "failing"
+and "pass rate" mean one thing everywhere. The enums are the source; the sets hold their
+members (a ``StrEnum`` member equals and hashes as its string, so a plain ``"fail"`` read
+back from a database is found too).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,21 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import TypeVar
 
-__all__ = ["CheckStatus", "ScenarioStatus", "TestCaseStatus", "rollup"]
+__all__ = [
+    "DECIDED",
+    "FAILING",
+    "SKIPPED",
+    "CheckStatus",
+    "ScenarioStatus",
+    "TestCaseStatus",
+    "format_rate",
+    "is_failing",
+    "pass_rate",
+    "pass_rate_of",
+    "rollup",
+    "summary_counts",
+    "summary_line",
+]
 
 
 class CheckStatus(StrEnum):
@@ -59,3 +80,53 @@ def rollup(statuses: Iterable[str], as_type: type[S]) -> S:
     if seen and only_skips:
         return as_type.SKIP
     return as_type.PASS
+
+
+#: Statuses that count against a run: the check (or scenario) failed, or could not run.
+FAILING: frozenset[str] = frozenset({CheckStatus.FAIL, CheckStatus.ERROR})
+#: The status of what was not evaluated.
+SKIPPED: frozenset[str] = frozenset({CheckStatus.SKIP})
+#: Statuses the pass rate is computed over (everything but SKIP; an ERROR counts).
+DECIDED: frozenset[str] = frozenset({CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.ERROR})
+
+
+def is_failing(status: str) -> bool:
+    """FAIL or ERROR."""
+    return status in FAILING
+
+
+def pass_rate(passed: int, decided: int) -> float | None:
+    """``passed / decided`` (decided = passed + failed + errored); ``None`` when 0."""
+    return passed / decided if decided else None
+
+
+def pass_rate_of(statuses: Iterable[str]) -> float | None:
+    """The pass rate of some statuses: passed over the non-skipped ones."""
+    passed = decided = 0
+    for status in statuses:
+        if status in DECIDED:
+            decided += 1
+            passed += status == CheckStatus.PASS
+    return pass_rate(passed, decided)
+
+
+def format_rate(rate: float | None) -> str:
+    """A pass rate as shown to people: ``50.0%``, or ``—`` when nothing was evaluated."""
+    return "—" if rate is None else f"{rate * 100:.1f}%"
+
+
+def summary_counts(total: int, passed: int, failed: int, errored: int, skipped: int) -> str:
+    """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped`` (``1 scenario: ...``)."""
+    return (
+        f"{total} scenario{'' if total == 1 else 's'}: {passed} passed, {failed} failed, "
+        f"{errored} errored, {skipped} skipped"
+    )
+
+
+def summary_line(
+    total: int, passed: int, failed: int, errored: int, skipped: int, rate: float | None
+) -> str:
+    """The counts and the pass rate: what the CLI, the pytest plugin and the dashboard print,
+    ``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``."""
+    counts = summary_counts(total, passed, failed, errored, skipped)
+    return f"{counts} | pass rate {format_rate(rate)}"

@@ -3,6 +3,7 @@
     ScenaristError
     ├── UserError                  misuse of the API, raised early with the fix
     │   ├── SerializationError     something that cannot be written as JSON (a callable)
+    │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
     ├── TestCaseError              a step could not be produced (carried as data on results)
@@ -54,6 +55,7 @@ __all__ = [
     "ReplayMissError",
     "ReplayNoMockError",
     "RequestError",
+    "RunLogError",
     "ScenaristError",
     "SendError",
     "SerializationError",
@@ -78,6 +80,24 @@ class SerializationError(UserError):
 
 class PathSyntaxError(UserError):
     """A ``trace.…`` path that cannot be parsed; the message shows where."""
+
+
+class RunLogError(UserError):
+    """A run log (a file or a request body) that cannot be read; says where and how to fix it."""
+
+    # ``fields``: the invalid fields (``{"field", "message", "type"}``, ``field`` a dotted
+    # path such as ``scenarios.0.index``); ``invalid_json``: a record is not JSON.
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        fields: list[dict[str, str]] | None = None,
+        invalid_json: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.fields = fields or []
+        self.invalid_json = invalid_json
 
 
 class TestCaseError(ScenaristError):

@@ -241,16 +241,8 @@ def summary_lines(state: SessionState) -> list[str]:
     lines = []
     if state.results:
         result = _suite_result(state)
-        rate = result.pass_rate
         cost = result.cost_usd
-        lines.append(
-            f"{len(result.results)} scenarios: {result.passed_count} passed, "
-            f"{result.failed_count} failed, {result.errored_count} errored, "
-            f"{result.skipped_count} skipped | pass rate "
-            + ("—" if rate is None else f"{rate * 100:.1f}%")
-            + " | cost "
-            + ("—" if cost is None else f"${cost:.4f}")
-        )
+        lines.append(result.summary_line() + " | cost " + ("—" if cost is None else f"${cost:.4f}"))
         verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
         if verdicts:
             totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}

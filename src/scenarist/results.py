@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
 from scenarist._construct import construct
-from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus, rollup
+from scenarist._status import (
+    FAILING,
+    CheckStatus,
+    ScenarioStatus,
+    TestCaseStatus,
+    pass_rate,
+    pass_rate_of,
+    rollup,
+    summary_line,
+)
 from scenarist.stats import pass_at_k, pass_hat_k
 from scenarist.trace import Trace
 
@@ -67,8 +76,20 @@ class Metric(BaseModel):
     value: float
 
 
+def _unset(value: object) -> bool:
+    return value is None
+
+
 class CheckResult(_Renderable):
-    """The verdict of one check: a status, a message, metrics and details."""
+    """The verdict of one check: a status, a message, metrics and details.
+
+    The runner also stamps which check it was: ``kind`` (its registered kind), ``name``
+    and ``duration_ms``. These are ours, typed, keyword-only and ``None`` by default, and
+    left out of ``model_dump()`` while ``None``, so a ``CheckResult(...)`` built by hand
+    constructs and dumps exactly as in giskard-checks. Like giskard-checks, the runner
+    also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
+    ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
+    """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -76,6 +97,12 @@ class CheckResult(_Renderable):
     message: str | None = None
     metrics: list[Metric] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's registered kind (``"equals"``, ``"fn"``...), stamped by the runner."""
+    name: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's ``name``, stamped by the runner."""
+    duration_ms: int | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """How long the check took, stamped by the runner."""
 
     @classmethod
     def _make(
@@ -92,6 +119,9 @@ class CheckResult(_Renderable):
                 "message": message,
                 "metrics": list(metrics or ()),
                 "details": details or {},
+                "kind": None,
+                "name": None,
+                "duration_ms": None,
             },
         )
 
@@ -154,7 +184,13 @@ class CheckResult(_Renderable):
     @property
     def label(self) -> str:
         """The check's display name: its ``name``, else its kind, else ``"check"``."""
-        return str(self.details.get("check_name") or self.details.get("check_kind") or "check")
+        return str(
+            self.name
+            or self.kind
+            or self.details.get("check_name")
+            or self.details.get("check_kind")
+            or "check"
+        )
 
 
 class StepError(BaseModel):
@@ -201,7 +237,7 @@ class TestCaseResult(_Renderable):
     @property
     def failures_and_errors(self) -> list[CheckResult]:
         """The check results that failed or errored, in order."""
-        return [r for r in self.results if r.status in (CheckStatus.FAIL, CheckStatus.ERROR)]
+        return [r for r in self.results if r.status in FAILING]
 
     def format_failures(self) -> str:
         """One line per failed or errored check (and the step error, if any)."""
@@ -311,7 +347,7 @@ class ScenarioResult(_Renderable):
         return [r for step in self.steps for r in step.failures_and_errors]
 
     def format_failures(self) -> str:
-        return "\n".join(s.format_failures() for s in self.steps if s.status in ("fail", "error"))
+        return "\n".join(s.format_failures() for s in self.steps if s.status in FAILING)
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
@@ -351,7 +387,7 @@ class GroupStats(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def pass_rate(self) -> float | None:
-        return self.passed / self.non_skipped if self.non_skipped else None
+        return pass_rate(self.passed, self.non_skipped)
 
     @property
     def display_name(self) -> str:
@@ -398,8 +434,19 @@ class SuiteResult(_Renderable):
     @property
     def pass_rate(self) -> float | None:
         """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
-        evaluated = len(self.results) - self.skipped_count
-        return self.passed_count / evaluated if evaluated else None
+        return pass_rate_of(r.status for r in self.results)
+
+    def summary_line(self) -> str:
+        """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
+        line the CLI, the pytest plugin and the dashboard show for a run."""
+        return summary_line(
+            len(self.results),
+            self.passed_count,
+            self.failed_count,
+            self.errored_count,
+            self.skipped_count,
+            self.pass_rate,
+        )
 
     @property
     def status(self) -> ScenarioStatus:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from scenarist._status import pass_rate_of as _pass_rate_of
+
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
@@ -108,10 +110,7 @@ class _ResultOutcome:
 
 def pass_rate_of(outcomes: Sequence[Outcome]) -> float | None:
     """Passed / non-skipped (an error counts), as ``SuiteResult.pass_rate``."""
-    evaluated = [o for o in outcomes if o.status_text != "skip"]
-    if not evaluated:
-        return None
-    return sum(o.status_text == "pass" for o in evaluated) / len(evaluated)
+    return _pass_rate_of(o.status_text for o in outcomes)
 
 
 def compare_outcomes(

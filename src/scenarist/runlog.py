@@ -11,6 +11,14 @@ The models are the source of truth. ``src/scenarist/schemas/runlog.schema.json``
 generated from them (``python -m scenarist.runlog``) and a test checks it is current, so
 any change to the contract shows up in review. Readers accept older versions: each line
 is upgraded through :data:`MIGRATIONS` before validation.
+
+This module is the one codec of the format: :func:`read_jsonl` / :func:`decode_text` (a
+file), :func:`decode_records` (its records as JSON objects) and :func:`decode_body` (the
+``{"header", "scenarios", "footer"}`` object ``POST /api/runs`` takes) all migrate and
+validate through the same code, so the CLI, the server's ingest and the remote upload
+accept and refuse the same logs, with the same messages (a
+:class:`~scenarist.errors.RunLogError` naming the file or request body, the line or record
+and the field, and the fix).
 """
 
 from __future__ import annotations
@@ -21,17 +29,17 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
 from scenarist._version import __version__
-from scenarist.errors import UserError
+from scenarist.errors import RunLogError
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = [
@@ -45,13 +53,17 @@ __all__ = [
     "RunSettings",
     "ScenarioRecord",
     "collect_environment",
+    "decode_body",
+    "decode_records",
+    "decode_scenario_record",
+    "decode_text",
     "json_schema",
     "read_jsonl",
     "run_log_from_suite_result",
     "write_jsonl",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "runlog.schema.json"
 _PACKAGES = ("scenarist", "pydantic", "rich", "anyio")
 
@@ -141,6 +153,11 @@ RunLogRecord = Annotated[
     RunLogHeader | ScenarioRecord | RunLogFooter, Field(discriminator="record_type")
 ]
 _RECORD: TypeAdapter[RunLogHeader | ScenarioRecord | RunLogFooter] = TypeAdapter(RunLogRecord)
+_MODELS: dict[str, type[RunLogHeader | ScenarioRecord | RunLogFooter]] = {
+    "header": RunLogHeader,
+    "scenario": ScenarioRecord,
+    "footer": RunLogFooter,
+}
 
 
 class RunLog(BaseModel):
@@ -149,6 +166,12 @@ class RunLog(BaseModel):
     header: RunLogHeader
     scenarios: list[ScenarioRecord] = Field(default_factory=list)
     footer: RunLogFooter | None = None
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """What reading the log left out (a last line cut off mid-write), for people."""
+        return self._notes
 
     def records(self) -> list[RunLogHeader | ScenarioRecord | RunLogFooter]:
         footer = [self.footer] if self.footer is not None else []
@@ -217,27 +240,222 @@ def write_jsonl(
             handle.write(record.model_dump_json(fallback=str) + "\n")
 
 
-def read_jsonl(path: str | PathLike[str]) -> RunLog:
-    """Read a run log written by any version of scenarist, migrating old records."""
-    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    if not lines:
-        raise UserError(f"run log {str(path)!r} is empty; expected a header line first")
-    raw = [json.loads(line) for line in lines]
+def read_jsonl(path: str | PathLike[str], *, require_run_id: bool = False) -> RunLog:
+    """Read a run log file written by any version of scenarist (see :func:`decode_text`)."""
+    return decode_text(
+        Path(path).read_text(encoding="utf-8"),
+        source=f"run log {str(path)!r}",
+        require_run_id=require_run_id,
+    )
+
+
+def decode_text(text: str, *, source: str = "run log", require_run_id: bool = False) -> RunLog:
+    """The run log in ``text`` (JSON Lines): parsed, migrated and validated.
+
+    A last line cut off mid-write (a run interrupted while writing it: no final newline,
+    not JSON) is dropped and :attr:`RunLog.notes` says so; any other line that is not JSON
+    raises :class:`~scenarist.errors.RunLogError` naming ``source`` and the line.
+    """
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    raw: list[Any] = []
+    notes: list[str] = []
+    for position, (number, line) in enumerate(numbered):
+        try:
+            raw.append(json.loads(line))
+        except ValueError as exc:
+            if position == len(numbered) - 1 and not text.endswith("\n"):
+                notes.append(
+                    f"{source} line {number} was cut off mid-write (the run was interrupted) "
+                    "and is left out"
+                )
+                break
+            raise RunLogError(
+                f"{source} line {number} is not valid JSON ({exc}); the file is damaged: "
+                f"fix or delete line {number}, or write the log again with `scenarist run`",
+                invalid_json=True,
+            ) from exc
+    lines = [number for number, _ in numbered[: len(raw)]]
+    log = _decode(raw, source, lambda index: f"line {lines[index]}", require_run_id)
+    log.notes.extend(notes)
+    return log
+
+
+def decode_records(
+    records: Sequence[Any], *, source: str = "request body", require_run_id: bool = False
+) -> RunLog:
+    """The run log made of ``records`` (the JSON objects of its lines, header first), e.g.
+    as a server receives them: migrated and validated exactly as :func:`decode_text` does."""
+    return _decode(list(records), source, lambda index: f"record {index}", require_run_id)
+
+
+def decode_body(body: Any, *, source: str = "request body", require_run_id: bool = True) -> RunLog:
+    """The run log in a ``{"header", "scenarios", "footer"}`` object (what
+    :meth:`RunLog.model_dump` gives and ``POST /api/runs`` takes). Records without
+    ``record_type`` take the one their place says."""
+    if not isinstance(body, dict) or not isinstance(body.get("header"), dict):
+        raise RunLogError(
+            f"{source}: a run log is an object with a 'header' object",
+            fields=[_field("header", "a run log is an object with a 'header' object", "missing")],
+        )
+    scenarios = body.get("scenarios") or []
+    if not isinstance(scenarios, list):
+        raise RunLogError(
+            f"{source}: 'scenarios' must be a list of scenario records",
+            fields=[_field("scenarios", "must be a list of scenario records", "list_type")],
+        )
+    footer = body.get("footer")
+    placed = [
+        ("header", body["header"]),
+        *(("scenario", record) for record in scenarios),
+        *([("footer", footer)] if footer is not None else []),
+    ]
+    records = [
+        {"record_type": kind, **record} if isinstance(record, dict) else record
+        for kind, record in placed
+    ]
+    return decode_records(records, source=source, require_run_id=require_run_id)
+
+
+_FIX = "fix the record, or write the log again with `scenarist run`"
+
+
+def _field(field: str, message: str, kind: str) -> dict[str, str]:
+    return {"field": field, "message": message, "type": kind}
+
+
+def _decode(
+    raw: list[Any], source: str, where: Callable[[int], str], require_run_id: bool
+) -> RunLog:
+    """Migrate then validate the records of a run log; every entry point ends here."""
+    if not raw:
+        raise RunLogError(f"{source} is empty; expected a header line first")
+    for index, record in enumerate(raw):
+        if not isinstance(record, dict):
+            raise RunLogError(
+                f"{source} {where(index)} is {type(record).__name__} {record!r:.60}, not a JSON "
+                f"object; {_FIX}",
+                fields=[_field(_record_path(raw, index), "not a JSON object", "dict_type")],
+            )
     version = raw[0].get("format_version", 0)
     if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise UserError(
-            f"run log {str(path)!r} has format_version {version!r}, newer than this "
-            f"scenarist supports ({FORMAT_VERSION}); upgrade scenarist to read it"
+        raise RunLogError(
+            f"{source} has format_version {version!r}, newer than this scenarist supports "
+            f"({FORMAT_VERSION}); upgrade scenarist to read it",
+            fields=[_field("header.format_version", "newer than supported", "version")],
+        )
+    if require_run_id and (not isinstance(raw[0].get("run_id"), str) or not raw[0]["run_id"]):
+        # a made-up run id would store a retried upload twice
+        raise RunLogError(
+            f"{source} {where(0)}: the header has no run_id; give it the run's id",
+            fields=[_field("header.run_id", "Field required", "missing")],
         )
     for step in range(version, FORMAT_VERSION):
         raw = MIGRATIONS[step](raw)
-    parsed = [_RECORD.validate_python(item) for item in raw]
-    header = parsed[0]
-    if not isinstance(header, RunLogHeader):
-        raise UserError(f"run log {str(path)!r} does not start with a header line")
-    scenarios = [r for r in parsed if isinstance(r, ScenarioRecord)]
-    footers = [r for r in parsed if isinstance(r, RunLogFooter)]
-    return RunLog(header=header, scenarios=scenarios, footer=footers[-1] if footers else None)
+    header: RunLogHeader | None = None
+    scenarios: list[ScenarioRecord] = []
+    footer: RunLogFooter | None = None
+    for index, record in enumerate(raw):
+        kind = record.get("record_type")
+        model = _MODELS.get(kind) if isinstance(kind, str) else None
+        path = _record_path(raw, index)
+        if model is None or (index == 0) != (model is RunLogHeader):
+            wanted = "'header'" if index == 0 else "'scenario' or 'footer'"
+            raise RunLogError(
+                f"{source} {where(index)}: record_type is {kind!r}, expected {wanted} "
+                f"{'(a run log starts with its header)' if index == 0 else 'here'}; {_FIX}",
+                fields=[_field(f"{path}.record_type", f"expected {wanted}", "record_type")],
+            )
+        try:
+            parsed = model.model_validate(record)
+        except ValidationError as exc:
+            fields = [
+                _field(
+                    ".".join(str(part) for part in (path, *error["loc"])),
+                    error["msg"],
+                    error["type"],
+                )
+                for error in exc.errors()
+            ]
+            first = fields[0]
+            more = f" (and {len(fields) - 1} more)" if len(fields) > 1 else ""
+            raise RunLogError(
+                f"{source} {where(index)}: field {first['field']}: {first['message']}{more}; "
+                f"{_FIX}",
+                fields=fields,
+            ) from exc
+        if isinstance(parsed, RunLogHeader):
+            header = parsed
+        elif isinstance(parsed, ScenarioRecord):
+            scenarios.append(parsed)
+        else:
+            footer = parsed  # the last footer wins
+    assert header is not None  # index 0 is a header, checked above
+    return RunLog(header=header, scenarios=scenarios, footer=footer)
+
+
+def decode_scenario_record(text: str | bytes, *, source: str = "stored record") -> ScenarioRecord:
+    """One scenario record from its JSON (e.g. a document the server stored before v2),
+    upgraded like the records of a run log (see :func:`_typed_check_identity`)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RunLogError(f"{source} is not valid JSON ({exc})", invalid_json=True) from exc
+    if not isinstance(data, dict):
+        raise RunLogError(f"{source} is not a JSON object")
+    try:
+        return ScenarioRecord.model_validate(_typed_check_identity(data))
+    except ValidationError as exc:
+        raise RunLogError(f"{source} is not a valid scenario record: {exc}") from exc
+
+
+_IDENTITY = (("kind", "check_kind"), ("name", "check_name"), ("duration_ms", "duration_ms"))
+
+
+def _typed_check_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """Check verdicts written before ``CheckResult.kind``/``name``/``duration_ms`` existed
+    carry them in ``details`` only; give them the typed fields."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return record
+    steps = result.get("steps")
+    if not isinstance(steps, list) or not any(
+        isinstance(step, dict)
+        and any(isinstance(c, dict) and "kind" not in c for c in step.get("results") or ())
+        for step in steps
+    ):
+        return record
+    upgraded_steps = []
+    for step in steps:
+        checks = step.get("results") if isinstance(step, dict) else None
+        if isinstance(checks, list):
+            step = {**step, "results": [_with_identity(c) for c in checks]}
+        upgraded_steps.append(step)
+    return {**record, "result": {**result, "steps": upgraded_steps}}
+
+
+def _with_identity(check: Any) -> Any:
+    if not isinstance(check, dict) or not isinstance(check.get("details"), dict):
+        return check
+    details = check["details"]
+    filled = {
+        typed: details[free]
+        for typed, free in _IDENTITY
+        if typed not in check and details.get(free) is not None
+    }
+    return {**check, **filled} if filled else check
+
+
+def _record_path(raw: list[Any], index: int) -> str:
+    """``header``, ``scenarios.<k>`` or ``footer``: where the record sits in a run log."""
+    if index == 0:
+        return "header"
+    kind = raw[index].get("record_type") if isinstance(raw[index], dict) else None
+    if kind == "footer":
+        return "footer"
+    before = sum(
+        1 for r in raw[1:index] if not (isinstance(r, dict) and r.get("record_type") == "footer")
+    )
+    return f"scenarios.{before}"
 
 
 def _v0_to_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -255,8 +473,19 @@ def _v0_to_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return upgraded
 
 
+def _v1_to_v2(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v1: check verdicts carried their identity in ``details`` only (``check_kind``,
+    ``check_name``, ``duration_ms``); v2 has the typed ``kind``, ``name``, ``duration_ms``."""
+    header, *rest = records
+    upgraded = [_typed_check_identity(r) if r.get("record_type") == "scenario" else r for r in rest]
+    return [{**header, "format_version": 2}, *upgraded]
+
+
 #: ``MIGRATIONS[v]`` turns the raw JSON lines of format ``v`` into format ``v + 1``.
-MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {0: _v0_to_v1}
+MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
+    0: _v0_to_v1,
+    1: _v1_to_v2,
+}
 
 
 def collect_environment() -> RunEnvironment:

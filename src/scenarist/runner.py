@@ -102,12 +102,25 @@ _ASYNC_RUN: dict[type[Check], bool] = {}
 
 
 def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
+    """The verdict with the check's identity: typed fields, and (as giskard-checks does)
+    the same in ``details`` for code that reads them there."""
+    return _identified(result, check.kind, check.name, check.description, duration_ms)
+
+
+def _identified(
+    result: CheckResult,
+    kind: str,
+    name: str | None,
+    description: str | None,
+    duration_ms: float | None,
+) -> CheckResult:
     details = dict(result.details)
-    if duration_ms is not None:
-        details["duration_ms"] = round(duration_ms)
-    details["check_kind"] = check.kind
-    details["check_name"] = check.name
-    details["check_description"] = check.description
+    took = None if duration_ms is None else round(duration_ms)
+    if took is not None:
+        details["duration_ms"] = took
+    details["check_kind"] = kind
+    details["check_name"] = name
+    details["check_description"] = description
     return construct(
         CheckResult,
         {
@@ -115,6 +128,9 @@ def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> Chec
             "message": result.message,
             "metrics": result.metrics,
             "details": details,
+            "kind": kind,
+            "name": name,
+            "duration_ms": took,
         },
     )
 
@@ -225,12 +241,7 @@ def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseRes
     if step.checks:
         results = [_stamp(CheckResult.skip(message), c, None) for c in step.checks]
     else:
-        results = [
-            CheckResult.skip(
-                message,
-                details={"check_kind": "step", "check_name": "step", "check_description": None},
-            )
-        ]
+        results = [_identified(CheckResult.skip(message), "step", "step", None, None)]
     return construct(
         TestCaseResult,
         {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},

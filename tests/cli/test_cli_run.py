@@ -108,9 +108,8 @@ def test_verdict_line_and_exit_code_never_disagree(
     assert outcome.line.startswith(
         f"scenarist: {WORD[outcome.exit_code]} (exit {outcome.exit_code})"
     )
-    counts = (
-        f"{len(statuses)} scenarios: {result.passed_count} passed, {result.failed_count} failed"
-    )
+    noun = "scenario" if len(statuses) == 1 else "scenarios"
+    counts = f"{len(statuses)} {noun}: {result.passed_count} passed, {result.failed_count} failed"
     assert counts in outcome.line
     if file_errors:
         assert outcome.exit_code == 2

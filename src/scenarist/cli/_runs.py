@@ -7,6 +7,7 @@ database (:mod:`scenarist.store.location`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from scenarist.errors import UserError
@@ -44,13 +45,12 @@ def find_run_log(reference: str, *, exclude: str | None = None) -> Path:
 
 
 def load_run_log(reference: str, *, exclude: str | None = None) -> RunLog:
-    path = find_run_log(reference, exclude=exclude)
-    try:
-        return read_jsonl(path)
-    except UserError:
-        raise
-    except ValueError as exc:  # JSON or validation errors in a hand-edited file
-        raise UserError(f"{path}: not a readable run log: {' '.join(str(exc).split())}") from exc
+    """The run log ``reference`` names (see :func:`find_run_log`); what reading it left out
+    (a last line cut off mid-write) is noted on stderr."""
+    log = read_jsonl(find_run_log(reference, exclude=exclude))
+    for note in log.notes:
+        sys.stderr.write(f"note: {note}\n")
+    return log
 
 
 def save_run_log(log: RunLog, path: Path) -> None:

@@ -60,12 +60,7 @@ def verdict(
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring)."""
     rate = result.pass_rate
-    counts = (
-        f"{len(result.results)} scenarios: {result.passed_count} passed, "
-        f"{result.failed_count} failed, {result.errored_count} errored, "
-        f"{result.skipped_count} skipped | pass rate "
-        + ("—" if rate is None else f"{rate * 100:.1f}%")
-    )
+    counts = result.summary_line()
     threshold = "" if fail_under is None else f"{fail_under * 100:.1f}%"
     if file_errors:
         code, word = 2, "ERROR"

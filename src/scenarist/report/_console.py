@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scenarist._status import FAILING, format_rate
 from scenarist.results import (
     CheckResult,
     GroupedSuiteResult,
@@ -100,7 +101,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     yield Rule(Text("Suite Results"))
     yield Text.assemble(*((_DOT[r.status], STATUS_STYLE[r.status]) for r in result.results))
     yield Text()
-    failing = [r for r in result.results if r.status in ("fail", "error")]
+    failing = [r for r in result.results if r.status in FAILING]
     if failing:
         yield Rule(Text("FAILURES"), characters="=")
         limit = max_reported_failures()
@@ -142,7 +143,7 @@ def _summary_line(result: SuiteResult) -> Text:
             line.append(", ")
             line.append(f"{count} {word}", STATUS_STYLE[status])
     rate = result.pass_rate
-    line.append(f" | Pass Rate: {'—' if rate is None else f'{rate * 100:.1f}%'}")
+    line.append(f" | Pass Rate: {format_rate(rate)}")
     if result.repeat > 1:
         at_k, hat_k = result.pass_at_k or 0.0, result.pass_hat_k or 0.0
         line.append(f" | Repeat: {result.repeat} (pass@k {at_k:.2f}, pass^k {hat_k:.2f})")
@@ -234,7 +235,7 @@ def _step_rows(step: TestCaseResult, label: str) -> list[tuple[str, str, str]]:
 def _failing_rows(result: ScenarioResult) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     for index, step in enumerate(result.steps, start=1):
-        rows.extend(r for r in _step_rows(step, f"step {index}") if r[1] in ("fail", "error"))
+        rows.extend(r for r in _step_rows(step, f"step {index}") if r[1] in FAILING)
     return rows
 
 

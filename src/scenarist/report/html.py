@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from scenarist._status import FAILING
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_html"]
@@ -71,7 +72,7 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
 def _scenario(result: ScenarioResult) -> str:
     status = result.status.value
     tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in result.tags)
-    opened = " open" if status in ("fail", "error") else ""
+    opened = " open" if status in FAILING else ""
     body = "".join(_steps(result))
     return (
         f'<details{opened}><summary><span class="{_e(status)}">{_e(status.upper())}</span> '

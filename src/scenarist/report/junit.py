@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ET
 from os import PathLike
 from pathlib import Path
 
+from scenarist._status import FAILING, SKIPPED
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_junit_xml"]
@@ -114,7 +115,7 @@ def _problems(scenario: ScenarioResult) -> list[tuple[str, str]]:
 
 def _problem_lines(scenario: ScenarioResult) -> list[str]:
     """One line per failing, erroring (or, for a skipped scenario, skipped) check."""
-    statuses = ("skip",) if scenario.status == "skip" else ("fail", "error")
+    statuses = SKIPPED if scenario.status == "skip" else FAILING
     lines = []
     for index, step in enumerate(scenario.steps, start=1):
         if step.error is not None:

@@ -78,11 +78,13 @@ def validation_fields(errors: Any, prefix: tuple[Any, ...] = ()) -> list[dict[st
     return fields
 
 
-def payload_error(fields: list[dict[str, Any]]) -> JSONResponse:
-    first = fields[0] if fields else {"field": "(body)", "message": "invalid"}
-    message = f"{first['field']}: {first['message']}"
-    if len(fields) > 1:
-        message += f" (and {len(fields) - 1} more)"
+def payload_error(fields: list[dict[str, Any]], *, message: str | None = None) -> JSONResponse:
+    """422 ``invalid_payload`` listing ``fields``; ``message`` defaults to the first one."""
+    if message is None:
+        first = fields[0] if fields else {"field": "(body)", "message": "invalid"}
+        message = f"{first['field']}: {first['message']}"
+        if len(fields) > 1:
+            message += f" (and {len(fields) - 1} more)"
     return error_response(422, message, fields=fields)
 
 

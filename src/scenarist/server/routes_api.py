@@ -8,12 +8,12 @@ import json
 from typing import Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import ValidationError
 
 from scenarist._version import __version__
-from scenarist.runlog import FORMAT_VERSION, MIGRATIONS, RunLog
+from scenarist.errors import RunLogError
+from scenarist.runlog import RunLog, decode_body, decode_text
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
-from scenarist.server._errors import error_response, payload_error, validation_fields
+from scenarist.server._errors import error_response, payload_error
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -69,64 +69,20 @@ _RUN_LOG_BODY = {
 }
 
 
-class _BadLog(Exception):
-    def __init__(self, status: int, message: str, fields: list[dict[str, Any]] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.fields = fields
-
-
-def _records(raw: bytes, content_type: str) -> list[Any]:
-    """The run log's records (header first) from a JSON object or JSON Lines."""
+def _run_log(raw: bytes, content_type: str) -> RunLog:
+    """The run log in a request body (a JSON object, or JSON Lines), through the one codec."""
+    source = "request body"
+    if "ndjson" in content_type or "jsonl" in content_type:
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError as exc:
+            raise RunLogError(f"{source} is not UTF-8 text: {exc}", invalid_json=True) from exc
+        return decode_text(text, source=source, require_run_id=True)
     try:
-        if "ndjson" in content_type or "jsonl" in content_type:
-            return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _BadLog(400, f"the request body is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
-        raise _BadLog(422, "header: a run log is an object with a 'header' object")
-    scenarios = data.get("scenarios") or []
-    if not isinstance(scenarios, list):
-        raise _BadLog(422, "scenarios: must be a list of scenario records")
-    footer = data.get("footer")
-    return [data["header"], *scenarios, *([footer] if footer is not None else [])]
-
-
-def _run_log(records: list[Any]) -> RunLog:
-    """Migrate old records (as ``read_jsonl`` does) and validate."""
-    if not records or not all(isinstance(r, dict) for r in records):
-        raise _BadLog(422, "a run log is a header record followed by scenario records")
-    if not isinstance(records[0].get("run_id"), str) or not records[0]["run_id"]:
-        # required here (the model would make one up): a retried upload must not double
-        raise _BadLog(
-            422,
-            "invalid run log",
-            [{"field": "header.run_id", "message": "Field required", "type": "missing"}],
-        )
-    version = records[0].get("format_version", 0)
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise _BadLog(
-            422,
-            f"header.format_version: {version!r} is newer than this server supports "
-            f"({FORMAT_VERSION}); upgrade the server",
-        )
-    for step in range(version, FORMAT_VERSION):
-        records = MIGRATIONS[step](records)
-    records = [{**r} for r in records]
-    for record in records[1:]:
-        record.setdefault("record_type", "scenario")
-    scenarios = [r for r in records[1:] if r.get("record_type") == "scenario"]
-    footers = [r for r in records[1:] if r.get("record_type") == "footer"]
-    data = {
-        "header": records[0],
-        "scenarios": scenarios,
-        "footer": footers[-1] if footers else None,
-    }
-    try:
-        return RunLog.model_validate(data)
-    except ValidationError as exc:
-        raise _BadLog(422, "invalid run log", validation_fields(exc.errors())) from exc
+        raise RunLogError(f"the {source} is not valid JSON: {exc}", invalid_json=True) from exc
+    return decode_body(data, source=source, require_run_id=True)
 
 
 @router.post(
@@ -139,13 +95,13 @@ async def post_run(request: Request, response: Response, store: Store) -> Any:
     """Ingest a whole run log in one transaction. The same run id again is stored once
     (200 with ``created: false``); the first upload answers 201."""
     try:
-        log = _run_log(_records(await request.body(), request.headers.get("content-type", "")))
-    except _BadLog as exc:
+        log = _run_log(await request.body(), request.headers.get("content-type", ""))
+    except RunLogError as exc:
+        if exc.invalid_json:
+            return error_response(400, str(exc), code="invalid_json")
         if exc.fields:
-            return payload_error(exc.fields)
-        return error_response(
-            exc.status, str(exc), code="invalid_json" if exc.status == 400 else None
-        )
+            return payload_error(exc.fields, message=str(exc))
+        return error_response(422, str(exc))
     result = await store.ingest_run_log(log)
     response.status_code = 201 if result.created else 200
     return result

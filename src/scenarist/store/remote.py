@@ -34,7 +34,7 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from scenarist._jsonable import to_json_value
-from scenarist.errors import RequestError, SendError, UserError
+from scenarist.errors import RequestError, SendError
 from scenarist.store.spool import PayloadKind, Spool, SpooledPayload, SyncResult, sync_spool
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
@@ -250,18 +250,16 @@ class RemoteStore:
         last line cut off mid-write is left out. Uploading the complete log later replaces
         the incomplete run; the same log twice is stored once.
         """
-        records = (
-            read_run_log_records(source)
-            if isinstance(source, str | os.PathLike)
-            else [json.loads(r.model_dump_json(fallback=str)) for r in source.records()]
-        )
-        header = records[0]
-        scenarios = [r for r in records[1:] if r.get("record_type") != "footer"]
-        footer = next((r for r in records[1:] if r.get("record_type") == "footer"), None)
-        body = {"header": header, "scenarios": scenarios, "footer": footer}
-        run_id = str(header.get("run_id") or "")
-        if not run_id:
-            raise UserError("the run log's header has no run_id; it cannot be uploaded once")
+        if isinstance(source, str | os.PathLike):
+            from scenarist.runlog import read_jsonl
+
+            source = read_jsonl(source, require_run_id=True)
+            for note in source.notes:
+                logger.warning("%s", note)
+        body = json.loads(source.model_dump_json(fallback=str))
+        run_id = source.header.run_id
+        footer = source.footer
+        scenarios = source.scenarios
         answer, spooled = await self._send("run_log", run_id, "POST", "/api/runs", body)
         return UploadResult(
             run_id=run_id,
@@ -296,21 +294,13 @@ def _retry_after(response: Any, default: float) -> float:
 
 
 def read_run_log_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The records of a run log file; a last line cut off mid-write is left out."""
-    text = Path(path).read_text(encoding="utf-8")
-    lines = [line for line in text.splitlines() if line.strip()]
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            if number == len(lines) and not text.endswith("\n"):
-                break  # the run stopped while writing this line
-            raise UserError(f"{str(path)!r} line {number} is not valid JSON: {exc}") from exc
-        records.append(record)
-    if not records or not isinstance(records[0], dict) or "run_id" not in records[0]:
-        raise UserError(f"{str(path)!r} is not a run log: it must start with a header line")
-    return records
+    """The records of a run log file as JSON objects, read through the one codec
+    (:func:`scenarist.runlog.read_jsonl`: migrated, validated; a last line cut off
+    mid-write is left out)."""
+    from scenarist.runlog import read_jsonl
+
+    log = read_jsonl(path, require_run_id=True)
+    return [json.loads(record.model_dump_json(fallback=str)) for record in log.records()]
 
 
 def _message(response: Any) -> str:

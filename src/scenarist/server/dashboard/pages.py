@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from scenarist._status import pass_rate_of, summary_line
 from scenarist._version import __version__
 from scenarist.store.sql import dashboard as queries
 from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
@@ -204,10 +205,6 @@ def _label(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M") if at else "?"
 
 
-def _rate(passed: int, total: int) -> float | None:
-    return passed / total if total else None
-
-
 async def overview_page(
     store: SqlStore, *, cursor: str | None = None, limit: int = 30
 ) -> OverviewPage:
@@ -250,19 +247,22 @@ async def overview_page(
 def _summary(run: RunSummary) -> str:
     """The terminal report's verdict line, in words."""
     parts = [
-        f"{run.total_count} scenario{'s' if run.total_count != 1 else ''}: "
-        f"{run.passed_count} passed, {run.failed_count} failed, "
-        f"{run.errored_count} errored, {run.skipped_count} skipped"
+        summary_line(
+            run.total_count,
+            run.passed_count,
+            run.failed_count,
+            run.errored_count,
+            run.skipped_count,
+            run.pass_rate,
+        )
     ]
-    if run.pass_rate is not None:
-        parts.append(f"pass rate {run.pass_rate:.1%}")
     if run.duration_ms is not None:
         parts.append(f"{run.duration_ms / 1000:.2f} s")
     if run.cost_usd is not None:
         parts.append(f"${run.cost_usd:.4f}")
     if not run.complete:
         parts.append("incomplete")
-    return " · ".join(parts)
+    return " | ".join(parts)
 
 
 async def run_page(
@@ -281,10 +281,7 @@ async def run_page(
             tag=label,
             total=len(members),
             passed=sum(s.status == "pass" for s in members),
-            pass_rate=_rate(
-                sum(s.status == "pass" for s in members),
-                sum(s.status in ("pass", "fail", "error") for s in members),
-            ),
+            pass_rate=pass_rate_of(s.status for s in members),
         )
         for label, members in sorted(by_tag.items())
     ]
@@ -405,13 +402,14 @@ async def scenario_trace_page(
     stored = await queries.scenario_result(store, run_id, position)
     if stored is None:
         return None
-    trace = ((stored.document or {}).get("result") or {}).get("final_trace") or {}
+    trace = stored.document.result.final_trace if stored.document is not None else None
+    dumped = trace.model_dump(mode="json", fallback=str) if trace is not None else {}
     return ScenarioTracePage(
         run_id=run_id,
         run_name=stored.run_name,
         scenario=stored.result,
-        interactions=[_interaction(i) for i in trace.get("interactions") or []],
-        annotations=trace.get("annotations") or {},
+        interactions=[_interaction(i) for i in dumped.get("interactions") or []],
+        annotations=dumped.get("annotations") or {},
     )
 
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from scenarist._jsonable import to_json_value
+from scenarist._status import pass_rate
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
@@ -96,8 +97,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
         )
         for step_index, step in enumerate(result.steps):
             for check_index, verdict in enumerate(step.results):
-                kind = verdict.details.get("check_kind")
-                label = verdict.details.get("check_name")
+                kind, label = verdict.kind, verdict.name
                 checks.append(
                     {
                         "run_id": header.run_id,
@@ -113,8 +113,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                     }
                 )
     total = len(scenarios)
-    decided = counts["pass"] + counts["fail"] + counts["error"]
-    computed_rate = counts["pass"] / decided if decided else None
+    computed_rate = pass_rate(counts["pass"], counts["pass"] + counts["fail"] + counts["error"])
     costs = [s["cost_usd"] for s in scenarios if s["cost_usd"] is not None]
     environment = header.environment
     run = {
@@ -174,7 +173,7 @@ def scenario_run_rows(
         "failed_count": record.fail_count,
         "errored_count": 0,
         "skipped_count": 0,
-        "pass_rate": record.pass_count / decided if decided else None,
+        "pass_rate": pass_rate(record.pass_count, decided),
         "cost_usd": record.cost_usd,
         "tokens_in": 0,
         "tokens_out": 0,

@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
+from scenarist._status import FAILING
+from scenarist.runlog import ScenarioRecord, decode_scenario_record
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
 from scenarist.store.sql.records import CheckResultView, ScenarioResultView
@@ -78,7 +80,7 @@ class StoredScenarioResult(BaseModel):
     run_kind: str
     run_name: str | None
     result: ScenarioResultView
-    document: dict[str, Any] | None
+    document: ScenarioRecord | None
 
 
 async def _window_start(db: Database, window: int) -> datetime | None:
@@ -121,7 +123,7 @@ async def broken_and_flaky(
     last_name: str | None = None
     last_status: str | None = None
     for name, run_id, position, status, at, flaky in found:
-        failing = status in ("fail", "error")
+        failing = status in FAILING
         before = last_status if name == last_name else None
         entry = stats.get(name)
         if entry is None:
@@ -134,7 +136,7 @@ async def broken_and_flaky(
                 broken.append((name, run_id, position, status, at))
         else:  # a pass: the statuses are pass, fail or error
             entry[1] += 1
-            if before in ("fail", "error"):
+            if before in FAILING:
                 entry[3] += 1
         if flaky:
             entry[4] += 1
@@ -180,7 +182,7 @@ async def failure_messages(
             _CHECKS.c.message,
             _CHECKS.c.sort_at.label("at"),
         )
-        .where(_CHECKS.c.scenario_name == scenario_name, _CHECKS.c.status.in_(("fail", "error")))
+        .where(_CHECKS.c.scenario_name == scenario_name, _CHECKS.c.status.in_(sorted(FAILING)))
         .order_by(
             _CHECKS.c.sort_at.desc(),
             _CHECKS.c.run_id.desc(),
@@ -220,5 +222,7 @@ async def scenario_result(db: Database, run_id: str, position: int) -> StoredSce
         run_kind=data["run_kind"],
         run_name=data["run_name"],
         result=ScenarioResultView.model_validate(data),
-        document=json.loads(document) if document else None,
+        document=decode_scenario_record(document, source=f"stored record {run_id}/{position}")
+        if document
+        else None,
     )

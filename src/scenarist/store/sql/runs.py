@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 
+from scenarist._status import pass_rate_of
 from scenarist.store.sql._paging import keyset, page_of, parse_time
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql.engine import Database
@@ -246,8 +247,7 @@ class RunQueries(Database):
             )
             for row in rows
         ]
-        decided = [p for p in points if p.status in ("pass", "fail", "error")]
-        rate = sum(p.status == "pass" for p in decided) / len(decided) if decided else None
+        rate = pass_rate_of(p.status for p in points)
         last = rows[-1] if rows and more else None
         return ScenarioHistory(
             scenario_name=scenario_name,

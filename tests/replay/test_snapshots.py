@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from scenarist import Scenario, TraceAssert
+from scenarist._sync import run_sync
 from scenarist.checks import Check, MatchesSnapshot
 from scenarist.errors import SerializationError, UserError
 from scenarist.replay import (
@@ -32,6 +33,7 @@ from scenarist.replay import (
 )
 from scenarist.results import CheckResult, CheckStatus
 from scenarist.store import MemoryStore, SqlStore, Store
+from scenarist.store._legacy import import_once
 from scenarist.trace import Interaction, Span, Trace
 from scenarist.tracing import RunContext, TraceRecord
 from scenarist.veval.client import Client
@@ -379,15 +381,28 @@ def test_an_old_version_1_local_db_is_imported_once(
     old.execute("INSERT INTO traces VALUES ('tr_bad', NULL, NULL, 'success', '{not json')")
     old.execute("PRAGMA user_version=1")
     old.commit()
-    old.close()
+    old.execute("PRAGMA journal_mode=WAL")  # as the old store ran, left open like a crash
+    old.execute(
+        "INSERT INTO traces VALUES ('tr_wal', NULL, NULL, 'success', ?)",
+        (TraceRecord(trace_id="tr_wal").model_dump_json(),),
+    )
+    old.commit()
     store = SqlStore(tmp_path / "scenarist.db")
     saved = save_snapshot(store, "s", "tr_old")
     assert get_snapshot(store, "s") == saved
     message = capfd.readouterr().err
-    assert "imported 1 trace(s), 0 scenario run(s), 0 item(s), 0 snapshot(s)" in message
+    assert "imported 2 trace(s), 0 scenario run(s), 0 item(s), 0 snapshot(s)" in message
     assert "1 unreadable row(s) skipped" in message
-    assert not (tmp_path / "local.db").exists()
-    assert (tmp_path / "local.db.imported").is_file()
+    assert "in use by another process, so it stays where it is" in message  # old is open
+    old.close()
+    run_sync(import_once, tmp_path / "scenarist.db", store)  # the next process's first open
+    assert "the old file is kept as local.db.imported" in capfd.readouterr().err
+    assert sorted(p.name for p in tmp_path.glob("local.db*")) == ["local.db.imported"]
+    kept = sqlite3.connect(tmp_path / "local.db.imported")  # whole on its own, WAL folded in
+    assert kept.execute("SELECT count(*) FROM traces").fetchone() == (3,)
+    kept.close()
+    assert get_snapshot(store, "s") == saved  # importing twice changed nothing
+    assert len((run_sync(store.search_traces)).items) == 2
 
 
 # -- TraceAssert.matches_snapshot -----------------------------------------------------------

@@ -117,6 +117,17 @@ async def import_local_db(path: Path, store: SqlStore) -> LegacyImport:
     return done
 
 
+def _fold_wal(path: Path) -> None:
+    """Write the old file's WAL back into it (and drop ``-wal``/``-shm``), so the renamed
+    copy is whole on its own."""
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        connection.close()
+
+
 async def import_once(database_file: Path, store: SqlStore) -> None:
     """Import ``local.db`` beside ``database_file`` if there is one (then rename it)."""
     old = legacy_path(database_file)
@@ -132,10 +143,18 @@ async def import_once(database_file: Path, store: SqlStore) -> None:
             file=sys.stderr,
         )
         return
-    old.rename(old.with_name(old.name + ".imported"))
     skipped = f"; {len(done.unreadable)} unreadable row(s) skipped" if done.unreadable else ""
+    try:
+        _fold_wal(old)
+    except sqlite3.OperationalError:  # another process still has it open
+        kept = (
+            "it is in use by another process, so it stays where it is "
+            "(importing it again adds nothing)"
+        )
+    else:
+        old.rename(old.with_name(old.name + ".imported"))
+        kept = f"the old file is kept as {old.name}.imported"
     print(
-        f"scenarist: imported {done.summary()} from {old} into {database_file} "
-        f"(the old file is kept as {old.name}.imported){skipped}",
+        f"scenarist: imported {done.summary()} from {old} into {database_file} ({kept}){skipped}",
         file=sys.stderr,
     )

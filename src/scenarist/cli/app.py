@@ -44,12 +44,27 @@ class _Group(TyperGroup):
         except UserError as exc:
             _report(ctx, f"error: {exc}")
         except Exception as exc:
+            unavailable = _database_unavailable(exc)
+            if unavailable is not None:
+                _report(ctx, unavailable)
             _report(
                 ctx,
                 f"error: unexpected {type(exc).__name__}: {exc} (this is a scenarist bug; "
                 "run again with --debug and report the traceback)",
             )
         return None  # not reached: _report exits
+
+
+def _database_unavailable(exc: Exception) -> str | None:
+    """The one line for a database that is locked, gone or unreachable (else ``None``)."""
+    engine = sys.modules.get("scenarist.store.sql.engine")  # loaded if a database was used
+    if engine is None or not isinstance(exc, engine.UNAVAILABLE_ERRORS):
+        return None
+    return (
+        f"error: the database is unavailable (locked, gone or unreachable): "
+        f"{engine.unavailable_reason(exc)}; check SCENARIST_DATABASE_URL (or --database-url) "
+        "and that the database server is running"
+    )
 
 
 def _report(ctx: Any, line: str) -> None:

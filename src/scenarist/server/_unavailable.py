@@ -23,35 +23,20 @@ from scenarist._extras import missing_extra
 try:
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
-    from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
-    from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("server", exc) from exc
 
 from scenarist.server._errors import error_response
+from scenarist.store.sql.engine import UNAVAILABLE_ERRORS, unavailable_reason
 
 __all__ = ["RETRY_AFTER_S", "UNAVAILABLE_ERRORS", "install_database_errors"]
 
 RETRY_AFTER_S = 1
-UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
-    OperationalError,
-    InterfaceError,
-    DisconnectionError,
-    PoolTimeoutError,
-    ConnectionError,
-)
 _log = logging.getLogger("scenarist.server")
 
 
-def _reason(exc: Exception) -> str:
-    original = getattr(exc, "orig", None)
-    text = str(original if original is not None else exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return first[:300]
-
-
 async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
-    reason = _reason(exc)
+    reason = unavailable_reason(exc)
     _log.warning("database unavailable for %s %s: %s", request.method, request.url.path, reason)
     return error_response(
         503,

@@ -89,3 +89,64 @@ def test_sync_calls_on_fresh_loops_see_each_others_writes(tmp_path: Path) -> Non
         run_sync(writer.save_trace, TraceRecord(trace_id=f"s{i}", output=i))
         stored = run_sync(reader.get_trace, f"s{i}")
         assert stored is not None and stored.output == i
+
+
+@pytest.fixture
+def cli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCENARIST_DATABASE_URL", raising=False)
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def _one_error_line(*args: str) -> str:
+    from typer.testing import CliRunner
+
+    from scenarist.cli.app import app
+
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "scenarist bug" not in lines[0], result.stderr
+    return lines[0]
+
+
+def test_a_home_that_is_a_file_is_named_with_the_fix(cli_home: Path) -> None:
+    (cli_home / "home").write_text("not a folder")
+    line = _one_error_line("items", "list", "support")
+    assert "cannot make the folder of the database file" in line
+    assert "point SCENARIST_HOME at a writable folder" in line
+
+
+def test_a_file_that_is_not_a_database_is_named_with_the_fix(cli_home: Path) -> None:
+    (cli_home / "home").mkdir()
+    (cli_home / "home" / "scenarist.db").write_bytes(b"these are not the bytes of sqlite" * 40)
+    line = _one_error_line("traces", "export", "tr_1")
+    assert f"{(cli_home / 'home' / 'scenarist.db').resolve()} cannot be used" in line
+    assert "file is not a database" in line and "move it away" in line
+
+
+def test_a_database_from_a_newer_scenarist_is_refused(
+    cli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    newer = sqlite3.connect(cli_home / "newer.db")
+    newer.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+    newer.execute("INSERT INTO alembic_version VALUES ('r9999_from_the_future')")
+    newer.commit()
+    newer.close()
+    monkeypatch.setenv("SCENARIST_DATABASE_URL", str(cli_home / "newer.db"))
+    line = _one_error_line("items", "list", "support")
+    assert "r9999_from_the_future" in line and "written by a newer scenarist" in line
+
+
+def test_an_unreachable_database_server_is_one_line(
+    cli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers.databases import free_port
+
+    monkeypatch.setenv("SCENARIST_DATABASE_URL", f"postgresql://ci@127.0.0.1:{free_port()}/x")
+    line = _one_error_line("items", "list", "support")
+    assert line.startswith("error: the database is unavailable (locked, gone or unreachable)")
+    assert "check SCENARIST_DATABASE_URL" in line

@@ -36,7 +36,14 @@ from typing import Any, TypeVar
 import anyio
 from sqlalchemy import Table, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DatabaseError,
+    DisconnectionError,
+    InterfaceError,
+    OperationalError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -44,7 +51,32 @@ from scenarist._extras import missing_extra
 from scenarist.errors import UserError
 from scenarist.store.location import default_database_url, resolve_database_url
 
-__all__ = ["Database", "default_database_url", "make_engine", "resolve_database_url"]
+__all__ = [
+    "UNAVAILABLE_ERRORS",
+    "Database",
+    "default_database_url",
+    "make_engine",
+    "resolve_database_url",
+    "unavailable_reason",
+]
+
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    OperationalError,  # "database is locked" past the busy timeout, a gone server, a bad file
+    InterfaceError,
+    DisconnectionError,
+    PoolTimeoutError,
+    ConnectionError,  # asyncpg's refused connections surface as OSError subclasses
+)
+"""What a locked, gone or unreachable database raises (the server answers 503 for them,
+the CLI one line naming the reason)."""
+
+
+def unavailable_reason(exc: BaseException) -> str:
+    """The driver's first line of ``exc``, without SQL or parameters."""
+    original = getattr(exc, "orig", None)
+    text = str(original if original is not None else exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first[:300]
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -75,7 +107,13 @@ def make_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
                 f"the database URL {url!r} is an in-memory SQLite database, which every "
                 "connection would see empty; give a file, e.g. sqlite:///scenarist.db"
             )
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"cannot make the folder of the database file {database!r} ({exc}); point "
+                "SCENARIST_HOME at a writable folder, or SCENARIST_DATABASE_URL at a database"
+            ) from exc
     elif backend != "postgresql":
         raise UserError(
             f"unsupported database {backend!r} in {url!r}; use sqlite:///path/to/file.db "
@@ -188,9 +226,7 @@ class Database:
                 engine = make_engine(self.url, pooled=self._pooled)
                 try:
                     if self._migrate and not _is_migrated(self.url):
-                        from scenarist.store.sql.migrate import upgrade
-
-                        await upgrade(engine)
+                        await self._upgrade(engine)
                         _migrated.add(self.url)
                 except BaseException:
                     await engine.dispose()
@@ -202,6 +238,32 @@ class Database:
         if first and self._migrate:
             await self._on_first_open()
         return database
+
+    async def _upgrade(self, engine: AsyncEngine) -> None:
+        """Migrate to the latest schema; a file that is not a database, or a database
+        written by a newer scenarist, is a :class:`UserError` naming it and the fix."""
+        from alembic.util.exc import CommandError
+
+        from scenarist.store.location import database_label
+        from scenarist.store.sql.migrate import head_revision, upgrade
+
+        where = database_label(self.url)
+        try:
+            await upgrade(engine)
+        except CommandError as exc:  # a revision this version does not ship
+            raise UserError(
+                f"the database {where} has a schema this version of scenarist does not know "
+                f"({exc}; the newest it knows is {head_revision()!r}): it was written by a "
+                "newer scenarist; upgrade scenarist, or point SCENARIST_DATABASE_URL elsewhere"
+            ) from exc
+        except UNAVAILABLE_ERRORS:
+            raise
+        except DatabaseError as exc:
+            raise UserError(
+                f"{where} cannot be used as a scenarist database "
+                f"({unavailable_reason(exc)}); move it away or point SCENARIST_DATABASE_URL "
+                "at another database"
+            ) from exc
 
     async def _on_first_open(self) -> None:
         """Called once per process and URL, after the schema is current (and outside the

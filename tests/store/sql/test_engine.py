@@ -150,3 +150,34 @@ def test_an_unreachable_database_server_is_one_line(
     line = _one_error_line("items", "list", "support")
     assert line.startswith("error: the database is unavailable (locked, gone or unreachable)")
     assert "check SCENARIST_DATABASE_URL" in line
+
+
+def test_processes_writing_one_file_at_once_lose_nothing(tmp_path: Path) -> None:
+    """Three processes (say ``scenarist run`` and two test sessions) share the default
+    database; SQLite's busy timeout and WAL keep every write."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from scenarist.store.default import default_store\n"
+        "from scenarist.tracing.record import TraceRecord\n"
+        "async def main():\n"
+        "    store = default_store()\n"
+        "    await asyncio.gather(*(store.save_trace(TraceRecord(trace_id=f'{sys.argv[1]}_{i}'))\n"
+        "                           for i in range(60)))\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "SCENARIST_HOME": str(tmp_path)}
+    env.pop("SCENARIST_DATABASE_URL", None)
+    workers = [
+        subprocess.Popen([sys.executable, "-c", code, name], env=env, stderr=subprocess.PIPE)
+        for name in ("a", "b", "c")
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()
+    store = SqlStore(tmp_path / "scenarist.db")
+    page = asyncio.run(store.search_traces(limit=500))
+    assert len(page.items) == 180

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
@@ -171,6 +172,32 @@ _migrated: set[str] = set()  # URLs brought to the latest schema by this process
 _opened: set[str] = set()  # URLs whose first-open hook ran in this process
 
 
+@asynccontextmanager
+async def _migration_lock(url: str) -> AsyncIterator[None]:
+    """Processes that open one new SQLite file at once migrate it one after the other (a
+    lock on the file's folder, so no lock file is left behind), and the later ones find the
+    schema current instead of racing to create it. PostgreSQL's migrations take an
+    advisory lock of their own."""
+    database = make_url(url).database
+    if not url.startswith("sqlite") or not database:
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: one process at a time, as before
+        yield
+        return
+    folder = os.open(Path(database).parent, os.O_RDONLY)
+    try:
+        await anyio.to_thread.run_sync(fcntl.flock, folder, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(folder, fcntl.LOCK_UN)
+    finally:
+        os.close(folder)
+
+
 def _is_migrated(url: str) -> bool:
     """Whether this process already migrated ``url`` (and a SQLite file is still there)."""
     if url not in _migrated:
@@ -249,7 +276,8 @@ class Database:
 
         where = database_label(self.url)
         try:
-            await upgrade(engine)
+            async with _migration_lock(self.url):
+                await upgrade(engine)
         except CommandError as exc:  # a revision this version does not ship
             raise UserError(
                 f"the database {where} has a schema this version of scenarist does not know "

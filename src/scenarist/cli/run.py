@@ -218,13 +218,13 @@ def _upload(log: Any, wanted: bool | None, console: Any) -> None:
         return
     if not url:
         raise UserError("--upload needs a server: set SCENARIST_URL (and SCENARIST_API_KEY)")
-    try:
-        from scenarist.store.remote import RemoteStore
-    except ImportError:
-        raise UserError(
-            "uploading needs the server extra: pip install 'scenarist[server]'"
-        ) from None
     from scenarist._sync import run_sync
+    from scenarist.store.remote import RemoteStore, http_library
+
+    try:
+        http_library()
+    except ImportError:
+        raise UserError("uploading needs httpx2: pip install 'scenarist[remote]'") from None
 
     store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"))
     result = run_sync(store.upload_run_log, log)

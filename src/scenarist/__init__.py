@@ -35,7 +35,6 @@ from scenarist.errors import (
     RequestError,
     ScenaristError,
     SendError,
-    TestCaseError,
     UserError,
 )
 from scenarist.interactions import Interact, InteractionSpec
@@ -56,10 +55,11 @@ from scenarist.results import (
     ScenarioResult,
     StepError,
     SuiteResult,
+    TestCaseError,
     TestCaseResult,
 )
 from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
-from scenarist.scenario import Scenario, Step
+from scenarist.scenario import Scenario, Step, Target
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
@@ -156,9 +156,6 @@ __getattr__, __dir__ = lazy_attributes(
         "step": "scenarist.tracing",
     },
 )
-
-Target = Callable[..., Any]
-"""The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async."""
 
 __all__ = [
     "AllOf",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy as _copy
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Self
 
 from pydantic import (
     BaseModel,
@@ -35,7 +35,20 @@ from scenarist.trace import Trace
 if TYPE_CHECKING:
     from scenarist.results import ScenarioResult
 
-__all__ = ["Scenario", "Step"]
+__all__ = ["Scenario", "Step", "Target"]
+
+
+class Target(Protocol):
+    """The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async.
+
+    ``Target[In, Out, TraceType]`` subscripts as in giskard-checks (for readers; at runtime
+    it is this protocol).
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        return cls
 
 AnySpec = SerializeAsAny[InteractionSpec]
 

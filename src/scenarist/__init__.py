@@ -6,8 +6,7 @@ and a few of our own; everything else lives in the subpackages (``scenarist.chec
 :mod:`scenarist._lazy`), so scripts that only run scenarios import less.
 """
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scenarist._lazy import lazy_attributes
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus

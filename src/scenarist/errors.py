@@ -61,10 +61,9 @@ __all__ = [
     "ScenaristError",
     "SendError",
     "SerializationError",
+    "StepGenerationError",
     "StepTimeoutError",
     "StructuredOutputError",
-    "StepGenerationError",
-    "TestCaseError",
     "UserError",
 ]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables, reject_callables

@@ -45,11 +45,21 @@ PATHS = [
     "trace.last.metadata.lang",
 ]
 
-COMPARISONS = ["Equals", "NotEquals", "LessThan", "GreaterThan", "LessThanEquals", "GreaterThanEquals"]
+COMPARISONS = [
+    "Equals",
+    "NotEquals",
+    "LessThan",
+    "GreaterThan",
+    "LessThanEquals",
+    "GreaterThanEquals",
+]
 
 
 def _turn(outputs: Any, inputs: Any = "hi") -> dict[str, Any]:
     return {"inputs": inputs, "outputs": outputs, "metadata": {"lang": "en"}}
+
+
+PASS_HELLO = {"cls": "StringMatching", "args": {"keyword": "Hello"}}
 
 
 def check_cases() -> list[dict[str, Any]]:
@@ -57,14 +67,25 @@ def check_cases() -> list[dict[str, Any]]:
 
     def add(case_id: str, check: dict[str, Any], outputs: Any, **extra: Any) -> None:
         cases.append(
-            {"id": case_id, "kind": "check", "check": check, "interactions": [_turn(outputs)], **extra}
+            {
+                "id": case_id,
+                "kind": "check",
+                "check": check,
+                "interactions": [_turn(outputs)],
+                **extra,
+            }
         )
 
     # comparisons: every operator against scalar outputs and the expected values around them
     for cls, (name, expected) in product(
-        COMPARISONS, [("int", 42), ("int", 41), ("float", 3.5), ("hello", "Hello World"), ("nfkc", "fine café")]
+        COMPARISONS,
+        [("int", 42), ("int", 41), ("float", 3.5), ("hello", "Hello World"), ("nfkc", "fine café")],
     ):
-        add(f"cmp:{cls}:{name}:{expected!r}", {"cls": cls, "args": {"expected_value": expected}}, OUTPUTS[name])
+        add(
+            f"cmp:{cls}:{name}:{expected!r}",
+            {"cls": cls, "args": {"expected_value": expected}},
+            OUTPUTS[name],
+        )
     # comparisons over path forms
     for cls, path in product(["Equals", "GreaterThan"], PATHS):
         add(
@@ -73,19 +94,40 @@ def check_cases() -> list[dict[str, Any]]:
             OUTPUTS["doc"],
         )
     # collection match modes
-    for cls, match, expected in product(["Equals", "GreaterThan"], ["any", "all", "none"], [1, 2, 3]):
+    for cls, match, expected in product(
+        ["Equals", "GreaterThan"], ["any", "all", "none"], [1, 2, 3]
+    ):
         add(
             f"match:{cls}:{match}:{expected}",
-            {"cls": cls, "args": {"key": "trace.last.outputs.a.b", "expected_value": expected, "match": match}},
+            {
+                "cls": cls,
+                "args": {
+                    "key": "trace.last.outputs.a.b",
+                    "expected_value": expected,
+                    "match": match,
+                },
+            },
             OUTPUTS["doc"],
         )
     add("match:scalar", {"cls": "Equals", "args": {"expected_value": 1, "match": "any"}}, 1)
     # unsupported comparisons, expected_value_key, None
     add("cmp:unsupported", {"cls": "LessThan", "args": {"expected_value": 3}}, "text")
     add("cmp:none", {"cls": "Equals", "args": {"expected_value": None}}, None)
-    add("cmp:expected_key", {"cls": "Equals", "args": {"expected_value_key": "trace.last.inputs"}}, "hi")
-    add("cmp:expected_key_missing", {"cls": "Equals", "args": {"expected_value_key": "trace.last.nope"}}, "hi")
-    add("cmp:no_norm", {"cls": "Equals", "args": {"expected_value": "fine café", "normalization_form": None}}, OUTPUTS["nfkc"])
+    add(
+        "cmp:expected_key",
+        {"cls": "Equals", "args": {"expected_value_key": "trace.last.inputs"}},
+        "hi",
+    )
+    add(
+        "cmp:expected_key_missing",
+        {"cls": "Equals", "args": {"expected_value_key": "trace.last.nope"}},
+        "hi",
+    )
+    add(
+        "cmp:no_norm",
+        {"cls": "Equals", "args": {"expected_value": "fine café", "normalization_form": None}},
+        OUTPUTS["nfkc"],
+    )
 
     # text matching
     for (name, out), (keyword, sensitive) in product(
@@ -98,8 +140,16 @@ def check_cases() -> list[dict[str, Any]]:
             out,
         )
     add("str:text", {"cls": "StringMatching", "args": {"keyword": "ell", "text": "hello"}}, "x")
-    add("str:key", {"cls": "StringMatching", "args": {"keyword": "Bob", "key": "trace.last.outputs.name"}}, OUTPUTS["doc"])
-    add("str:missing", {"cls": "StringMatching", "args": {"keyword": "a", "key": "trace.last.outputs.zz"}}, OUTPUTS["doc"])
+    add(
+        "str:key",
+        {"cls": "StringMatching", "args": {"keyword": "Bob", "key": "trace.last.outputs.name"}},
+        OUTPUTS["doc"],
+    )
+    add(
+        "str:missing",
+        {"cls": "StringMatching", "args": {"keyword": "a", "key": "trace.last.outputs.zz"}},
+        OUTPUTS["doc"],
+    )
     for (name, out), pattern in product(
         [(k, OUTPUTS[k]) for k in ("hello", "lower", "empty", "int")],
         [r"^Hello", r"world$", r"\d+", r"[", r"(?i)HELLO"],
@@ -111,11 +161,33 @@ def check_cases() -> list[dict[str, Any]]:
         add(f"json:{name}", {"cls": "JsonValid", "args": {}}, OUTPUTS[name])
     schema = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}
     for name in ("json_text", "doc", "bad_json"):
-        add(f"json:schema:{name}", {"cls": "JsonValid", "args": {"expected_schema": schema}}, OUTPUTS[name])
+        add(
+            f"json:schema:{name}",
+            {"cls": "JsonValid", "args": {"expected_schema": schema}},
+            OUTPUTS[name],
+        )
+
+    # the giskard-checks bugs of spec 10-compat (deliberate differences, see allowlist.py)
+    add(
+        "bug:wildcard-single-match",
+        {"cls": "Equals", "args": {"key": "trace.last.outputs.single[*].x", "expected_value": [7]}},
+        OUTPUTS["doc"],
+    )
+    add(
+        "bug:any-of-error-hides-pass",
+        {"cls": "AnyOf", "checks": [{"cls": "FnCheck", "fn": "raises", "args": {}}, PASS_HELLO]},
+        OUTPUTS["hello"],
+    )
+    for value in ("[]", "[1, 2]", '"text"', "null", "1e3", "{'a': 1}"):
+        add(f"json:text:{value}", {"cls": "JsonValid", "args": {}}, value)
 
     # functions
     for fn, name in product(["nonempty", "async_upper", "result", "raises"], ["hello", "empty"]):
-        add(f"fn:{fn}:{name}", {"cls": "FnCheck", "fn": fn, "args": {"name": f"fn_{fn}"}}, OUTPUTS[name])
+        add(
+            f"fn:{fn}:{name}",
+            {"cls": "FnCheck", "fn": fn, "args": {"name": f"fn_{fn}"}},
+            OUTPUTS[name],
+        )
         add(
             f"from_fn:{fn}:{name}",
             {"cls": "from_fn", "fn": fn, "args": {"name": fn, "failure_message": "custom failure"}},
@@ -137,7 +209,12 @@ def check_cases() -> list[dict[str, Any]]:
 
     # the async check protocol: `await check.run(trace)` on a trace from interactions
     for cls, expected in product(COMPARISONS, [42, 1]):
-        add(f"direct:{cls}:{expected}", {"cls": cls, "args": {"expected_value": expected}}, 42, direct=True)
+        add(
+            f"direct:{cls}:{expected}",
+            {"cls": cls, "args": {"expected_value": expected}},
+            42,
+            direct=True,
+        )
     for check_id, check in [
         ("str", {"cls": "StringMatching", "args": {"keyword": "World"}}),
         ("re", {"cls": "RegexMatching", "args": {"pattern": "W.rld"}}),
@@ -151,7 +228,9 @@ def check_cases() -> list[dict[str, Any]]:
     return cases
 
 
-def _step(outputs: Any = "ok", checks: list[dict[str, Any]] | None = None, **turn: Any) -> dict[str, Any]:
+def _step(
+    outputs: Any = "ok", checks: list[dict[str, Any]] | None = None, **turn: Any
+) -> dict[str, Any]:
     interact = {"inputs": turn.pop("inputs", "hi"), **turn}
     if "outputs_fn" not in turn and outputs is not None:
         interact["outputs"] = outputs
@@ -173,20 +252,42 @@ def scenario_cases() -> list[dict[str, Any]]:
             {
                 "id": f"steps:{a}-{b}-{c}",
                 "kind": "scenario",
-                "steps": [_step(checks=[verdicts[a]]), _step(checks=[verdicts[b]]), _step(checks=[verdicts[c]])],
+                "steps": [
+                    _step(checks=[verdicts[a]]),
+                    _step(checks=[verdicts[b]]),
+                    _step(checks=[verdicts[c]]),
+                ],
                 "assert_passed": True,
             }
         )
-    cases.append({"id": "steps:no-checks", "kind": "scenario", "steps": [_step(), _step(checks=[FAIL]), _step()]})
-    cases.append({"id": "steps:two-checks", "kind": "scenario", "steps": [_step(checks=[FAIL, PASS, ERR])], "assert_passed": True})
+    cases.append(
+        {
+            "id": "steps:no-checks",
+            "kind": "scenario",
+            "steps": [_step(), _step(checks=[FAIL]), _step()],
+        }
+    )
+    cases.append(
+        {
+            "id": "steps:two-checks",
+            "kind": "scenario",
+            "steps": [_step(checks=[FAIL, PASS, ERR])],
+            "assert_passed": True,
+        }
+    )
     # inputs forms and targets
-    for inputs_fn, target in product(["callable", "gen", "agen"], ["echo", "async_echo", "with_trace", "boom"]):
+    for inputs_fn, target in product(
+        ["callable", "gen", "agen"], ["echo", "async_echo", "with_trace", "boom"]
+    ):
         cases.append(
             {
                 "id": f"inputs:{inputs_fn}:{target}",
                 "kind": "scenario",
                 "steps": [
-                    {"interacts": [{"inputs_fn": inputs_fn}], "checks": [{"cls": "StringMatching", "args": {"keyword": "echo"}}, TWO]}
+                    {
+                        "interacts": [{"inputs_fn": inputs_fn}],
+                        "checks": [{"cls": "StringMatching", "args": {"keyword": "echo"}}, TWO],
+                    }
                 ],
                 "target": target,
             }
@@ -196,7 +297,10 @@ def scenario_cases() -> list[dict[str, Any]]:
             {
                 "id": f"outputs_fn:{target}",
                 "kind": "scenario",
-                "steps": [_step(outputs=None, outputs_fn=target, checks=[PASS]), _step(checks=[PASS])],
+                "steps": [
+                    _step(outputs=None, outputs_fn=target, checks=[PASS]),
+                    _step(checks=[PASS]),
+                ],
             }
         )
         cases.append(
@@ -206,7 +310,9 @@ def scenario_cases() -> list[dict[str, Any]]:
                 "steps": [_step(outputs=None, outputs_fn=target), _step(checks=[PASS])],
             }
         )
-    cases.append({"id": "no-target", "kind": "scenario", "steps": [_step(outputs=None, checks=[PASS])]})
+    cases.append(
+        {"id": "no-target", "kind": "scenario", "steps": [_step(outputs=None, checks=[PASS])]}
+    )
     # multiple_runs
     for runs, verdict in product([1, 2, 3], verdicts):
         cases.append(
@@ -219,11 +325,21 @@ def scenario_cases() -> list[dict[str, Any]]:
         )
     for bad in ["2", 0, -1, True, 1.5]:
         cases.append(
-            {"id": f"runs:bad:{bad!r}", "kind": "scenario", "steps": [_step(checks=[PASS])], "multiple_runs": bad}
+            {
+                "id": f"runs:bad:{bad!r}",
+                "kind": "scenario",
+                "steps": [_step(checks=[PASS])],
+                "multiple_runs": bad,
+            }
         )
     cases.append({"id": "empty-scenario", "kind": "scenario", "steps": []})
     cases.append(
-        {"id": "raise:check", "kind": "scenario", "steps": [_step(checks=[ERR])], "return_exception": False}
+        {
+            "id": "raise:check",
+            "kind": "scenario",
+            "steps": [_step(checks=[ERR])],
+            "return_exception": False,
+        }
     )
     cases.append(
         {
@@ -242,7 +358,9 @@ def suite_cases() -> list[dict[str, Any]]:
         "pass": [_step(checks=[PASS])],
         "fail": [_step(checks=[FAIL])],
         "error": [_step(checks=[ERR])],
-        "target": [_step(outputs=None, checks=[{"cls": "StringMatching", "args": {"keyword": "echo"}}])],
+        "target": [
+            _step(outputs=None, checks=[{"cls": "StringMatching", "args": {"keyword": "echo"}}])
+        ],
     }
     mixes = [
         ["pass", "pass"],
@@ -254,7 +372,12 @@ def suite_cases() -> list[dict[str, Any]]:
     ]
     for index, (mix, parallel) in enumerate(product(mixes, [False, True])):
         scenarios = [
-            {"id": f"s{n}-{shape}", "name": f"s{n}-{shape}", "steps": shapes[shape], "tags": [f"kind:{shape}", "team:core"]}
+            {
+                "id": f"s{n}-{shape}",
+                "name": f"s{n}-{shape}",
+                "steps": shapes[shape],
+                "tags": [f"kind:{shape}", "team:core"],
+            }
             for n, shape in enumerate(mix)
         ]
         cases.append(
@@ -273,14 +396,27 @@ def suite_cases() -> list[dict[str, Any]]:
 
 def dump_cases() -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
-    checks = [PASS, FAIL, {"cls": "RegexMatching", "args": {"pattern": "o+"}}, {"cls": "JsonValid", "args": {}}]
+    checks = [
+        PASS,
+        FAIL,
+        {"cls": "RegexMatching", "args": {"pattern": "o+"}},
+        {"cls": "JsonValid", "args": {}},
+    ]
     for n, check in enumerate(checks):
-        cases.append({"id": f"dump:{n}", "kind": "dump", "steps": [_step(checks=[check]), _step("ok ok", checks=[check])]})
+        cases.append(
+            {
+                "id": f"dump:{n}",
+                "kind": "dump",
+                "steps": [_step(checks=[check]), _step("ok ok", checks=[check])],
+            }
+        )
     cases.append(
         {
             "id": "dump:composite",
             "kind": "dump",
-            "steps": [_step(checks=[{"cls": "AllOf", "checks": [PASS, {"cls": "Not", "check": FAIL}]}])],
+            "steps": [
+                _step(checks=[{"cls": "AllOf", "checks": [PASS, {"cls": "Not", "check": FAIL}]}])
+            ],
         }
     )
     return cases

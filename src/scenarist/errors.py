@@ -103,19 +103,16 @@ class RunLogError(UserError):
 
 
 class StepGenerationError(ScenaristError):
-    """A scenario step could not be produced; recorded on the step's result.
+    """A scenario step could not be produced; recorded on the step's result."""
 
-    (Named ``TestCaseError`` before 0.x; that name is now giskard-checks' step-error
-    *model*, :class:`scenarist.results.TestCaseError`, still importable from here.)
-    """
+    # Formerly named ``TestCaseError``: that name is now giskard-checks' step-error model,
+    # ``scenarist.results.TestCaseError`` (still importable from this module).
 
 
 class InteractionGenerationError(StepGenerationError):
-    """The inputs or outputs of an interaction could not be produced.
+    """The inputs or outputs of an interaction could not be produced."""
 
-    ``partial_trace`` is the trace as far as it got, when known (as giskard-checks).
-    """
-
+    # ``partial_trace``: the trace as far as it got, when known (as giskard-checks).
     def __init__(self, message: object = "", partial_trace: Any = None) -> None:
         super().__init__(message)
         self.partial_trace = partial_trace

@@ -208,6 +208,8 @@ class StepError(BaseModel):
     Also importable as ``TestCaseError`` (giskard-checks' name for this object).
     """
 
+    __test__ = False  # not a pytest test class (under its ``TestCaseError`` name)
+
     model_config = ConfigDict(defer_build=True, frozen=True)
 
     message: str

@@ -152,7 +152,7 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
         is_async = _ASYNC_RUN.get(type(check))
         if is_async is None:
             is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
-        outcome = await check.run(trace) if is_async else check.run(trace)  # type: ignore[misc]
+        outcome = await check.run(trace) if is_async else check.run(trace)
         if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):

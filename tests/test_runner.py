@@ -243,7 +243,9 @@ def test_multiple_runs_each_run_gets_a_fresh_trace_and_override_wins() -> None:
     assert (result.multiple_runs, result.runs_executed, result.status) == (3, 3, "pass")
 
 
-@pytest.mark.parametrize(("value", "error"), [(0, ValueError), (-2, ValueError), (True, TypeError)])
+@pytest.mark.parametrize(
+    ("value", "error"), [(0, ValueError), (-2, ValueError), (True, ValueError), ("2", ValueError)]
+)
 def test_run_multiple_runs_override_is_validated(value: Any, error: type[Exception]) -> None:
     with pytest.raises(error, match="multiple_runs"):
         Scenario().interact("a", "b").run_sync(multiple_runs=value)
@@ -335,7 +337,7 @@ def test_assert_passed_lists_the_failures() -> None:
     result = (
         Scenario("bad").interact("a", "b").check(Equals(expected_value="c", name="eq")).run_sync()
     )
-    with pytest.raises(AssertionError, match=r"(?s)scenario 'bad' fail.*eq: Expected value"):
+    with pytest.raises(AssertionError, match=r"(?s)scenario 'bad' fail.*eq FAILED: Expected value"):
         result.assert_passed()
     Scenario().interact("a", "b").run_sync().assert_passed()
 

@@ -6,8 +6,7 @@ and a few of our own; everything else lives in the subpackages (``scenarist.chec
 :mod:`scenarist._lazy`), so scripts that only run scenarios import less.
 """
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scenarist._lazy import lazy_attributes
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus
@@ -35,7 +34,6 @@ from scenarist.errors import (
     RequestError,
     ScenaristError,
     SendError,
-    TestCaseError,
     UserError,
 )
 from scenarist.interactions import Interact, InteractionSpec
@@ -56,10 +54,11 @@ from scenarist.results import (
     ScenarioResult,
     StepError,
     SuiteResult,
+    TestCaseError,
     TestCaseResult,
 )
 from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
-from scenarist.scenario import Scenario, Step
+from scenarist.scenario import Scenario, Step, Target
 from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
@@ -156,9 +155,6 @@ __getattr__, __dir__ = lazy_attributes(
         "step": "scenarist.tracing",
     },
 )
-
-Target = Callable[..., Any]
-"""The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async."""
 
 __all__ = [
     "AllOf",

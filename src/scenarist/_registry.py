@@ -36,6 +36,12 @@ class KindRegistered(BaseModel):
     _lazy_kinds: ClassVar[dict[str, str]]
     _family: ClassVar[str] = "component"
 
+    def __class_getitem__(cls, params: Any) -> Any:
+        # ``Check[In, Out, TraceType]``, ``InteractionSpec[...]`` as in giskard-checks:
+        # the parameters document types for readers and checkers; at runtime the class
+        # itself is returned, so ``class MyCheck(Check[str, str, Trace[str, str]])`` works.
+        return cls
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_kinds" not in cls.__dict__ and not any(
@@ -108,7 +114,9 @@ class KindRegistered(BaseModel):
             if not issubclass(target, cls):
                 raise ValueError(f"kind {data['kind']!r} is not a {cls.__name__}")
             return target.model_validate(rest)
-        if isinstance(data, dict) and not cls.kind:
+        if isinstance(data, dict) and not cls.kind and "_kinds" in cls.__dict__:
+            # Only the family's base needs a kind to know what to build; an unregistered
+            # subclass constructs (as in giskard-checks) but cannot be loaded from JSON.
             raise ValueError(
                 f"a {cls._family} needs a 'kind' field; registered kinds: "
                 f"{', '.join(sorted(cls._kinds))}"

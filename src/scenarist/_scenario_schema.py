@@ -88,6 +88,11 @@ def json_schema() -> dict[str, Any]:
     for name in ("Scenario", "Suite"):  # code-only fields: a callable, a Python class
         for field in ("target", "trace_type"):
             defs[name]["properties"].pop(field, None)
+    defs["Scenario"]["properties"]["trace_type"] = {
+        "description": "The Trace subclass, as 'module.QualName' (null: the plain Trace).",
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "default": None,
+    }
     defs["Check"] = _family_union(Check, defs)
     defs["InteractionSpec"] = _family_union(InteractionSpec, defs)
     return {

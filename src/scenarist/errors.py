@@ -6,7 +6,7 @@
     │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
-    ├── TestCaseError              a step could not be produced (carried as data on results)
+    ├── StepGenerationError        a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
     ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
@@ -41,6 +41,8 @@ from :class:`ValueError` too, so code written against giskard-checks that catche
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "CassetteError",
     "InputGenerationException",
@@ -59,9 +61,9 @@ __all__ = [
     "ScenaristError",
     "SendError",
     "SerializationError",
+    "StepGenerationError",
     "StepTimeoutError",
     "StructuredOutputError",
-    "TestCaseError",
     "UserError",
 ]
 
@@ -100,14 +102,20 @@ class RunLogError(UserError):
         self.invalid_json = invalid_json
 
 
-class TestCaseError(ScenaristError):
+class StepGenerationError(ScenaristError):
     """A scenario step could not be produced; recorded on the step's result."""
 
-    __test__ = False  # not a pytest test class
+    # Formerly named ``TestCaseError``: that name is now giskard-checks' step-error model,
+    # ``scenarist.results.TestCaseError`` (still importable from this module).
 
 
-class InteractionGenerationError(TestCaseError):
+class InteractionGenerationError(StepGenerationError):
     """The inputs or outputs of an interaction could not be produced."""
+
+    # ``partial_trace``: the trace as far as it got, when known (as giskard-checks).
+    def __init__(self, message: object = "", partial_trace: Any = None) -> None:
+        super().__init__(message)
+        self.partial_trace = partial_trace
 
 
 class InputGenerationException(InteractionGenerationError):
@@ -168,3 +176,12 @@ class LiveCallBlockedError(ReplayError):
 
 class CassetteError(UserError):
     """A cassette file cannot be used: corrupt, from a newer scenarist, or outside its base."""
+
+
+def __getattr__(name: str) -> Any:
+    # ``errors.TestCaseError`` is giskard-checks' step-error model (see StepGenerationError).
+    if name == "TestCaseError":
+        from scenarist.results import TestCaseError
+
+        return TestCaseError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

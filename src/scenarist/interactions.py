@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
@@ -133,13 +134,56 @@ class InteractionContext:
 
 
 class InteractionSpec(KindRegistered):
-    """Base of interaction specs: subclass, implement ``run``, register by ``kind``."""
+    """Base of interaction specs: subclass, implement one of two protocols, register by ``kind``.
+
+    * ``async def run(self, context)``: add interactions with ``context.add`` and call
+      code through ``context.call`` (timeouts, threads and the run's target apply);
+    * ``async def generate(self, trace)`` (giskard-checks' protocol): an async generator
+      that yields :class:`Interaction` objects and receives the updated trace after each.
+
+    Whichever one a subclass implements, the other is derived from it.
+    """
 
     _family = "interaction spec"
 
     async def run(self, context: InteractionContext) -> None:
         """Produce this spec's interactions, adding each one with ``context.add``."""
-        raise NotImplementedError(f"{type(self).__name__} must implement run(context)")
+        if type(self).generate is InteractionSpec.generate:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement run(context) or generate(trace)"
+            )
+        generator = self.generate(context.trace)
+        try:
+            interaction = await generator.__anext__()
+            while True:
+                if not isinstance(interaction, Interaction):
+                    raise TypeError(
+                        f"{type(self).__name__}.generate yielded "
+                        f"{type(interaction).__name__}; it must yield Interaction objects"
+                    )
+                context.add(interaction)
+                interaction = await generator.asend(context.trace)
+        except StopAsyncIteration:
+            pass
+        finally:
+            await generator.aclose()
+
+    async def generate(
+        self, trace: Trace[Any, Any]
+    ) -> AsyncGenerator[Interaction[Any, Any], Trace[Any, Any]]:
+        """Yield this spec's interactions given ``trace`` (giskard-checks' protocol).
+
+        Derived from ``run``: the spec runs against ``trace`` with no bound target (so a
+        spec that needs one raises), then its interactions are yielded in order.
+        """
+        if type(self).run is InteractionSpec.run:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement run(context) or generate(trace)"
+            )
+        context = InteractionContext(trace)
+        await self.run(context)
+        for interaction in context.trace.interactions[len(trace.interactions) :]:
+            yield interaction
 
     @property
     def needs_target(self) -> bool:

@@ -9,7 +9,7 @@ presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.r
 from __future__ import annotations
 
 import traceback as _traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -165,6 +165,15 @@ class CheckResult(_Renderable):
         """An ERROR verdict: the check could not be evaluated (bad key, exception...)."""
         return cls._make(CheckStatus.ERROR, message, details, metrics)
 
+    def __await__(self) -> Generator[Any, None, Self]:
+        """``await check.run(trace)`` works for every check: a verdict awaits to itself.
+
+        Built-in checks answer synchronously (no coroutine on the hot path); giskard code
+        awaits ``run`` on any check, so a ready verdict must be awaitable too.
+        """
+        return self
+        yield  # pragma: no cover - makes this a generator
+
     @property
     def passed(self) -> bool:
         return self.status is CheckStatus.PASS
@@ -194,7 +203,12 @@ class CheckResult(_Renderable):
 
 
 class StepError(BaseModel):
-    """An exception raised while a step's inputs or outputs were produced."""
+    """An exception raised while a step's inputs or outputs were produced.
+
+    Also importable as ``TestCaseError`` (giskard-checks' name for this object).
+    """
+
+    __test__ = False  # not a pytest test class (under its ``TestCaseError`` name)
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -211,6 +225,17 @@ class StepError(BaseModel):
             traceback="".join(_traceback.format_exception(exc)),
             phase=phase,
         )
+
+    def summary(self) -> str:
+        """One line: ``<ExceptionType> during <phase>: <message>`` (as giskard-checks)."""
+        phase = f" during {self.phase}" if self.phase else ""
+        return f"{self.exception_type}{phase}: {self.message}"
+
+
+TestCaseError = StepError
+"""giskard-checks' name for a step error (a model carried on results, not an exception)."""
+
+_PAST_TENSE = {"pass": "PASSED", "fail": "FAILED", "error": "ERRORED", "skip": "SKIPPED"}
 
 
 class TestCaseResult(_Renderable):
@@ -235,30 +260,52 @@ class TestCaseResult(_Renderable):
         return self.status is TestCaseStatus.PASS
 
     @property
+    def failed(self) -> bool:
+        return self.status is TestCaseStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is TestCaseStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is TestCaseStatus.SKIP
+
+    @property
     def failures_and_errors(self) -> list[CheckResult]:
         """The check results that failed or errored, in order."""
         return [r for r in self.results if r.status in FAILING]
 
-    def format_failures(self) -> str:
-        """One line per failed or errored check (and the step error, if any)."""
-        lines = [
-            f"[{r.status.value.upper()}] {r.label}: {r.message}" for r in self.failures_and_errors
-        ]
+    def format_failures(self) -> list[str]:
+        """One line per check that did not pass (SKIP included), after the step error if any.
+
+        As giskard-checks: ``"<check name or kind> FAILED: <message>"``.
+        """
+        lines: list[str] = []
         if self.error is not None:
-            lines.insert(
-                0,
-                f"[ERROR] {self.error.phase}: {self.error.exception_type}: {self.error.message}",
-            )
-        return "\n".join(lines)
+            lines.append(f"Test case ERRORED: {self.error.summary()}")
+        for r in self.results:
+            if r.status is CheckStatus.PASS:
+                continue
+            label = r.name or r.details.get("check_name") or r.kind
+            label = label or r.details.get("check_kind") or "Unknown check"
+            message = r.message or "No specific error message provided"
+            lines.append(f"{label} {_PAST_TENSE[r.status.value]}: {message}")
+        return lines
 
     def assert_passed(self) -> None:
-        """Raise ``AssertionError`` listing the failures unless the step passed."""
+        """Raise ``AssertionError`` listing what did not pass unless the step passed."""
         if self.status is not TestCaseStatus.PASS:
-            raise AssertionError(f"step {self.status.value}:\n{self.format_failures()}")
+            raise AssertionError(
+                "Test case failed with the following errors:\n" + "\n".join(self.format_failures())
+            )
 
 
 class ScenarioResult(_Renderable):
-    """The result of running one scenario: its steps, final trace and timing."""
+    """The result of running one scenario: its steps, final trace and timing.
+
+    ``ScenarioResult[TraceType]`` subscripts as in giskard-checks (typing only).
+    """
 
     scenario_name: str
     steps: list[TestCaseResult] = Field(default_factory=list)
@@ -271,6 +318,9 @@ class ScenarioResult(_Renderable):
     """With ``Suite.run(repeat=k)``: the status of each of the ``k`` independent runs
     (this result shows the first one that did not pass, else the last)."""
     tags: list[str] = Field(default_factory=list)
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        return cls
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -343,11 +393,13 @@ class ScenarioResult(_Renderable):
         return self.final_trace.tokens_out
 
     @property
-    def failures_and_errors(self) -> list[CheckResult]:
-        return [r for step in self.steps for r in step.failures_and_errors]
+    def failures_and_errors(self) -> list[TestCaseResult]:
+        """The steps that failed or errored (giskard-checks' meaning)."""
+        return [step for step in self.steps if step.status in FAILING]
 
     def format_failures(self) -> str:
-        return "\n".join(s.format_failures() for s in self.steps if s.status in FAILING)
+        """One line per check that did not pass, over the failing steps."""
+        return "\n".join(line for s in self.failures_and_errors for line in s.format_failures())
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
@@ -435,6 +487,11 @@ class SuiteResult(_Renderable):
     def pass_rate(self) -> float | None:
         """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
         return pass_rate_of(r.status for r in self.results)
+
+    @property
+    def failures_and_errors(self) -> list[ScenarioResult]:
+        """The scenarios that failed or errored (giskard-checks' meaning)."""
+        return [r for r in self.results if r.status in FAILING]
 
     def summary_line(self) -> str:
         """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the

@@ -77,6 +77,16 @@ def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
     return None
 
 
+def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
+    """The ``Trace`` subclass a target's annotations ask for, or ``None``."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _trace_type_from_annotations(target)
+    except TypeError:  # unhashable callable
+        return None
+
+
 def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
     if scenario.trace_type is not None:
         return scenario.trace_type
@@ -142,7 +152,7 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
         is_async = _ASYNC_RUN.get(type(check))
         if is_async is None:
             is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
-        outcome = await check.run(trace) if is_async else check.run(trace)  # type: ignore[misc]
+        outcome = await check.run(trace) if is_async else check.run(trace)
         if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):
@@ -250,7 +260,7 @@ def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseRes
 
 def _validate_multiple_runs(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"multiple_runs must be an int >= 1, got {value!r}")
+        raise ValueError(f"multiple_runs must be an integer >= 1, got {value!r}")
     if value < 1:
         raise ValueError(f"multiple_runs must be greater than or equal to 1, got {value!r}")
     return value

@@ -13,9 +13,10 @@ therefore gives two steps: (2 interactions, 2 checks) and (1 interaction, 0 chec
 from __future__ import annotations
 
 import copy as _copy
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Self
 
 from pydantic import (
     BaseModel,
@@ -23,6 +24,7 @@ from pydantic import (
     Field,
     SerializeAsAny,
     StrictInt,
+    field_serializer,
     field_validator,
 )
 
@@ -35,7 +37,21 @@ from scenarist.trace import Trace
 if TYPE_CHECKING:
     from scenarist.results import ScenarioResult
 
-__all__ = ["Scenario", "Step"]
+__all__ = ["Scenario", "Step", "Target"]
+
+
+class Target(Protocol):
+    """The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async.
+
+    ``Target[In, Out, TraceType]`` subscripts as in giskard-checks (for readers; at runtime
+    it is this protocol).
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        return cls
+
 
 AnySpec = SerializeAsAny[InteractionSpec]
 
@@ -78,12 +94,43 @@ class Scenario(BaseModel):
 
     name: str = "Unnamed Scenario"
     steps: list[Step] = Field(default_factory=list)
-    trace_type: type[Trace] | None = Field(default=None, exclude=True)  # type: ignore[type-arg]
+    trace_type: type[Trace] | None = None  # type: ignore[type-arg]
     multiple_runs: Annotated[StrictInt, Field(ge=1)] = 1
     tags: list[str] = Field(default_factory=list)
     target: Any = Field(default=MISSING, exclude=True, repr=False)
     annotations: dict[str, Any] = Field(default_factory=dict)
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """As :meth:`pydantic.BaseModel.model_validate`; unknown top-level keys are ignored.
+
+        Files written by giskard-checks or by another scenarist version load (as in
+        giskard-checks); the constructor and the steps inside stay strict, so a typo in
+        code still fails loudly.
+        """
+        if isinstance(obj, dict):
+            obj = {k: v for k, v in obj.items() if k in cls.model_fields}
+        return super().model_validate(obj, *args, **kwargs)
+
+    @field_validator("trace_type", mode="before")
+    @classmethod
+    def _trace_type_by_name(cls, value: Any) -> Any:
+        """A dumped ``"module.QualName"`` loads back as the class (``None`` stays ``None``)."""
+        if isinstance(value, str):
+            module, _, qualname = value.rpartition(".")
+            try:
+                found: Any = importlib.import_module(module)
+                for part in qualname.split("."):
+                    found = getattr(found, part)
+            except (ImportError, AttributeError, ValueError):
+                raise ValueError(f"trace_type {value!r} cannot be imported") from None
+            return found
+        return value
+
+    @field_serializer("trace_type")
+    def _trace_type_name(self, value: type[Trace] | None) -> str | None:  # type: ignore[type-arg]
+        return None if value is None else f"{value.__module__}.{value.__qualname__}"
 
     def __init__(self, name: str = "Unnamed Scenario", /, **data: Any) -> None:
         if "name" in data:

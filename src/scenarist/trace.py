@@ -13,7 +13,7 @@ work in total rather than copying the history at every turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
@@ -201,8 +201,72 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
         return log[len(log) - 1] if len(log) else None
 
     def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:
-        """A new trace with ``interaction`` appended; this one is unchanged."""
+        """A new trace with ``interaction`` appended; this one is unchanged.
+
+        The result is returned directly and is also awaitable (``await
+        trace.with_interaction(i)``, as in giskard-checks). To extend a trace with what an
+        interaction spec generates, use ``await trace.with_interactions(spec)``.
+        """
+        if not isinstance(interaction, Interaction):
+            raise TypeError(
+                f"with_interaction takes an Interaction, got {type(interaction).__name__}; "
+                "for an interaction spec use `await trace.with_interactions(spec)`"
+            )
         return replace(self, interactions=self.interactions.appended(interaction))
+
+    async def with_interactions(self, *interactions: Any) -> Self:
+        """A new trace extended with each interaction, or with what each spec generates.
+
+        Arguments are :class:`Interaction` objects or interaction specs (anything with an
+        async ``generate(trace)``, such as ``Interact(...)``), appended in order.
+        """
+        trace = self
+        for item in interactions:
+            if isinstance(item, Interaction):
+                trace = trace.with_interaction(item)
+            else:
+                trace = await trace._generated(item)
+        return trace
+
+    async def _generated(self, spec: Any) -> Self:
+        from scenarist.errors import InteractionGenerationError
+
+        trace = self
+        generator = spec.generate(trace)
+        try:
+            interaction = await generator.__anext__()
+            while True:
+                trace = trace.with_interaction(interaction)
+                interaction = await generator.asend(trace)
+        except StopAsyncIteration:
+            return trace
+        except InteractionGenerationError:
+            raise
+        except Exception as exc:
+            raise InteractionGenerationError(
+                f"{type(spec).__name__} failed after {len(trace.interactions)} interaction(s): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            await generator.aclose()
+
+    @classmethod
+    async def from_interactions(cls, *interactions: Any) -> Self:
+        """A new trace of this type holding ``interactions`` (and what any spec generates)."""
+        return await cls().with_interactions(*interactions)
+
+    @classmethod
+    def for_target(cls, target: Any) -> Trace[Any, Any]:
+        """An empty trace of the type ``target``'s annotations ask for (else of this class)."""
+        from scenarist.runner import trace_type_for
+
+        found = trace_type_for(target)
+        return found() if found is not None else cls()
+
+    def __await__(self) -> Generator[Any, None, Self]:
+        # A ready trace awaits to itself: giskard-checks' trace methods are coroutines.
+        return self
+        yield  # pragma: no cover - makes this a generator
 
     # -- views over the spans of every interaction ------------------------------------
 

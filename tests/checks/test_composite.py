@@ -76,10 +76,18 @@ def test_all_of_returns_an_inner_error(make_trace: TraceFactory, run: CheckRunne
     assert result.details == {"actual_value": "a", "expected_value": 1}
 
 
-@pytest.mark.parametrize("composite", [AllOf, AnyOf])
-def test_composites_refuse_an_empty_list_of_checks(composite: type[AllOf | AnyOf]) -> None:
-    with pytest.raises(ValidationError, match=r"checks\n.*needs at least one check"):
-        composite(checks=[])
+def test_empty_all_of_constructs_and_skips_never_passes(
+    make_trace: TraceFactory, run: CheckRunner
+) -> None:
+    result = run(AllOf(checks=[]), make_trace("a"))
+    assert result.skipped
+    assert result.message == "AllOf has no checks: nothing was asserted."
+
+
+def test_empty_any_of_constructs_and_fails(make_trace: TraceFactory, run: CheckRunner) -> None:
+    result = run(AnyOf(checks=[]), make_trace("a"))
+    assert result.failed
+    assert result.message == "All checks failed."
 
 
 def test_all_of_ignores_skips(make_trace: TraceFactory, run: CheckRunner) -> None:
@@ -92,7 +100,7 @@ def test_all_of_ignores_skips(make_trace: TraceFactory, run: CheckRunner) -> Non
 def test_all_of_all_skipped_is_skip(make_trace: TraceFactory, run: CheckRunner) -> None:
     result = run(AllOf(checks=[returning(SKIPPED), returning(SKIPPED)]), make_trace("a"))
     assert result.skipped
-    assert result.message == "All checks were skipped."
+    assert result.message == "All checks were skipped. Details: not applicable; not applicable"
 
 
 def test_all_of_gathers_metrics_of_passing_checks(
@@ -158,10 +166,23 @@ def test_any_of_all_skipped_is_skip(make_trace: TraceFactory, run: CheckRunner) 
     assert result.skipped
 
 
-def test_any_of_skips_do_not_count_as_failures(make_trace: TraceFactory, run: CheckRunner) -> None:
+def test_any_of_lists_skip_reasons_among_failures_as_giskard(
+    make_trace: TraceFactory, run: CheckRunner
+) -> None:
     check = AnyOf(checks=[returning(SKIPPED), Equals(expected_value="z")])
     result = run(check, make_trace("a"))
-    assert result.message == "No checks passed. Failures: Expected value equal to 'z' but got 'a'"
+    assert result.failed
+    assert result.message == (
+        "No checks passed. Failures: not applicable; Expected value equal to 'z' but got 'a'"
+    )
+
+
+def test_any_of_all_skipped_lists_the_reasons(make_trace: TraceFactory, run: CheckRunner) -> None:
+    result = run(AnyOf(checks=[returning(SKIPPED), returning(SKIPPED)]), make_trace("a"))
+    assert result.skipped
+    assert result.message == (
+        "No checks passed and all were skipped. Details: not applicable; not applicable"
+    )
 
 
 # -- Not ---------------------------------------------------------------------------------

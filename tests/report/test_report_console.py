@@ -217,6 +217,24 @@ def test_report_max_reported_failures(monkeypatch: pytest.MonkeyPatch) -> None:
     assert all(name in summary for name in ("failing", "erroring", "agent_with_tools"))
 
 
+def test_report_honours_giskards_max_reported_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCENARIST_MAX_REPORTED_FAILURES", raising=False)
+    monkeypatch.setenv("GISKARD_CHECKS_MAX_REPORTED_FAILURES", "1")
+    text = text_of(suite_of(failing(), erroring()))
+    assert text.count("╭") == 1
+    assert "... and 1 more" in text
+    monkeypatch.setenv("SCENARIST_MAX_REPORTED_FAILURES", "2")  # ours wins
+    assert "more" not in text_of(suite_of(failing(), erroring()))
+
+
+def test_report_shows_every_failure_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCENARIST_MAX_REPORTED_FAILURES", raising=False)
+    monkeypatch.delenv("GISKARD_CHECKS_MAX_REPORTED_FAILURES", raising=False)
+    text = text_of(suite_of(*[failing() for _ in range(25)]))
+    assert text.count("╭") == 25
+    assert "more" not in text
+
+
 def test_report_max_reported_failures_ignores_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCENARIST_MAX_REPORTED_FAILURES", "many")
     assert "more" not in text_of(suite_of(failing(), erroring()))

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import field_validator
-
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables, reject_callables
@@ -28,16 +26,6 @@ class _Composite(Check):
 
     def _inner(self) -> list[Check]:
         raise NotImplementedError
-
-    @field_validator("checks", mode="after", check_fields=False)
-    @classmethod
-    def _not_empty(cls, checks: list[Check]) -> list[Check]:
-        if not checks:
-            raise ValueError(
-                f"{cls.__name__} needs at least one check: an empty {cls.__name__} would "
-                "assert nothing; pass checks=[...]"
-            )
-        return checks
 
     def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """As :meth:`pydantic.BaseModel.model_dump`; an inner ``FnCheck`` cannot go to JSON."""
@@ -62,8 +50,9 @@ class AllOf(_Composite):
 
     Stops at the first FAIL or ERROR and returns that result unchanged. SKIPs are
     ignored; when every inner check skipped, the result is SKIP. Otherwise PASS, with the
-    inner messages joined by ``"; "`` and their metrics gathered. At least one check
-    is required: an empty ``AllOf`` would assert nothing.
+    inner messages joined by ``"; "`` and their metrics gathered. ``AllOf([])`` constructs
+    (as in giskard-checks) but yields SKIP, never PASS: it asserts nothing (giskard-checks
+    passes it; see ``docs/decisions.md``).
     """
 
     checks: list[AnyCheck]
@@ -73,15 +62,21 @@ class AllOf(_Composite):
 
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Run the inner checks in order until one fails or errors."""
+        if not self.checks:
+            return CheckResult.skip("AllOf has no checks: nothing was asserted.")
         passed: list[CheckResult] = []
+        skipped: list[str] = []
         for check in self.checks:
             result = await run_inner(check, trace)
             if result.failed or result.errored:
                 return result
             if result.passed:
                 passed.append(result)
-        if self.checks and not passed:
-            return CheckResult.skip("All checks were skipped.")
+            elif result.message:
+                skipped.append(result.message)
+        if not passed:
+            details = f" Details: {'; '.join(skipped)}" if skipped else ""
+            return CheckResult.skip("All checks were skipped." + details)
         messages = [r.message for r in passed if r.message]
         return CheckResult.success(
             "; ".join(messages) if messages else "All checks passed.",
@@ -107,25 +102,28 @@ class AnyOf(_Composite):
 
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Run the inner checks in order until one passes."""
-        failures: list[CheckResult] = []
+        messages: list[str] = []
         first_error: CheckResult | None = None
+        all_skipped = True
         for check in self.checks:
             result = await run_inner(check, trace)
             if result.passed:
                 return result
-            if result.errored and first_error is None:
-                first_error = result
-            elif result.failed:
-                failures.append(result)
+            if result.errored:
+                if first_error is None:
+                    first_error = result
+                continue
+            if not result.skipped:
+                all_skipped = False
+            if result.message:
+                messages.append(result.message)
         if first_error is not None:
             return first_error
-        if not self.checks:
-            return CheckResult.failure("All checks failed.")
-        if not failures:
-            return CheckResult.skip("All checks were skipped.")
-        messages = [r.message for r in failures if r.message]
+        if all_skipped and self.checks:
+            details = f" Details: {'; '.join(messages)}" if messages else ""
+            return CheckResult.skip("No checks passed and all were skipped." + details)
         if not messages:
-            return CheckResult.failure("No checks passed.")
+            return CheckResult.failure("All checks failed.")
         return CheckResult.failure("No checks passed. Failures: " + "; ".join(messages))
 
 

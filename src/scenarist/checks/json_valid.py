@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch, is_none
+from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch
 from scenarist.checks.base import Check
 from scenarist.paths import resolve
 from scenarist.results import CheckResult
@@ -36,7 +36,7 @@ class JsonValid(Check):
 
     target_key: KeyPath = DEFAULT_TARGET_KEY
     parse: bool = True
-    expected_schema: dict[str, Any] | None = Field(default=None, alias="schema", exclude_if=is_none)
+    expected_schema: dict[str, Any] | None = Field(default=None, alias="schema")
 
     @field_validator("expected_schema")
     @classmethod

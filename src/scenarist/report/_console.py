@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_FAILURES_ENV", "print_report", "render"]
 
 MAX_FAILURES_ENV = "SCENARIST_MAX_REPORTED_FAILURES"
-DEFAULT_MAX_FAILURES = 20
+GISKARD_MAX_FAILURES_ENV = "GISKARD_CHECKS_MAX_REPORTED_FAILURES"  # honoured as an alias
+DEFAULT_MAX_FAILURES: int | None = None  # unlimited, as giskard-checks
 _MAX_MESSAGE_CHARS = 1000  # a check message longer than this is cut (it still wraps)
 _MAX_VALUE_CHARS = 2000  # inputs/outputs are cut to one line anyway; bound the work
 
@@ -80,13 +81,20 @@ def render(obj: Any) -> Iterator[RenderableType]:
         )
 
 
-def max_reported_failures() -> int:
-    """Panels shown under FAILURES: ``$SCENARIST_MAX_REPORTED_FAILURES``, default 20."""
-    raw = os.environ.get(MAX_FAILURES_ENV, "")
-    try:
-        return max(0, int(raw)) if raw.strip() else DEFAULT_MAX_FAILURES
-    except ValueError:
-        return DEFAULT_MAX_FAILURES
+def max_reported_failures() -> int | None:
+    """Panels shown under FAILURES (``None``: all of them, as giskard-checks).
+
+    ``$SCENARIST_MAX_REPORTED_FAILURES``, else giskard's
+    ``$GISKARD_CHECKS_MAX_REPORTED_FAILURES``; a value that is not an integer is ignored.
+    """
+    for name in (MAX_FAILURES_ENV, GISKARD_MAX_FAILURES_ENV):
+        raw = os.environ.get(name, "").strip()
+        if raw:
+            try:
+                return max(0, int(raw))
+            except ValueError:
+                continue
+    return DEFAULT_MAX_FAILURES
 
 
 # -- suite ------------------------------------------------------------------------------
@@ -105,6 +113,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     if failing:
         yield Rule(Text("FAILURES"), characters="=")
         limit = max_reported_failures()
+        limit = len(failing) if limit is None else limit
         for scenario in failing[:limit]:
             title = Text(scenario.scenario_name, style="bold")
             yield Panel(_group(_scenario(scenario)), title=title)

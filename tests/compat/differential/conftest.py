@@ -1,0 +1,91 @@
+"""A giskard-checks 1.0.6 interpreter for the differential tests, made once per machine.
+
+Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created in ``tests/.venvs/giskard-1.0.6``
+(gitignored) from a Python >= 3.12.2, under a file lock so parallel sessions build it
+once. Skips, naming the reason, only when it cannot be installed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REQUIREMENT = "giskard-checks==1.0.6"
+VENV = Path(__file__).resolve().parents[2] / ".venvs" / "giskard-1.0.6"
+PROBE = "import giskard.checks, importlib.metadata as m; print(m.version('giskard-checks'))"
+
+
+def _works(python: str) -> bool:
+    try:
+        proc = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and proc.stdout.strip().endswith("1.0.6")
+
+
+def _base_pythons() -> list[str]:
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(glob.glob(str(pyenv / "3.13.*" / "bin" / "python")), reverse=True)
+    found += sorted(glob.glob(str(pyenv / "3.12.*" / "bin" / "python")), reverse=True)
+    found += [p for p in (shutil.which("python3.13"), shutil.which("python3.12")) if p]
+    return found
+
+
+def _create() -> tuple[str | None, str]:
+    python = VENV / "bin" / "python"
+    failures = []
+    for base in _base_pythons():
+        shutil.rmtree(VENV, ignore_errors=True)
+        try:
+            subprocess.run([base, "-m", "venv", str(VENV)], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    str(python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    REQUIREMENT,
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
+        except subprocess.CalledProcessError as exc:
+            failures.append(f"{base}: {(exc.stderr or '').strip()[-300:]}")
+            continue
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            failures.append(f"{base}: {exc}")
+            continue
+        if _works(str(python)):
+            return str(python), ""
+        failures.append(f"{base}: giskard.checks does not import")
+    shutil.rmtree(VENV, ignore_errors=True)
+    return None, "; ".join(failures) or "no Python >= 3.12.2 found (pyenv 3.13/3.12, python3.13)"
+
+
+@pytest.fixture(scope="session")
+def giskard_python() -> str:
+    explicit = os.environ.get("SCENARIST_GISKARD_PYTHON")
+    if explicit:
+        if not _works(explicit):
+            pytest.fail(f"$SCENARIST_GISKARD_PYTHON={explicit} cannot import giskard-checks 1.0.6")
+        return explicit
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / "giskard.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        python = VENV / "bin" / "python"
+        if python.exists() and _works(str(python)):
+            return str(python)
+        created, reason = _create()
+    if created is None:
+        pytest.skip(f"giskard-checks 1.0.6 could not be installed: {reason}")
+    return created

@@ -1,0 +1,313 @@
+"""The differential driver: one program, run once per implementation.
+
+``python program.py <module> <cases.json> [<foreign-dumps.json>]`` imports ``<module>``
+(``giskard.checks`` or ``scenarist``) as the *only* import that differs, runs every case
+of ``cases.json`` through its public API and prints one JSON object: case id → observed
+outcome (statuses, messages, counts, exports). An exception inside a case is an outcome
+too (``{"raised": "TypeError"}``), so one gap never hides the other cases.
+
+The optional third file holds scenario dumps written by the *other* implementation; each
+is loaded with ``Scenario.model_validate`` and run (JSON in both directions).
+
+Standard library only besides the module under test: it runs on giskard's Python 3.13
+venv as well as on ours. Written against the documented API, not against either code base.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+import xml.etree.ElementTree as ET
+from typing import Any
+
+gc = importlib.import_module(sys.argv[1])
+
+
+# -- named callables (cases are data; functions are referred to by name) ---------------
+
+
+def _fn_nonempty(trace: Any) -> bool:
+    return bool(trace.last.outputs)
+
+
+def _fn_two_turns(trace: Any) -> bool:
+    return len(trace.interactions) >= 2
+
+
+async def _fn_async_upper(trace: Any) -> bool:
+    return str(trace.last.outputs).isupper()
+
+
+def _fn_result(trace: Any) -> Any:
+    if "ok" in str(trace.last.outputs):
+        return gc.CheckResult.success(message="contains ok")
+    return gc.CheckResult.failure(message="no ok in output")
+
+
+def _fn_raises(trace: Any) -> bool:
+    raise RuntimeError("boom in check")
+
+
+CHECK_FNS = {
+    "nonempty": _fn_nonempty,
+    "two_turns": _fn_two_turns,
+    "async_upper": _fn_async_upper,
+    "result": _fn_result,
+    "raises": _fn_raises,
+}
+
+
+def _echo(inputs: Any) -> Any:
+    return f"echo: {inputs}"
+
+
+def _upper(inputs: Any) -> Any:
+    return str(inputs).upper()
+
+
+async def _async_echo(inputs: Any) -> Any:
+    return f"async echo: {inputs}"
+
+
+def _boom(inputs: Any) -> Any:
+    raise ValueError(f"target failed on {inputs!r}")
+
+
+def _with_trace(trace: Any, inputs: Any) -> Any:
+    return f"{inputs} #{len(trace.interactions) + 1}"
+
+
+TARGETS = {
+    "echo": _echo,
+    "upper": _upper,
+    "async_echo": _async_echo,
+    "boom": _boom,
+    "with_trace": _with_trace,
+}
+
+
+def _inputs_callable(trace: Any) -> Any:
+    return f"turn {len(trace.interactions) + 1}"
+
+
+def _inputs_gen(trace: Any) -> Any:
+    trace = yield "first"
+    trace = yield f"second after {len(trace.interactions)}"
+
+
+async def _inputs_agen(trace: Any) -> Any:
+    trace = yield "a1"
+    yield f"a2 after {len(trace.interactions)}"
+
+
+INPUTS = {"callable": _inputs_callable, "gen": _inputs_gen, "agen": _inputs_agen}
+
+
+# -- building objects from case data ------------------------------------------------------
+
+
+def build_check(spec: dict[str, Any]) -> Any:
+    cls = spec["cls"]
+    args = dict(spec.get("args", {}))
+    if cls in ("AllOf", "AnyOf"):
+        args["checks"] = [build_check(c) for c in spec["checks"]]
+    elif cls == "Not":
+        args["check"] = build_check(spec["check"])
+    elif cls == "from_fn":
+        return gc.from_fn(CHECK_FNS[spec["fn"]], **args)
+    elif cls == "FnCheck":
+        args["fn"] = CHECK_FNS[spec["fn"]]
+    return getattr(gc, cls)(**args)
+
+
+def build_interaction(data: dict[str, Any]) -> Any:
+    return gc.Interaction(
+        inputs=data["inputs"], outputs=data["outputs"], metadata=data.get("metadata", {})
+    )
+
+
+def build_scenario(case: dict[str, Any]) -> Any:
+    scenario = gc.Scenario(name=case.get("name", case["id"]))
+    if case.get("tags"):
+        scenario = scenario.with_tags(case["tags"])
+    for step in case["steps"]:
+        for turn in step.get("interacts", []):
+            kwargs: dict[str, Any] = {}
+            if "inputs_fn" in turn:
+                kwargs["inputs"] = INPUTS[turn["inputs_fn"]]
+            else:
+                kwargs["inputs"] = turn["inputs"]
+            if "outputs_fn" in turn:
+                kwargs["outputs"] = TARGETS[turn["outputs_fn"]]
+            elif "outputs" in turn:
+                kwargs["outputs"] = turn["outputs"]
+            if turn.get("metadata"):
+                kwargs["metadata"] = turn["metadata"]
+            scenario = scenario.interact(**kwargs)
+        for check in step.get("checks", []):
+            scenario = scenario.check(build_check(check))
+    return scenario
+
+
+# -- observing outcomes -----------------------------------------------------------------
+
+
+def status_of(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def check_outcome(result: Any) -> dict[str, Any]:
+    return {"status": status_of(result.status), "message": result.message}
+
+
+def scenario_outcome(result: Any) -> dict[str, Any]:
+    return {
+        "status": status_of(result.status),
+        "runs_executed": result.runs_executed,
+        "interactions": len(result.final_trace.interactions),
+        "steps": [
+            {
+                "status": status_of(step.status),
+                "error": None if step.error is None else step.error.phase,
+                "results": [check_outcome(r) for r in step.results],
+            }
+            for step in result.steps
+        ],
+    }
+
+
+def junit_shape(xml: str) -> Any:
+    """What CI reads from the JUnit document: the suite's counts, each test case's verdict.
+
+    (Not the element layout: giskard-checks' root element and properties are not
+    reproduced yet, see ``docs/decisions.md``.)
+    """
+    root = ET.fromstring(xml)
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    counts = {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")}
+    cases = []
+    for case in suite.iter("testcase"):
+        verdicts = [c.tag for c in case if c.tag in ("failure", "error", "skipped")]
+        cases.append([case.get("name"), verdicts])
+    return {"counts": counts, "cases": cases}
+
+
+def raised(exc: BaseException) -> dict[str, Any]:
+    return {"raised": type(exc).__name__}
+
+
+# -- case kinds -----------------------------------------------------------------------
+
+
+async def run_check_case(case: dict[str, Any]) -> Any:
+    check = build_check(case["check"])
+    if case.get("direct"):
+        trace = await gc.Trace.from_interactions(
+            *[build_interaction(i) for i in case["interactions"]]
+        )
+        return check_outcome(await check.run(trace))
+    scenario = gc.Scenario(name=case["id"])
+    for turn in case["interactions"]:
+        scenario = scenario.interact(
+            inputs=turn["inputs"], outputs=turn["outputs"], metadata=turn.get("metadata", {})
+        )
+    scenario = scenario.check(check)
+    result = await scenario.run(return_exception=True)
+    return scenario_outcome(result)["steps"][0]["results"][0]
+
+
+async def run_scenario_case(case: dict[str, Any]) -> Any:
+    scenario = build_scenario(case)
+    kwargs: dict[str, Any] = {"return_exception": case.get("return_exception", True)}
+    if "target" in case:
+        kwargs["target"] = TARGETS[case["target"]]
+    if "multiple_runs" in case:
+        kwargs["multiple_runs"] = case["multiple_runs"]
+    result = await scenario.run(**kwargs)
+    out = scenario_outcome(result)
+    if case.get("assert_passed"):
+        try:
+            result.steps[-1].assert_passed()
+            out["assert_passed"] = None
+        except AssertionError as exc:
+            out["assert_passed"] = str(exc)
+    return out
+
+
+async def run_suite_case(case: dict[str, Any]) -> Any:
+    suite_kwargs: dict[str, Any] = {"name": case["id"]}
+    if "target" in case:
+        suite_kwargs["target"] = TARGETS[case["target"]]
+    suite = gc.Suite(**suite_kwargs)
+    for scenario in case["scenarios"]:
+        suite.append(build_scenario(scenario))
+    result = await suite.run(
+        return_exception=True, parallel=case.get("parallel", False), verbose=False
+    )
+    out: dict[str, Any] = {
+        "statuses": [status_of(r.status) for r in result.results],
+        "counts": [
+            result.passed_count,
+            result.failed_count,
+            result.errored_count,
+            result.skipped_count,
+        ],
+        "pass_rate": result.pass_rate,
+        "failures_and_errors": [r.scenario_name for r in result.failures_and_errors],
+    }
+    if case.get("group_by"):
+        grouped = result.group_by(case["group_by"])
+        out["groups"] = {
+            str(key): [g.passed, g.failed, g.errored, g.skipped, g.pass_rate]
+            for key, g in sorted(grouped.groups.items())
+        }
+    if case.get("junit"):
+        out["junit"] = junit_shape(result.to_junit_xml())
+    return out
+
+
+async def run_dump_case(case: dict[str, Any]) -> Any:
+    scenario = build_scenario(case)
+    dump = scenario.model_dump(mode="json")
+    return {"keys": sorted(dump), "step_keys": sorted(dump["steps"][0]), "dump": dump}
+
+
+async def run_load_case(dump: dict[str, Any]) -> Any:
+    scenario = gc.Scenario.model_validate(dump)
+    result = await scenario.run(return_exception=True)
+    return scenario_outcome(result)
+
+
+KINDS = {
+    "check": run_check_case,
+    "scenario": run_scenario_case,
+    "suite": run_suite_case,
+    "dump": run_dump_case,
+}
+
+
+async def main(cases: list[dict[str, Any]], foreign: dict[str, Any]) -> None:
+    outcomes: dict[str, Any] = {}
+    for case in cases:
+        try:
+            outcomes[case["id"]] = await KINDS[case["kind"]](case)
+        except Exception as exc:
+            outcomes[case["id"]] = raised(exc)
+    for case_id, dump in sorted(foreign.items()):
+        try:
+            outcomes[f"load:{case_id}"] = await run_load_case(dump)
+        except Exception as exc:
+            outcomes[f"load:{case_id}"] = raised(exc)
+    json.dump(outcomes, sys.stdout, sort_keys=True, default=repr)
+
+
+def _read(path: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(_read(sys.argv[2]), _read(sys.argv[3]) if len(sys.argv) > 3 else {}))

@@ -206,7 +206,9 @@ async def test_items_crud(app_client: httpx2.AsyncClient) -> None:
 
 async def test_items_bad_payload_names_the_field(app_client: httpx2.AsyncClient) -> None:
     base = "/v1/scenarios/s/items"
-    bad = await app_client.put(base, json={"items": [{"name": "ok", "input": "x"}, {"assertions": "nope"}]})
+    bad = await app_client.put(
+        base, json={"items": [{"name": "ok", "input": "x"}, {"assertions": "nope"}]}
+    )
     assert bad.status_code == 422
     assert bad.json()["error"]["fields"][0]["field"].startswith("items.1.assertions")
     path = await app_client.post(base, json={"name": "p", "trace": "/etc/passwd"})

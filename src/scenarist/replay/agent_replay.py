@@ -93,7 +93,7 @@ async def replay_recording(
         recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
     )
     ctx.set_metadata("replay_of", recording.trace_id)
-    calls = RecordedCalls(recording, live=options.live_model_steps)
+    calls = RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
     with serve_llm_calls(calls):
         record, error = await harness.execute(ctx, agent)
     failures = list(replayer.errors) + calls.missed

@@ -72,14 +72,14 @@ async def _runnable_item(
             "the item has neither an input nor a trace_id: give it an input to run the "
             "agent live, or the trace_id of a stored trace to replay",
         )
-    if item.trace_id is not None and item.trace is None:
-        if await store.get_trace(item.trace_id) is None:
-            raise _field_error(
-                where,
-                "trace_id",
-                f"trace {item.trace_id!r} is not stored on this server; post the trace "
-                "first (POST /v1/traces) or fix the trace_id",
-            )
+    held = item.trace is not None or item.trace_id is None
+    if not held and await store.get_trace(str(item.trace_id)) is None:
+        raise _field_error(
+            where,
+            "trace_id",
+            f"trace {item.trace_id!r} is not stored on this server; post the trace "
+            "first (POST /v1/traces) or fix the trace_id",
+        )
     return item
 
 

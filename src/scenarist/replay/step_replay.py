@@ -82,6 +82,9 @@ class ReplayOptions(BaseModel):
     assertions: list[Any] = Field(default_factory=list)
     compare_with_recording: bool | SnapshotOptions | None = None
     on_divergence: Divergence = "fail"
+    allow_network: list[str] = Field(default_factory=list)
+    """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
+    may connect to; every other connection nothing served is refused (a strict replay)."""
 
 
 class ReplayBinding(BaseModel):
@@ -110,6 +113,8 @@ class ReplayFidelity(BaseModel):
 
     bindings: list[ReplayBinding] = Field(default_factory=list)
     unused: list[UnusedRecording] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+    """Live connections the network guard refused (each counts in :attr:`live`)."""
 
     @property
     def matched(self) -> int:
@@ -121,12 +126,14 @@ class ReplayFidelity(BaseModel):
 
     @property
     def live(self) -> int:
-        return sum(1 for b in self.bindings if b.outcome == "live")
+        """Steps run live, plus connections the guard refused (they tried to go live)."""
+        return sum(1 for b in self.bindings if b.outcome == "live") + len(self.refused)
 
     @property
     def is_faithful(self) -> bool:
-        """Every call matched a recording, and every recording was used."""
-        return not self.unused and all(b.outcome == "matched" for b in self.bindings)
+        """Every call matched a recording, every recording was used, nothing went out."""
+        matched = all(b.outcome == "matched" for b in self.bindings)
+        return not self.unused and not self.refused and matched
 
 
 @dataclass

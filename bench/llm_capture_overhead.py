@@ -26,6 +26,8 @@ BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello 
 SERVER = """
 import sys, time
 
+from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+
 script = ScriptedLLM(default=Reply("The quick brown fox jumps over the lazy dog.", tokens_in=9))
 with FakeLLMServer(script) as server:
     print(server.url, flush=True)

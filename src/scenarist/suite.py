@@ -18,6 +18,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._construct import construct
+from scenarist._lanes import lane
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync
@@ -103,12 +104,13 @@ class Suite(BaseModel):
         runner = get_runner()
 
         async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
-            runs = [
-                await runner.run(
-                    scenario, target, return_exception, timeout_s=timeout_s, threads=threads
-                )
-                for _ in range(repeat)
-            ]
+            with lane(f"scenario:{scenario.name}"):  # its cassette responses, in any order
+                runs = [
+                    await runner.run(
+                        scenario, target, return_exception, timeout_s=timeout_s, threads=threads
+                    )
+                    for _ in range(repeat)
+                ]
             if repeat == 1:
                 return runs[0]
             chosen = next((r for r in runs if not r.passed), runs[-1])

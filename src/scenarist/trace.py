@@ -297,19 +297,29 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
 
     @property
     def cost_usd(self) -> float | None:
-        """Total known cost of all spans; ``None`` when no span has a cost."""
-        costs = [s.cost_usd for s in self.spans if s.cost_usd is not None]
+        """Total known cost of all spans, each call counted once (``scenarist._usage``);
+        ``None`` when no span has a cost."""
+        from scenarist._usage import cost_spans
+
+        costs = [s.cost_usd for s in cost_spans(self._roots()) if s.cost_usd is not None]
         return sum(costs) if costs else None
 
     @property
     def tokens_in(self) -> int:
-        """Total input tokens over all spans (spans without usage count as 0)."""
-        return sum(s.tokens_in or 0 for s in self.spans)
+        """Total input tokens, each call counted once (spans without usage count as 0)."""
+        from scenarist._usage import token_spans
+
+        return sum(s.tokens_in or 0 for s in token_spans(self._roots()))
 
     @property
     def tokens_out(self) -> int:
-        """Total output tokens over all spans (spans without usage count as 0)."""
-        return sum(s.tokens_out or 0 for s in self.spans)
+        """Total output tokens, each call counted once (spans without usage count as 0)."""
+        from scenarist._usage import token_spans
+
+        return sum(s.tokens_out or 0 for s in token_spans(self._roots()))
+
+    def _roots(self) -> list[Span]:
+        return [root for interaction in self.interactions for root in interaction.spans]
 
     @property
     def duration_ms(self) -> float:

@@ -208,10 +208,12 @@ async def test_trace_backed_items_replay_mocked_by_default(recorded: Any, tmp_pa
     client, record = recorded
     path = tmp_path / "trace.json"
     path.write_text(record.model_dump_json())
+    # 'classify' is an llm step without a cost: unknown cost is ignored here, as it must
+    # be on the recorded run too (the replay keeps the recording's verdict, see below)
     result = await client.run_scenario_async(
         "replays",
         agent,
-        [TraceAssert.no_errors(), TraceAssert.max_cost(0.05)],
+        [TraceAssert.no_errors(), TraceAssert.max_cost(0.05, unknown_cost="ignore")],
         items=[
             ScenarioItem(name="by id", trace_id=record.trace_id),
             ScenarioItem(name="inline", trace=record),
@@ -266,3 +268,16 @@ async def test_a_recording_with_unknown_span_kinds_is_accepted_and_replayed() ->
     result = await client.replay_async(record, agent_with_custom_kind)
     assert result.passed, result.failures
     assert result.replayed_record.spans[0].kind == "vector-search"
+
+
+async def test_an_unknown_recorded_cost_stays_unknown_on_replay(recorded: Any) -> None:
+    """The recorded run's 'classify' (an llm step) has no cost: MaxCost is ERROR there, so
+    it is ERROR on the replay too, not a pass on a served cost of zero."""
+    client, record = recorded
+    budget = TraceAssert.max_cost(0.05)
+    live = budget.run(record.to_trace())
+    result = await client.replay_async(record, agent)
+    assert result.replayed_record is not None
+    replayed = budget.run(result.replayed_record.to_trace())
+    assert (live.status, replayed.status) == ("error", "error")
+    assert replayed.message == live.message

@@ -181,6 +181,8 @@ async def test_veval_scenario_runs_are_listed_oldest_first(app_client: httpx2.As
 async def test_items_crud(app_client: httpx2.AsyncClient) -> None:
     base = "/v1/scenarios/support%2Frefunds/items"
     assert (await app_client.get(base)).json() == {"items": []}
+    trace = {"trace_id": "tr_1", "agent_name": "support", "input": "q", "steps": []}
+    assert (await app_client.post("/v1/traces", json=trace)).status_code == 201
     check = {"kind": "equals", "expected_value": 1, "target_key": "trace.last.outputs"}
     items = [
         {"name": "one", "input": "hi"},
@@ -204,7 +206,9 @@ async def test_items_crud(app_client: httpx2.AsyncClient) -> None:
 
 async def test_items_bad_payload_names_the_field(app_client: httpx2.AsyncClient) -> None:
     base = "/v1/scenarios/s/items"
-    bad = await app_client.put(base, json={"items": [{"name": "ok"}, {"assertions": "nope"}]})
+    bad = await app_client.put(
+        base, json={"items": [{"name": "ok", "input": "x"}, {"assertions": "nope"}]}
+    )
     assert bad.status_code == 422
     assert bad.json()["error"]["fields"][0]["field"].startswith("items.1.assertions")
     path = await app_client.post(base, json={"name": "p", "trace": "/etc/passwd"})

@@ -26,12 +26,13 @@ def test_remote_store_round_trips_over_a_real_socket(live_server: LiveServer) ->
     run_sync(store.save_trace, record)
     assert run_sync(store.get_trace, record.trace_id) == record
     assert run_sync(store.get_trace, "missing") is None
-    items = [ScenarioItem(name="a", input={"q": 1}), ScenarioItem(name="b", trace_id="tr_1")]
+    held = record.trace_id  # an item may only name a trace the server holds
+    items = [ScenarioItem(name="a", input={"q": 1}), ScenarioItem(name="b", trace_id=held)]
     run_sync(store.save_items, "team/s", items)
     got = run_sync(store.get_items, "team/s")
     assert [(i.name, i.input, i.trace_id) for i in got] == [
         ("a", {"q": 1}, None),
-        ("b", None, "tr_1"),
+        ("b", None, held),
     ]
     snap = SnapshotData.model_validate({"name": "g", "steps": [{"name": "x", "kind": "tool"}]})
     run_sync(store.save_snapshot, "g", snap)

@@ -20,6 +20,14 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt
 
+from scenarist._usage import (
+    RECORDED_COST_KEY,
+    cost_spans,
+    declared_cost,
+    llm_call_spans,
+    step_spans,
+    token_spans,
+)
 from scenarist.checks._values import optional
 from scenarist.checks.base import Check
 from scenarist.results import CheckResult, Metric
@@ -42,9 +50,6 @@ __all__ = [
 Count = StrictInt
 """A whole number; ``True`` or ``"3"`` are rejected rather than read as 1 or 3."""
 
-RECORDED_COST_KEY = "recorded_cost_usd"
-"""Span metadata key replay sets on served steps: the cost of the original call."""
-
 
 @dataclass(frozen=True, slots=True)
 class Scope:
@@ -52,6 +57,8 @@ class Scope:
 
     interactions: Sequence[tuple[int, Interaction[Any, Any]]]
     spans: Sequence[Span]
+    roots: Sequence[Span] = ()
+    """The top-level spans in scope (the counting rule of ``_usage`` reads the tree)."""
 
 
 class SpanCheck(Check):
@@ -82,8 +89,8 @@ class SpanCheck(Check):
                     details={"interaction": index, "interactions": n},
                 )
             pairs = [(index % n, log[index])]
-        spans = [span for _, i in pairs for root in i.spans for span in root.walk()]
-        return Scope(pairs, spans)
+        roots = [root for _, i in pairs for root in i.spans]
+        return Scope(pairs, [span for root in roots for span in root.walk()], roots)
 
     def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Narrow the trace, then evaluate the assertion on what is in scope."""
@@ -175,13 +182,15 @@ class NoErrors(SpanCheck):
 
 @Check.register("trace_max_steps")
 class MaxSteps(SpanCheck):
-    """At most ``max_steps`` spans (nested spans count)."""
+    """At most ``max_steps`` tracked steps (nested ones count; captured LLM calls do not,
+    see :mod:`scenarist._usage`)."""
 
     max_steps: Count = Field(ge=0)
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        got = len(scope.spans)
-        details = {"max_steps": self.max_steps, "steps": [s.name for s in scope.spans]}
+        steps = step_spans(scope.roots)
+        got = len(steps)
+        details = {"max_steps": self.max_steps, "steps": [s.name for s in steps]}
         metrics = [Metric(name="steps", value=got)]
         if got > self.max_steps:
             return CheckResult.failure(
@@ -198,13 +207,14 @@ class MaxSteps(SpanCheck):
 
 @Check.register("trace_min_steps")
 class MinSteps(SpanCheck):
-    """At least ``min_steps`` spans (nested spans count)."""
+    """At least ``min_steps`` tracked steps (nested ones count; captured LLM calls do not)."""
 
     min_steps: Count = Field(ge=0)
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        got = len(scope.spans)
-        details = {"min_steps": self.min_steps, "steps": [s.name for s in scope.spans]}
+        steps = step_spans(scope.roots)
+        got = len(steps)
+        details = {"min_steps": self.min_steps, "steps": [s.name for s in steps]}
         metrics = [Metric(name="steps", value=got)]
         if got < self.min_steps:
             return CheckResult.failure(
@@ -240,12 +250,13 @@ class StepExists(SpanCheck):
 
 @Check.register("trace_max_llm_calls")
 class MaxLlmCalls(SpanCheck):
-    """At most ``max_calls`` spans of kind ``llm``."""
+    """At most ``max_calls`` LLM calls: captured calls, plus ``llm`` steps with no captured
+    call inside (see :mod:`scenarist._usage`)."""
 
     max_calls: Count = Field(ge=0)
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        calls = [s for s in scope.spans if s.kind == "llm"]
+        calls = llm_call_spans(scope.roots)
         details = {"max_calls": self.max_calls, "llm_calls": [s.name for s in calls]}
         metrics = [Metric(name="llm_calls", value=len(calls))]
         if len(calls) > self.max_calls:
@@ -270,9 +281,7 @@ def _span_cost(span: Span) -> Decimal | None:
     Floats go through ``repr`` so ``0.1`` is ``Decimal("0.1")``, not its binary value.
     Raises ``ValueError`` for a recorded cost that is not a finite number.
     """
-    value = span.metadata.get(RECORDED_COST_KEY)
-    if value is None:
-        value = span.cost_usd
+    value = declared_cost(span)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
@@ -305,13 +314,14 @@ class MaxCost(SpanCheck):
         total = Decimal(0)
         costs: list[dict[str, Any]] = []
         unknown: list[Span] = []
-        for span in scope.spans:
+        calls = {id(s) for s in llm_call_spans(scope.roots)}
+        for span in cost_spans(scope.roots):
             try:
                 cost = _span_cost(span)
             except ValueError as exc:
                 return CheckResult.error(f"{self.prefix}: {exc}", details={"costs": costs})
             if cost is None:
-                if span.kind == "llm":
+                if id(span) in calls:
                     unknown.append(span)
                 continue
             total += cost
@@ -355,13 +365,13 @@ class MaxTokens(SpanCheck):
     unknown_tokens: Literal["error", "ignore"] = "error"
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        tokens_in = sum(s.tokens_in or 0 for s in scope.spans)
-        tokens_out = sum(s.tokens_out or 0 for s in scope.spans)
+        counted = token_spans(scope.roots)
+        tokens_in = sum(s.tokens_in or 0 for s in counted)
+        tokens_out = sum(s.tokens_out or 0 for s in counted)
         total = tokens_in + tokens_out
+        calls = {id(s) for s in llm_call_spans(scope.roots)}
         unknown = [
-            s
-            for s in scope.spans
-            if s.kind == "llm" and s.tokens_in is None and s.tokens_out is None
+            s for s in counted if id(s) in calls and s.tokens_in is None and s.tokens_out is None
         ]
         details = {
             "max_tokens": self.max_tokens,

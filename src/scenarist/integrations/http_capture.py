@@ -49,6 +49,7 @@ from typing import Any, Protocol
 
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations._llm_call import REPLAYED, LLMCall
+from scenarist.integrations._network_guard import check_request
 from scenarist.tracing.recorder import current_recorder
 
 __all__ = [
@@ -205,6 +206,8 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
             return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
+            if recorder is not None:  # a strict replay refuses what nothing serves
+                check_request(request.url.host, request.url.port, request.url.path)
             return original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:
@@ -232,6 +235,8 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
             return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
+            if recorder is not None:
+                check_request(request.url.host, request.url.port, request.url.path)
             return await original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:

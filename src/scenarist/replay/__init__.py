@@ -7,6 +7,7 @@ from scenarist.replay.cassette import (
     CassetteMode,
     CassetteStats,
     cassette,
+    cassette_lane,
 )
 from scenarist.replay.snapshot_diff import (
     SnapshotAlignmentRow,
@@ -42,6 +43,7 @@ __all__ = [
     "SnapshotOptions",
     "SnapshotStep",
     "cassette",
+    "cassette_lane",
     "compare_snapshot",
     "compare_snapshot_async",
     "compare_snapshots",

@@ -32,11 +32,13 @@ _RERECORD = "re-record it with mode='refresh' (or SCENARIST_RECORD_MODE=refresh)
 
 
 class CassetteRecord(NamedTuple):
-    """One recorded call: its request, its response, and its line in the file."""
+    """One recorded call: its request, its response, its line in the file, and the lane
+    (scenario or item, see ``scenarist._lanes``) that made it, if any."""
 
     line: int
     request: dict[str, Any]
     response: dict[str, Any]
+    lane: str | None = None
 
 
 def resolve_path(path: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None) -> Path:
@@ -128,14 +130,24 @@ def _record(path: Path, number: int, line: str) -> CassetteRecord:
     events = response.get("events", [])
     if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
         raise bad("the response 'events' must be a list of strings")
-    return CassetteRecord(number, request, response)
+    lane = value.get("lane")
+    if lane is not None and not isinstance(lane, str):
+        raise bad(f"the call's 'lane' must be a string (a scenario or item), not {lane!r}")
+    return CassetteRecord(number, request, response, lane)
 
 
 def write(
-    path: Path, calls: Iterable[tuple[dict[str, Any], dict[str, Any]]], *, append: bool
+    path: Path,
+    calls: Iterable[tuple[dict[str, Any], dict[str, Any], str | None]],
+    *,
+    append: bool,
 ) -> None:
-    """Write ``calls``: appended to an existing file, or as a new file (atomically)."""
-    lines = [dumps({"request": request, "response": response}) for request, response in calls]
+    """Write ``calls`` (request, response, lane): appended to an existing file, or as a new
+    file (atomically). A call made outside any lane is written without one."""
+    lines = [
+        dumps({"request": request, "response": response, **({"lane": lane} if lane else {})})
+        for request, response, lane in calls
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     if append and path.exists():
         with path.open("rb") as existing:

@@ -85,6 +85,9 @@ async def replay_recording(
     """Run ``agent`` against ``recording``; every failure is in the result, not raised."""
     if not recording.steps:
         return _no_steps(recording)
+    from contextlib import ExitStack
+
+    from scenarist.integrations._network_guard import NetworkGuard, guard_network
     from scenarist.integrations.http_capture import serve_llm_calls
     from scenarist.replay.recorded_calls import RecordedCalls
 
@@ -93,10 +96,15 @@ async def replay_recording(
         recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
     )
     ctx.set_metadata("replay_of", recording.trace_id)
-    calls = RecordedCalls(recording, live=options.live_model_steps)
-    with serve_llm_calls(calls):
+    calls = RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
+    guard = NetworkGuard(ctx.recorder, f"trace {recording.trace_id}", options.allow_network)
+    with ExitStack() as stack:
+        stack.enter_context(serve_llm_calls(calls))
+        if not options.live_model_steps:  # strict: what nothing served never leaves
+            stack.enter_context(guard_network(guard))
         record, error = await harness.execute(ctx, agent)
-    failures = list(replayer.errors) + calls.missed
+    replayer.fidelity.refused = list(guard.refused)
+    failures = list(replayer.errors) + calls.missed + guard.refused
     if error is not None and not isinstance(error, ReplayError):
         failures.append(f"Agent threw exception: {error}")
     if replayer.finish():

@@ -19,7 +19,10 @@ spends nothing (``cost_usd=0``) and keeps the recorded cost as
 Modes:
 
 * ``"replay"`` — strict: each call is looked up by its key (see ``_request_key``) in
-  per-key FIFO lanes (identical calls replay in recorded order); a miss raises
+  per-key FIFO lanes (identical calls replay in recorded order) of the scenario or item
+  that makes it (``scenarist._lanes``: parallel scenarios sending the same request each
+  get their own recorded responses, whatever the timing; a call recorded outside any
+  lane answers any lane; one made outside any lane takes the oldest); a miss raises
   :class:`~scenarist.errors.ReplayMissError`, which names the request, diffs it against
   the nearest recorded one and says how to re-record. The network is never called.
 * ``"record"`` — every call goes to the network and is appended to the file.
@@ -43,6 +46,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
+from scenarist._lanes import current_lane
+from scenarist._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, ReplayMissError, UserError
 from scenarist.integrations.http_capture import serve_llm_calls
 from scenarist.replay import _cassette_file as files
@@ -56,7 +61,14 @@ from scenarist.replay._request_key import (
     stored_request,
 )
 
-__all__ = ["RECORD_MODE_ENV", "Cassette", "CassetteMode", "CassetteStats", "cassette"]
+__all__ = [
+    "RECORD_MODE_ENV",
+    "Cassette",
+    "CassetteMode",
+    "CassetteStats",
+    "cassette",
+    "cassette_lane",
+]
 
 CassetteMode = Literal["once", "record", "replay", "refresh"]
 RECORD_MODE_ENV = "SCENARIST_RECORD_MODE"
@@ -123,9 +135,11 @@ class Cassette:
         self._matcher = RequestMatcher(match_on)
         self._lock = threading.Lock()
         self._replaying = False
-        self._lanes: dict[str, deque[dict[str, Any]]] = {}
+        # (lane, key) -> the recorded responses, oldest first; lane None: recorded outside
+        self._lanes: dict[tuple[str | None, str], deque[files.CassetteRecord]] = {}
         self._recorded: list[files.CassetteRecord] = []
-        self._taped: list[list[dict[str, Any] | None]] = []  # [request, response] slots
+        self._taken: set[int] = set()  # lines served (a call outside any lane takes any)
+        self._taped: list[list[Any]] = []  # [request, response, lane] slots
         self._counts = {"replayed": 0, "missed": 0, "live": 0}
         self._stack: ExitStack | None = None
 
@@ -137,7 +151,7 @@ class Cassette:
     @property
     def stats(self) -> CassetteStats:
         with self._lock:
-            unused = sum(map(len, self._lanes.values()))
+            unused = len(self._recorded) - len(self._taken) if self._replaying else 0
             mode: Literal["replay", "record"] = "replay" if self._replaying else "record"
             return CassetteStats(str(self.path), mode, **self._counts, unused=unused)
 
@@ -159,7 +173,7 @@ class Cassette:
         if self._replaying:
             for record in self._recorded:
                 key = self._matcher.key(record.request)
-                self._lanes.setdefault(key, deque()).append(record.response)
+                self._lanes.setdefault((record.lane, key), deque()).append(record)
         self._stack = ExitStack()
         self._stack.enter_context(serve_llm_calls(self))
         return self
@@ -174,7 +188,7 @@ class Cassette:
         if stack is not None:
             stack.close()
         if not self._replaying:
-            calls = [(req, resp) for req, resp in self._taped if req and resp is not None]
+            calls = [(req, resp, lane) for req, resp, lane in self._taped if resp is not None]
             files.write(self.path, calls, append=self.mode == "record")
         fails = error is None or isinstance(error, Exception)  # never mask a cancellation
         if self.misses and fails and not any(error is miss for miss in self.misses):
@@ -217,26 +231,47 @@ class Cassette:
         slot = self._reserve(stored)
         return self._tape(module, await send(), slot)
 
+    def _lanes_for(self, key: str, lane: str | None) -> list[deque[files.CassetteRecord]]:
+        """Where a call of ``lane`` may be answered from: its own lane, then calls recorded
+        outside any lane; a call outside any lane takes from every lane."""
+        if lane is not None:
+            found = [self._lanes.get((lane, key)), self._lanes.get((None, key))]
+            return [q for q in found if q is not None]
+        return [q for (_, k), q in self._lanes.items() if k == key]
+
+    def _take(self, key: str, lane: str | None) -> tuple[files.CassetteRecord | None, bool]:
+        """The recorded call to serve (oldest first), and whether any was ever recorded."""
+        queues = self._lanes_for(key, lane)
+        for queue in queues:
+            while queue and queue[0].line in self._taken:
+                queue.popleft()
+        ready = [q for q in queues if q]
+        if not ready:
+            return None, bool(queues)
+        record = min((q[0] for q in ready), key=lambda r: r.line) if lane is None else ready[0][0]
+        self._taken.add(record.line)
+        return record, True
+
     def _serve(self, request: dict[str, Any], module: Any) -> Any:
         key = self._matcher.key(request)
+        lane = current_lane()
         with self._lock:
-            lane = self._lanes.get(key)
-            response = lane.popleft() if lane else None
-            self._counts["missed" if response is None else "replayed"] += 1
-        if response is None:
-            miss = self._miss(request, exhausted=lane is not None)
+            record, recorded = self._take(key, lane)
+            self._counts["missed" if record is None else "replayed"] += 1
+        if record is None:
+            miss = self._miss(request, key, lane, exhausted=recorded)
             self.misses.append(miss)
             raise miss
-        return http.serve(module, response)
+        return http.serve(module, record.response)
 
-    def _reserve(self, request: dict[str, Any]) -> list[dict[str, Any] | None]:
-        slot: list[dict[str, Any] | None] = [request, None]
+    def _reserve(self, request: dict[str, Any]) -> list[Any]:
+        slot: list[Any] = [request, None, current_lane()]
         with self._lock:
             self._taped.append(slot)  # request order: identical calls replay in this order
             self._counts["live"] += 1
         return slot
 
-    def _tape(self, module: Any, response: Any, slot: list[dict[str, Any] | None]) -> Any:
+    def _tape(self, module: Any, response: Any, slot: list[Any]) -> Any:
         status, headers = response.status_code, response.headers
 
         def done(chunks: list[bytes] | None) -> None:
@@ -245,13 +280,22 @@ class Cassette:
 
         return http.tap(module, response, done)
 
-    def _miss(self, request: dict[str, Any], *, exhausted: bool) -> ReplayMissError:
+    def _miss(
+        self, request: dict[str, Any], key: str, lane: str | None, *, exhausted: bool
+    ) -> ReplayMissError:
         where = f"cassette {str(self.path)!r}"
         lines = [f"Replay miss: no recorded response in {where} for {describe(request)}."]
         if exhausted:
             lines.append(
                 "The same request was recorded, but every recorded response to it was "
                 "already served: the agent made this call more times than when recorded."
+            )
+        elif lane is not None and any(k == key for _, k in self._lanes):
+            others = sorted({repr(name) for name, k in self._lanes if k == key and name})
+            lines.append(
+                f"The same request was recorded, but by other scenarios or items "
+                f"({', '.join(others)}), not by {lane!r}: a replay answers each one from "
+                "its own recordings only."
             )
         else:
             found = nearest_diff(request, ((r.line, r.request) for r in self._recorded))

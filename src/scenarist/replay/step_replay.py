@@ -17,9 +17,14 @@ recorded step:
 
 A served step returns the recorded output without running the step's code, keeps the
 recorded model, tokens, cost and duration as ``recorded_*`` metadata (so budgets still
-test the recording), and spends nothing (``cost_usd=0``). ``with`` blocks cannot skip
-their body: they are bound (for fidelity) and run live. With ``live_model_steps`` the
-recorded ``llm`` steps run live and everything else is served.
+test the recording), and spends nothing (``cost_usd=0``, or ``None`` when the recording
+had no cost). It stands for its recorded subtree: the steps and captured LLM calls
+recorded inside it are copied under it, marked replayed, and count as served (never
+"unused"), so the replayed trace counts what the recording counted. A step that runs
+instead (a ``with`` block, ``on_divergence="live"``) gets the LLM calls made inside it
+from the calls recorded inside the step it is bound to (see ``recorded_calls``). ``with``
+blocks cannot skip their body: they are bound (for fidelity) and run live. With
+``live_model_steps`` the recorded ``llm`` steps run live and everything else is served.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from __future__ import annotations
 import difflib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +43,9 @@ from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
 from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.replay.recorded_calls import RecordedCalls
 
 __all__ = [
     "ReplayBinding",
@@ -73,6 +82,9 @@ class ReplayOptions(BaseModel):
     assertions: list[Any] = Field(default_factory=list)
     compare_with_recording: bool | SnapshotOptions | None = None
     on_divergence: Divergence = "fail"
+    allow_network: list[str] = Field(default_factory=list)
+    """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
+    may connect to; every other connection nothing served is refused (a strict replay)."""
 
 
 class ReplayBinding(BaseModel):
@@ -101,6 +113,8 @@ class ReplayFidelity(BaseModel):
 
     bindings: list[ReplayBinding] = Field(default_factory=list)
     unused: list[UnusedRecording] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+    """Live connections the network guard refused (each counts in :attr:`live`)."""
 
     @property
     def matched(self) -> int:
@@ -112,12 +126,14 @@ class ReplayFidelity(BaseModel):
 
     @property
     def live(self) -> int:
-        return sum(1 for b in self.bindings if b.outcome == "live")
+        """Steps run live, plus connections the guard refused (they tried to go live)."""
+        return sum(1 for b in self.bindings if b.outcome == "live") + len(self.refused)
 
     @property
     def is_faithful(self) -> bool:
-        """Every call matched a recording, and every recording was used."""
-        return not self.unused and all(b.outcome == "matched" for b in self.bindings)
+        """Every call matched a recording, every recording was used, nothing went out."""
+        matched = all(b.outcome == "matched" for b in self.bindings)
+        return not self.unused and not self.refused and matched
 
 
 @dataclass
@@ -141,15 +157,39 @@ class Replayer:
     _used: set[int] = field(default_factory=set)
     _calls_by_name: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _bound: dict[int, tuple[Span, Outcome]] = field(default_factory=dict)
+    recorded_calls: RecordedCalls | None = None
+    """The HTTP-level source of the same replay, told about served subtrees."""
 
     def __post_init__(self) -> None:
-        from scenarist.replay.recorded_calls import is_captured_call
+        from scenarist._usage import is_captured_call
 
         # Calls the HTTP capture recorded replay at the HTTP layer (RecordedCalls), not here.
         self._steps = [s for s in self.recording.spans if not is_captured_call(s)]
 
-    def bind(self, name: str, kind: str, actual_input: Any, *, can_skip: bool) -> Decision:
-        """Decide how the call ``name(actual_input)`` is served; record the binding."""
+    def bound_step(self, span: Span) -> tuple[Span, Outcome] | None:
+        """The recorded step a running (not served) span is bound to, and how."""
+        return self._bound.get(id(span))
+
+    def bind(
+        self, name: str, kind: str, actual_input: Any, *, can_skip: bool, span: Span | None = None
+    ) -> Decision:
+        """Decide how the call ``name(actual_input)`` is served; record the binding.
+
+        ``span`` is the replayed span of the call: when it runs rather than being served,
+        LLM calls made inside it are answered from its bound recording's calls."""
+        decision = self._bind(name, kind, actual_input, can_skip=can_skip)
+        recorded, binding = decision.recorded, self.fidelity.bindings[-1]
+        if recorded is None:
+            return decision
+        if decision.serve:
+            if self.recorded_calls is not None:
+                self.recorded_calls.consume_within(recorded)
+        elif span is not None:
+            self._bound[id(span)] = (recorded, binding.outcome)
+        return decision
+
+    def _bind(self, name: str, kind: str, actual_input: Any, *, can_skip: bool) -> Decision:
         with self._lock:
             ordinal = self._calls_by_name.get(name, 0)
             self._calls_by_name[name] = ordinal + 1
@@ -176,7 +216,7 @@ class Replayer:
             if policy == "live":
                 self._used.add(nearest)
                 self._note(name, kind, "live", nearest, actual_input, served=False)
-                return Decision(serve=False)
+                return Decision(serve=False, recorded=self._steps[nearest])
             return self._use(nearest, name, kind, actual_input, "diverged", can_skip)
 
     def _use(
@@ -287,9 +327,44 @@ def served_span_values(recorded: Span) -> dict[str, Any]:
         "model": recorded.model,
         "tokens_in": recorded.tokens_in,
         "tokens_out": recorded.tokens_out,
-        "cost_usd": 0.0,
+        "cost_usd": None if recorded.cost_usd is None else 0.0,
         "metadata": metadata,
     }
+
+
+def served_subtree(recorded: Span, new_id: Callable[[], str], parent: Span) -> list[Span]:
+    """Copies of the spans recorded inside ``recorded``, for the served ``parent``: steps
+    as served steps, captured LLM calls marked ``replayed`` (cost kept as
+    ``recorded_cost_usd``), at the parent's time, spending nothing."""
+    from scenarist._usage import RECORDED_COST_KEY, is_captured_call
+
+    copies: list[Span] = []
+    for child in recorded.children:
+        if is_captured_call(child):
+            metadata = {**child.metadata, "replayed": True, "_source": "replay"}
+            metadata[RECORDED_COST_KEY] = child.cost_usd
+            metadata["recorded_duration_ms"] = child.duration_ms
+            update: dict[str, Any] = {
+                "metadata": metadata,
+                "cost_usd": None if child.cost_usd is None else 0.0,
+            }
+        else:
+            values = served_span_values(child)
+            update = {**values, "metadata": {**child.metadata, **values["metadata"]}}
+        copy = child.model_copy(
+            update={
+                **update,
+                "span_id": new_id(),
+                "parent_id": parent.span_id,
+                "started_at": parent.started_at,
+                "ended_at": parent.started_at,
+                "duration_ms": 0.0,
+                "children": [],
+            }
+        )
+        copy.__dict__["children"] = served_subtree(child, new_id, copy)
+        copies.append(copy)
+    return copies
 
 
 class ReplayResult(BaseModel):

@@ -18,6 +18,7 @@ from scenarist.server._errors import error_response, payload_error, validation_f
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
 from scenarist.store.sql._rows import dumps
 from scenarist.store.sql.records import Page, SnapshotInfo
+from scenarist.store.sql.store import SqlStore
 from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
 from scenarist.veval.wire import from_veval, to_veval
 
@@ -53,6 +54,35 @@ def _item(data: dict[str, Any], where: tuple[Any, ...] = ()) -> ScenarioItem:
     return item
 
 
+def _field_error(where: tuple[Any, ...], name: str, message: str) -> _ItemError:
+    field = ".".join(str(p) for p in (*where, name))
+    return _ItemError([{"field": field, "message": message, "type": "value_error"}])
+
+
+async def _runnable_item(
+    store: SqlStore, data: dict[str, Any], where: tuple[Any, ...] = ()
+) -> ScenarioItem:
+    """A valid item that can run: it has an ``input`` (``""`` counts) or a recording, and a
+    ``trace_id`` names a trace this server holds (else 422 naming the field)."""
+    item = _item(data, where)
+    if item.trace_id is None and item.trace is None and item.input is None:
+        raise _field_error(
+            where,
+            "input",
+            "the item has neither an input nor a trace_id: give it an input to run the "
+            "agent live, or the trace_id of a stored trace to replay",
+        )
+    held = item.trace is not None or item.trace_id is None
+    if not held and await store.get_trace(str(item.trace_id)) is None:
+        raise _field_error(
+            where,
+            "trace_id",
+            f"trace {item.trace_id!r} is not stored on this server; post the trace "
+            "first (POST /v1/traces) or fix the trace_id",
+        )
+    return item
+
+
 def _item_json(item_id: str, item: ScenarioItem) -> dict[str, Any]:
     return {"id": item_id, **json.loads(dumps(item))}
 
@@ -84,7 +114,7 @@ async def list_items(store: Store, name: str = Name) -> dict[str, list[dict[str,
 async def replace_items(body: ItemsBody, store: Store, name: str = Name) -> Any:
     """Replace the whole list of a scenario's items."""
     try:
-        items = [_item(data, ("items", i)) for i, data in enumerate(body.items)]
+        items = [await _runnable_item(store, d, ("items", i)) for i, d in enumerate(body.items)]
     except _ItemError as exc:
         return payload_error(exc.fields)
     await store.save_items(name, items)
@@ -95,7 +125,7 @@ async def replace_items(body: ItemsBody, store: Store, name: str = Name) -> Any:
 async def add_item(store: Store, name: str = Name, *, data: ItemData) -> Any:
     """Append one item (synthetic ``input`` or a ``trace_id``) to a scenario."""
     try:
-        item = _item(data)
+        item = await _runnable_item(store, data)
     except _ItemError as exc:
         return payload_error(exc.fields)
     return _item_json(await store.add_item(name, item), item)
@@ -105,7 +135,7 @@ async def add_item(store: Store, name: str = Name, *, data: ItemData) -> Any:
 async def replace_item(item_id: str, store: Store, name: str = Name, *, data: ItemData) -> Any:
     """Replace one item, keeping its id and place."""
     try:
-        item = _item(data)
+        item = await _runnable_item(store, data)
     except _ItemError as exc:
         return payload_error(exc.fields)
     if not await store.replace_item(name, item_id, item):

@@ -180,6 +180,7 @@ class FakeLLMServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # many parallel clients (the default backlog of 5 resets them)
     fake: FakeLLMServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

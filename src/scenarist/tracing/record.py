@@ -74,7 +74,10 @@ class TraceRecord(BaseModel):
 
     @property
     def cost_usd(self) -> float | None:
-        costs = [s.cost_usd for s in self.spans if s.cost_usd is not None]
+        """What the run spent, each call counted once (see :mod:`scenarist._usage`)."""
+        from scenarist._usage import cost_spans
+
+        costs = [s.cost_usd for s in cost_spans(self.steps) if s.cost_usd is not None]
         return sum(costs) if costs else None
 
     def to_interaction(self) -> Interaction[Any, Any]:

@@ -103,6 +103,10 @@ class RunRecorder:
         (parent.children if parent is not None else self.roots).append(span)
         return span
 
+    def new_span_id(self) -> str:
+        """A span id not used yet in this run (for spans copied in, such as served ones)."""
+        return str(next(self._ids))
+
     def close(self, span: Span, *, output: Any = None, error: BaseException | None = None) -> None:
         """Close ``span``: its end time and duration, and its output or its error."""
         ended_at, _ = self._now()

@@ -96,16 +96,17 @@ def open_step(
     if replayer is None:
         return span, None
     try:
-        decision = replayer.bind(name, kind, input, can_skip=can_skip)
+        decision = replayer.bind(name, kind, input, can_skip=can_skip, span=span)
     except BaseException as error:
         recorder.close(span, error=error)
         raise
     if decision.serve and decision.recorded is not None:
-        from scenarist.replay.step_replay import served_span_values
+        from scenarist.replay.step_replay import served_span_values, served_subtree
 
         values = served_span_values(decision.recorded)
         span.metadata.update(values.pop("metadata"))
         span.__dict__.update(values)
+        span.__dict__["children"] = served_subtree(decision.recorded, recorder.new_span_id, span)
     return span, decision
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from scenarist._construct import construct
+from scenarist._lanes import lane
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
@@ -65,9 +66,10 @@ async def run_items(
 
     async def worker() -> None:
         for index, item in pending:
-            results[index] = await _run_item(
-                harness, scenario_name, agent, item, shared, live_model_steps
-            )
+            with lane(f"{scenario_name}:item:{item.name or index}"):
+                results[index] = await _run_item(
+                    harness, scenario_name, agent, item, shared, live_model_steps
+                )
 
     with TraceWrites.deferred() as writes:  # a worker takes its next item while it stores
         async with asyncio.TaskGroup() as group:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from scenarist._status import pass_rate_of, summary_line
+from scenarist._usage import token_spans
 from scenarist._version import __version__
 from scenarist.store.sql import dashboard as queries
 from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
@@ -355,8 +356,8 @@ async def trace_page(store: SqlStore, trace_id: str) -> TracePage | None:
         started_at=record.started_at,
         duration_ms=record.duration_ms,
         cost_usd=record.cost_usd,
-        tokens_in=sum(s.tokens_in or 0 for s in spans),
-        tokens_out=sum(s.tokens_out or 0 for s in spans),
+        tokens_in=sum(s.tokens_in or 0 for s in token_spans(record.steps)),
+        tokens_out=sum(s.tokens_out or 0 for s in token_spans(record.steps)),
         is_replay=record.is_replay,
         input=dumped["input"],
         output=dumped["output"],

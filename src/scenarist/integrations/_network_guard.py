@@ -1,0 +1,181 @@
+"""The network guard of a strict replay: nothing the recording did not serve leaves.
+
+While :func:`guard_network` is active for a replayed run, any outbound connection made
+by that run (its recorder is current in the calling context) that nothing served is
+refused with :class:`~scenarist.errors.LiveCallBlockedError` naming the host and, where
+the HTTP layer knows it, the path; each refusal is kept in :attr:`NetworkGuard.refused`,
+which replay counts as live calls. Three seams, whatever the client library:
+
+* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (an unknown path:
+  Ollama ``/api/chat``, Gemini ``:generateContent``...): refused in its transport hook;
+* ``http.client`` (``urllib``, ``requests`` / ``urllib3``): ``putrequest`` is refused,
+  with host and path, before any connection is opened;
+* any other socket (``aiohttp``, raw sockets): ``socket.connect`` / ``connect_ex`` is
+  refused, with host and port.
+
+Loopback destinations the user allow-lists (``"127.0.0.1:5432"``, ``"localhost"``: the
+agent's own test database) pass; Unix sockets always do. Outside a guarded run (the
+store writing the replayed trace, other tasks) nothing is checked. The patches are
+installed by the first active guard and removed by the last.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlsplit
+
+from scenarist.errors import LiveCallBlockedError, UserError
+from scenarist.tracing.recorder import RunRecorder, current_recorder
+
+__all__ = ["NetworkGuard", "check_request", "guard_network"]
+
+_LOCAL_NAMES = {"localhost", "localhost.localdomain"}
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in _LOCAL_NAMES:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _parse(entry: str) -> tuple[str, int | None]:
+    if not isinstance(entry, str) or not entry:
+        raise UserError(f"allow_network entries are 'host' or 'host:port' strings, got {entry!r}")
+    host, sep, port = entry.rpartition(":")
+    if not sep or not port.isdigit() or (host.count(":") and not host.startswith("[")):
+        host, port = entry, ""
+    host = host.strip("[]")
+    if not _is_loopback(host):
+        raise UserError(
+            f"allow_network entry {entry!r} is not a loopback address: a strict replay "
+            "only lets local services through (127.0.0.1, ::1, localhost)"
+        )
+    return host.lower(), int(port) if port else None
+
+
+class NetworkGuard:
+    """The refusals of one guarded replay, and the loopback destinations it lets pass."""
+
+    def __init__(self, recorder: RunRecorder, where: str, allow: Sequence[str] = ()) -> None:
+        if isinstance(allow, str):
+            raise UserError(f"allow_network takes a list of 'host:port' strings, got {allow!r}")
+        self.recorder = recorder
+        self.where = where
+        self.refused: list[str] = []
+        self._allow = [_parse(entry) for entry in allow]
+        self._lock = threading.Lock()
+
+    def allows(self, host: str, port: int | None) -> bool:
+        host = host.strip("[]").lower()
+        local = _is_loopback(host)
+        for allowed, allowed_port in self._allow:
+            same_host = allowed == host or (local and _is_loopback(allowed))
+            if same_host and (allowed_port is None or allowed_port == port):
+                return True
+        return False
+
+    def refuse(self, host: str, port: int | None, path: str | None) -> LiveCallBlockedError:
+        target = f"{host}:{port}" if port else host
+        what = f"{target}{path}" if path else target
+        message = (
+            f"Strict replay of {self.where} refused a live connection to {what}: nothing "
+            "in the recording served it, and a replay never reaches the network. Record "
+            "the call (a capture-supported LLM API), or allow-list a local service with "
+            "ReplayOptions(allow_network=['127.0.0.1:PORT'])."
+        )
+        with self._lock:
+            self.refused.append(message)
+        return LiveCallBlockedError(message)
+
+
+_guard: ContextVar[NetworkGuard | None] = ContextVar("scenarist_network_guard", default=None)
+_lock = threading.Lock()
+_active = 0
+_originals: dict[str, Any] = {}
+
+
+def _active_guard() -> NetworkGuard | None:
+    guard = _guard.get()
+    if guard is None or current_recorder() is not guard.recorder:
+        return None
+    return guard
+
+
+def check_request(host: str, port: int | None, path: str) -> None:
+    """Raise if a guarded run may not send this request (the HTTP seams call this)."""
+    guard = _active_guard()
+    if guard is not None and not guard.allows(host, port):
+        raise guard.refuse(host, port, path)
+
+
+def _check_address(address: Any) -> None:
+    guard = _active_guard()
+    if guard is None or not isinstance(address, tuple) or len(address) < 2:
+        return  # Unix sockets and unguarded contexts pass
+    host, port = str(address[0]), address[1]
+    if not guard.allows(host, port):
+        raise guard.refuse(host, port, None)
+
+
+def _connect(sock: socket.socket, address: Any) -> None:
+    _check_address(address)
+    _originals["connect"](sock, address)
+
+
+def _connect_ex(sock: socket.socket, address: Any) -> int:
+    _check_address(address)
+    result: int = _originals["connect_ex"](sock, address)
+    return result
+
+
+def _putrequest(
+    connection: http.client.HTTPConnection, method: str, url: str, *args: Any, **kwargs: Any
+) -> None:
+    path = urlsplit(url).path or "/" if "://" in url else url.split("?", 1)[0]
+    check_request(connection.host, connection.port, path)
+    _originals["putrequest"](connection, method, url, *args, **kwargs)
+
+
+def _install() -> None:
+    _originals["connect"] = socket.socket.connect
+    _originals["connect_ex"] = socket.socket.connect_ex
+    _originals["putrequest"] = http.client.HTTPConnection.putrequest
+    socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
+    http.client.HTTPConnection.putrequest = _putrequest  # type: ignore[assignment]
+
+
+def _uninstall() -> None:
+    socket.socket.connect = _originals.pop("connect")  # type: ignore[method-assign]
+    socket.socket.connect_ex = _originals.pop("connect_ex")  # type: ignore[method-assign]
+    http.client.HTTPConnection.putrequest = _originals.pop("putrequest")  # type: ignore[method-assign]
+
+
+@contextmanager
+def guard_network(guard: NetworkGuard) -> Iterator[NetworkGuard]:
+    """Refuse unserved connections of ``guard.recorder``'s run made in this context."""
+    global _active
+    with _lock:
+        if _active == 0:
+            _install()
+        _active += 1
+    token = _guard.set(guard)
+    try:
+        yield guard
+    finally:
+        _guard.reset(token)
+        with _lock:
+            _active -= 1
+            if _active == 0:
+                _uninstall()

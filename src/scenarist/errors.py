@@ -137,9 +137,16 @@ class PromptError(ScenaristError):
 class RequestError(ScenaristError):
     """A scenarist server could not be reached, or answered a request with an error."""
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, *, status_code: int | None = None
+    ) -> None:
         super().__init__(message)
-        self.status_code = status_code
+        self.status_code = status_code if status_code is not None else status
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the server answered with (Veval's name), ``None`` if none."""
+        return self.status_code
 
 
 class SendError(RequestError):

@@ -36,7 +36,8 @@ Verdicts are data: a failing check never raises. Exceptions raised by user code 
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
 they are recorded as ERROR results (see :mod:`scenarist.results`). ``UserError`` derives
 from :class:`ValueError` too, so code written against giskard-checks that catches
-``ValueError`` for misuse keeps working.
+``ValueError`` for misuse keeps working; ``ReplayError`` derives from
+:class:`RuntimeError` too, what Veval raises for the same replay failures.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class SendError(RequestError):
     """Data (a trace, a run, items, a snapshot) could not be uploaded to a scenarist server."""
 
 
-class ReplayError(ScenaristError):
+class ReplayError(ScenaristError, RuntimeError):
     """Replay could not serve a call from the recording (and never calls live instead)."""
 
 

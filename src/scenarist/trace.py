@@ -43,6 +43,10 @@ class SpanError(BaseModel):
     message: str
     type: str | None = None
 
+    def __str__(self) -> str:
+        """The message, as Veval's string ``error`` reads."""
+        return self.message
+
 
 class Span(BaseModel):
     """One step inside the system under test (Veval calls it a step).

@@ -288,11 +288,12 @@ def compare_snapshots(
             f"{type(snapshot).__name__}; take one with SnapshotData.from_source(...)"
         )
     after = SnapshotData.from_source(current)
+    options = options or SnapshotOptions()
+    with_content = snapshot.has_step_content or not snapshot.names_only
+    if not with_content:  # a names-only baseline: only the sequence can be compared
+        options = options.model_copy(update={"compare_inputs": False, "compare_outputs": False})
     return diff_steps(
-        snapshot.ordered_steps(),
-        after.ordered_steps(),
-        options or SnapshotOptions(),
-        compared_content=snapshot.has_step_content or not snapshot.names_only,
+        snapshot.ordered_steps(), after.ordered_steps(), options, compared_content=with_content
     )
 
 

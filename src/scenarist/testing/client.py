@@ -1,7 +1,8 @@
 """``TestClient``: a client for tests that never touches the network (Veval's test SDK).
 
 Everything is kept in memory. Recorded traces are added with :meth:`TestClient.with_replay`
-(any number, served by trace id to trace-backed items and ``replay``), snapshots with
+(any number, served by trace id to trace-backed items and ``replay``; as in Veval's test
+SDK, the last one given also replays every ``run`` / ``run_async``), snapshots with
 :meth:`TestClient.with_snapshot`. Synthetic items run the agent, but a live LLM call
 (through the OpenAI or Anthropic SDK, or any OpenAI-compatible HTTP call) is blocked
 with an error that names it, unless ``allow_live_llm_calls=True``. Unlike Veval's test
@@ -77,6 +78,7 @@ class TestClient(Client):
         self.judge_mocks = JudgeMocks()
         self._last_status: str | None = None
         self._last_error: str | None = None
+        self._run_replay: TraceRecord | None = None
 
     @property
     def last_status(self) -> str | None:
@@ -109,7 +111,36 @@ class TestClient(Client):
         for each in (trace, *traces):
             record = each if isinstance(each, TraceRecord) else TraceRecord.from_dict(each)
             run_sync(self.store.save_trace, record)
+            self._run_replay = record
         return self
+
+    async def run_async(self, agent_name: str, callback: Agent, input: Any = None) -> Any:
+        """:meth:`Client.run_async`; after :meth:`with_replay`, the run replays the last
+        trace given (Veval's test SDK): its tracked steps and LLM calls are served from the
+        recording, and a recorded step the agent never called fails the run
+        (``ReplayError``). Diverged inputs fail as in a scenario's replay."""
+        recording = self._run_replay
+        if recording is None:
+            return await super().run_async(agent_name, callback, input)
+        from scenarist.errors import ReplayError
+        from scenarist.integrations.http_capture import serve_llm_calls
+        from scenarist.replay.recorded_calls import RecordedCalls
+        from scenarist.replay.step_replay import Replayer, ReplayOptions
+        from scenarist.veval.execution import check_agent
+
+        check_agent(callback, "callback")
+        replayer = Replayer(recording, ReplayOptions())
+        ctx = RunContext(input=input, agent_name=agent_name, is_replay=True, replayer=replayer)
+        ctx.set_metadata("replay_of", recording.trace_id)
+        calls = RecordedCalls(recording)
+        with serve_llm_calls(calls):
+            record, error = await self._execute(ctx, callback)
+        if error is None and replayer.finish():
+            error = ReplayError(replayer.unused_message())
+            self._last_status, self._last_error = "error", str(error)
+        if error is not None:
+            raise error
+        return record.output
 
     def with_snapshot(
         self, snapshot_name: str | None = None, snapshot: Any = None, *, name: str | None = None

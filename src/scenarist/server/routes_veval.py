@@ -152,6 +152,7 @@ async def post_snapshot(body: SnapshotBody, store: Store) -> Any:
     ``steps``). Answers the stored snapshot, in both shapes (see :func:`_snapshot_json`)."""
     from scenarist.replay.snapshots import SnapshotData
 
+    where: tuple[str, ...]
     if body.snapshot is not None:
         document, where = body.snapshot, ("snapshot",)
     elif body.trace_id is not None:

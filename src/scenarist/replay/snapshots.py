@@ -94,9 +94,10 @@ class SnapshotData(Positional):
     ``trace_id`` is the run it was taken from (Veval calls it ``source_trace_id``, which
     is accepted on input and readable). ``schema_version`` is the format of this
     document. Veval's other fields: ``id`` and ``version`` (as a server numbered the
-    baseline; ``None`` for one built here), and ``step_order``, the step names of a
-    names-only baseline (Veval's legacy snapshots: no inputs or outputs, compared on the
-    sequence alone); ``step_names`` and ``step_count`` are derived, and ignored on input.
+    baseline; ``None`` for one built here). ``names_only`` (given as Veval's ``step_order``)
+    holds the step names of a names-only baseline (Veval's legacy snapshots: no inputs or
+    outputs, compared on the sequence alone). ``step_order``, ``step_names`` and
+    ``step_count`` read the steps' names and count; the last two are ignored on input.
     """
 
     model_config = ConfigDict(defer_build=True, populate_by_name=True)

@@ -36,7 +36,7 @@ with FakeLLMServer(script) as server:
 
 
 def timed(fn: Callable[[], object], mode: str) -> float:
-    ctx = RunContext("bench")
+    ctx = RunContext(input="bench")
     if mode == "none":
         start = time.perf_counter()
         for _ in range(N):
@@ -88,7 +88,7 @@ def main() -> None:
             ),  # type: ignore[call-overload]
         }
         for fn in cases.values():  # warm up: imports, price table, connections
-            with capture_llm_calls(), RunContext("w").recorder:
+            with capture_llm_calls(), RunContext(input="w").recorder:
                 fn()
         print(
             f"{'case':20} {'no capture':>11} {'hooked, no run':>15} {'recording':>10} {'overhead':>9}"
@@ -121,7 +121,7 @@ def recording_cpu(http: httpx2.Client, url: str) -> None:
         response.close()
         samples = []
         for _ in range(ROUNDS):
-            ctx = RunContext("cpu")
+            ctx = RunContext(input="cpu")
             with ctx.recorder:
                 start = time.perf_counter()
                 for _ in range(N * 5):

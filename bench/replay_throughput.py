@@ -91,7 +91,7 @@ def main() -> None:
                         pass
 
         def raw_json_traced(n: int) -> None:
-            ctx = RunContext("bench")
+            ctx = RunContext(input="bench")
             with ctx.recorder:
                 raw_json(n)
             assert len(ctx.steps) == n

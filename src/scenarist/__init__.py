@@ -102,7 +102,7 @@ if TYPE_CHECKING:
     from scenarist.spy import WithSpy
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
     from scenarist.veval.assertions import ITraceAssertion
-    from scenarist.veval.client import Client
+    from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import get_client, run_scenario, run_scenario_async
     from scenarist.veval.items import ItemRunResult, ScenarioItem, ScenarioRunResult
 
@@ -115,6 +115,7 @@ __getattr__, __dir__ = lazy_attributes(
         "BaseLLMCheck": "scenarist.judges.base",
         "BaseLLMGenerator": "scenarist.generators",
         "Client": "scenarist.veval.client",
+        "ClientOptions": "scenarist.veval.client",
         "Conformity": "scenarist.judges.checks",
         "Contradiction": "scenarist.judges.checks",
         "DatasetInputGenerator": "scenarist.generators",
@@ -167,6 +168,7 @@ __all__ = [
     "CheckResult",
     "CheckStatus",
     "Client",
+    "ClientOptions",
     "Conformity",
     "Contradiction",
     "DatasetInputGenerator",

@@ -1,7 +1,7 @@
 """Old import path of the client, now :mod:`scenarist.veval.client` and
 :mod:`scenarist.veval.default_client`; kept so existing imports work."""
 
-from scenarist.veval.client import Client
+from scenarist.veval.client import Client, ClientOptions
 from scenarist.veval.default_client import (
     get_client,
     run_scenario,
@@ -10,4 +10,12 @@ from scenarist.veval.default_client import (
 )
 from scenarist.veval.execution import Agent
 
-__all__ = ["Agent", "Client", "get_client", "run_scenario", "run_scenario_async", "set_client"]
+__all__ = [
+    "Agent",
+    "Client",
+    "ClientOptions",
+    "get_client",
+    "run_scenario",
+    "run_scenario_async",
+    "set_client",
+]

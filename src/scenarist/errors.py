@@ -36,7 +36,8 @@ Verdicts are data: a failing check never raises. Exceptions raised by user code 
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
 they are recorded as ERROR results (see :mod:`scenarist.results`). ``UserError`` derives
 from :class:`ValueError` too, so code written against giskard-checks that catches
-``ValueError`` for misuse keeps working.
+``ValueError`` for misuse keeps working; ``ReplayError`` derives from
+:class:`RuntimeError` too, what Veval raises for the same replay failures.
 """
 
 from __future__ import annotations
@@ -145,16 +146,23 @@ class PromptError(ScenaristError):
 class RequestError(ScenaristError):
     """A scenarist server could not be reached, or answered a request with an error."""
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, *, status_code: int | None = None
+    ) -> None:
         super().__init__(message)
-        self.status_code = status_code
+        self.status_code = status_code if status_code is not None else status
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the server answered with (Veval's name), ``None`` if none."""
+        return self.status_code
 
 
 class SendError(RequestError):
     """Data (a trace, a run, items, a snapshot) could not be uploaded to a scenarist server."""
 
 
-class ReplayError(ScenaristError):
+class ReplayError(ScenaristError, RuntimeError):
     """Replay could not serve a call from the recording (and never calls live instead)."""
 
 

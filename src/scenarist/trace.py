@@ -43,6 +43,10 @@ class SpanError(BaseModel):
     message: str
     type: str | None = None
 
+    def __str__(self) -> str:
+        """The message, as Veval's string ``error`` reads."""
+        return self.message
+
 
 class Span(BaseModel):
     """One step inside the system under test (Veval calls it a step).
@@ -74,6 +78,34 @@ class Span(BaseModel):
         yield self
         for child in self.children:
             yield from child.walk()
+
+    # -- Veval's StepData names ----------------------------------------------------------
+
+    @property
+    def step_id(self) -> str:
+        """Veval's name for :attr:`span_id`."""
+        return self.span_id
+
+    @property
+    def parent_step_id(self) -> str | None:
+        """Veval's name for :attr:`parent_id`."""
+        return self.parent_id
+
+    @property
+    def type(self) -> str:
+        """Veval's name for :attr:`kind`."""
+        return self.kind
+
+    @property
+    def completed_at(self) -> datetime | None:
+        """Veval's name for :attr:`ended_at`."""
+        return self.ended_at
+
+    def set_metadata(self, key: str, value: Any) -> None:
+        """Attach ``key: value`` to this span's metadata (Veval's ``Step.set_metadata``)."""
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"set_metadata key must be a non-empty string, got {key!r}")
+        self.metadata[key] = value
 
 
 class Interaction(BaseModel, Generic[InputType, OutputType]):

@@ -30,7 +30,7 @@ def server(script: ScriptedLLM) -> Iterator[FakeLLMServer]:
 @contextmanager
 def active_run(question: str = "q") -> Iterator[RunContext]:
     """What the run machinery does around an agent: a recorder plus the capture."""
-    ctx = RunContext(question)
+    ctx = RunContext(input=question)
     with ctx.recorder, capture_llm_calls():
         yield ctx
 

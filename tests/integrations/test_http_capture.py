@@ -98,7 +98,7 @@ def test_hooks_are_removed_when_the_run_raises() -> None:
 
 
 def test_capture_without_a_recorder_records_nothing(server: FakeLLMServer) -> None:
-    ctx = RunContext("q")
+    ctx = RunContext(input="q")
     with capture_llm_calls(), httpx2.Client() as http:  # hooks on, but no run here
         http.post(server.openai_url + "/chat/completions", json=BODY)
     with ctx.recorder, httpx2.Client() as http:  # a run, but no capture
@@ -122,7 +122,7 @@ async def test_concurrent_runs_see_only_their_own_calls(server: FakeLLMServer) -
     url = server.openai_url + "/chat/completions"
 
     async def agent(name: str, calls: int) -> RunContext:
-        ctx = RunContext(name)
+        ctx = RunContext(input=name)
         with ctx.recorder, capture_llm_calls():
             async with httpx2.AsyncClient() as http:
                 for i in range(calls):

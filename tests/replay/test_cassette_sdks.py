@@ -181,14 +181,14 @@ def test_replayed_calls_in_a_run_are_llm_spans_marked_replayed(tmp_path: Path) -
     path = tmp_path / "spans.jsonl"
     script = ScriptedLLM(default=Reply("Fine.", tokens_in=12, tokens_out=5))
     with FakeLLMServer(script) as server, cassette(path):
-        ctx = RunContext("record")
+        ctx = RunContext(input="record")
         with ctx.recorder, openai_client(server.openai_url) as llm:
             openai_agent(llm, QUESTIONS[:1])
     live_plain, live_stream = [s for s in ctx.steps if s.kind == "llm"]
     assert live_plain.cost_usd is not None and live_plain.cost_usd > 0
     assert "replayed" not in live_plain.metadata
     with ConnectionCounter() as port, cassette(path):
-        ctx = RunContext("replay")
+        ctx = RunContext(input="replay")
         with ctx.recorder, openai_client(port.openai_url) as llm:
             openai_agent(llm, QUESTIONS[:1])
     plain, streamed = [s for s in ctx.steps if s.kind == "llm"]
@@ -211,7 +211,7 @@ def test_a_miss_in_a_run_is_an_error_span_and_never_a_live_call(tmp_path: Path) 
         openai_client(server.openai_url) as llm,
     ):
         openai_agent(llm, QUESTIONS[:1])
-    ctx = RunContext("replay")
+    ctx = RunContext(input="replay")
     with (
         ConnectionCounter() as port,
         pytest.raises(ReplayMissError),

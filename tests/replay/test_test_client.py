@@ -109,7 +109,7 @@ async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
     client = TestClient().with_judge_mock(
         "answers the question", passed=True, score=1.0, reasoning="yes"
     )
-    ctx = RunContext("q")
+    ctx = RunContext(input="q")
     ctx.output = "a"
     verdict = await client.judge_async("answers the question", ctx)
     assert verdict == {

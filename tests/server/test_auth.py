@@ -112,3 +112,22 @@ def test_serve_refuses_a_public_host_without_keys(
         cli.revoke_key(info.key_id, url)
     assert cli.list_keys(url)[0].revoked_at is not None
     assert cli.db_upgrade(url) == head_revision()
+
+
+async def test_auth_open_mode_serves_a_request_whatever_key_it_sends(
+    app_client: httpx2.AsyncClient,
+) -> None:
+    """The Veval SDK always sends its API key: on a fresh loopback server (no key exists)
+    the header is not checked; once a key exists, a wrong one is 401 again."""
+    store: SqlStore = app_client.app.state.store  # type: ignore[attr-defined]
+    for header in ("Bearer vk_live_from_veval", "Bearer ", "Basic dXNlcjpwYXNz"):
+        answer = await app_client.get("/api/runs", headers={"Authorization": header})
+        assert answer.status_code == 200, header
+    posted = await app_client.post(
+        "/v1/traces", json={"trace_id": "t_open"}, headers={"Authorization": "Bearer vk_x"}
+    )
+    assert posted.status_code == 201
+    await store.create_api_key(["read"])
+    closed = await app_client.get("/api/runs", headers={"Authorization": "Bearer vk_x"})
+    assert closed.status_code == 401
+    assert "not valid" in closed.json()["error"]["message"]

@@ -26,7 +26,7 @@ def test_step_outside_a_run_records_nothing_and_still_runs() -> None:
 
 
 def test_steps_nest_for_real_and_record_input_output() -> None:
-    ctx = RunContext("question")
+    ctx = RunContext(input="question")
 
     @step(kind="tool")
     def search(query: str, limit: int = 3) -> list[str]:

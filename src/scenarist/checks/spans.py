@@ -149,12 +149,19 @@ class NoErrors(SpanCheck):
     """No span has status ``error``, and the agent itself raised nothing.
 
     Veval only looks at steps, so an exception raised outside any step passes its
-    ``NoErrors``; here the interaction's own ``error`` counts too.
+    ``NoErrors``; here the interaction's own ``error`` counts too (unless it is the
+    error of a failed step that escaped the agent: that one is counted once, as the step's).
     """
 
     def evaluate(self, scope: Scope) -> CheckResult:
         failed = [span for span in scope.spans if span.status == "error"]
-        run_errors = [(n, i.error) for n, i in scope.interactions if i.error is not None]
+        # An exception that escaped a failed step is that step's error, already counted.
+        escaped = {(s.error.message, s.error.type) for s in failed if s.error is not None}
+        run_errors = [
+            (n, i.error)
+            for n, i in scope.interactions
+            if i.error is not None and (i.error.message, i.error.type) not in escaped
+        ]
         details: dict[str, Any] = {
             "steps": len(scope.spans),
             "error_steps": [

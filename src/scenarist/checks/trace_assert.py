@@ -258,10 +258,11 @@ class TraceAssert:
 
     @staticmethod
     def matches_snapshot(
-        snapshot_or_name: SnapshotData | str | Any,
-        options: SnapshotOptions | str | None = None,
+        snapshot_or_sdk: SnapshotData | str | Any = None,
+        snapshot_name: str | SnapshotOptions | None = None,
+        options: SnapshotOptions | None = None,
         *,
-        snapshot_name: str | None = None,
+        snapshot_or_name: SnapshotData | str | Any = None,
         store: Store | None = None,
         interaction: int | None = None,
         name: str | None = None,
@@ -272,11 +273,27 @@ class TraceAssert:
         A name is looked up when the check runs, in ``store`` if given, else in the
         default client's store. Veval's form, a client then the name
         (``matches_snapshot(client, "baseline")`` or ``snapshot_name="baseline"``), looks
-        it up in that client's store.
+        it up in that client's store. The second positional may also be the options
+        (``matches_snapshot(snapshot, SnapshotOptions(...))``, the older form).
         """
         from scenarist.checks.snapshot_check import MatchesSnapshot
         from scenarist.replay import SnapshotData
+        from scenarist.replay.snapshot_diff import SnapshotOptions
 
+        if snapshot_or_name is not None:  # the older keyword
+            if snapshot_or_sdk is not None:
+                raise UserError("give the snapshot once: snapshot_or_sdk or snapshot_or_name")
+            snapshot_or_sdk = snapshot_or_name
+        snapshot_or_name = snapshot_or_sdk
+        if isinstance(snapshot_name, SnapshotOptions | dict):  # (snapshot, options)
+            if options is not None:
+                raise UserError("give the snapshot options once")
+            snapshot_name, options = None, snapshot_name
+        if isinstance(snapshot_or_name, SnapshotData | str) and snapshot_name is not None:
+            raise UserError(
+                "give the snapshot once: matches_snapshot(snapshot_or_name, options); "
+                "snapshot_name= is for Veval's form matches_snapshot(client, snapshot_name=...)"
+            )
         if not isinstance(snapshot_or_name, SnapshotData | str):
             client_store = getattr(snapshot_or_name, "store", None)
             if client_store is None:
@@ -285,19 +302,12 @@ class TraceAssert:
                     f"followed by the name, got {type(snapshot_or_name).__name__}: "
                     f"{snapshot_or_name!r}"
                 )
-            if isinstance(options, str):  # Veval's positional (client, name)
-                snapshot_name, options = options, None
             if snapshot_name is None:
                 raise UserError(
                     "matches_snapshot(client, ...) needs the snapshot's name: "
                     "matches_snapshot(client, 'name') or snapshot_name='name'"
                 )
             snapshot_or_name, store = snapshot_name, store or client_store
-        elif snapshot_name is not None or isinstance(options, str):
-            raise UserError(
-                "give the snapshot once: matches_snapshot(snapshot_or_name, options); "
-                "snapshot_name= is for Veval's form matches_snapshot(client, snapshot_name=...)"
-            )
         if isinstance(snapshot_or_name, SnapshotData):
             inline, by_name = snapshot_or_name, None
         else:
@@ -314,7 +324,8 @@ class TraceAssert:
 
     @staticmethod
     def judge(
-        criteria: str | Any,
+        veval: Any = None,
+        criteria: str | Any = None,
         model: str | Any = None,
         threshold: float | None = None,
         reference_output: Any = None,
@@ -327,18 +338,27 @@ class TraceAssert:
 
         ``model`` is the judge: a ``"provider/model"`` string or a Provider (default: the
         default judge). ``threshold`` lets the score decide; ``samples`` takes a majority.
-        Failures read ``Judge: <criteria> (score 0.30) — <reasoning>``. Veval's form with
-        the client first (``judge(client, "criteria", ...)``) is accepted too.
+        Failures read ``Judge: <criteria> (score 0.30) — <reasoning>``. Veval's form, the
+        client first (``judge(client, "criteria", ...)`` or ``judge(client,
+        criteria=...)``), and ours, the criteria first (``judge("criteria", model)``, or
+        ``judge(criteria=...)``), are both accepted; the client is not needed here.
         """
         from scenarist.judges.trace_judge import TraceJudge
 
-        if not isinstance(criteria, str):  # Veval's judge(veval, criteria, ...)
-            if not isinstance(model, str) or isinstance(threshold, str):
+        if isinstance(veval, str):  # our form: judge("criteria", model)
+            if criteria is not None and model is not None:
                 raise UserError(
-                    "TraceAssert.judge expects the criteria first: judge('is polite'), or "
-                    "Veval's judge(client, 'is polite', model=...) with keywords after it"
+                    f"TraceAssert.judge({veval!r}, {criteria!r}, {model!r}, ...): with the "
+                    "criteria first, give model=, threshold=, reference_output= and samples= "
+                    "by keyword"
                 )
-            criteria, model = model, None
+            veval, criteria, model = None, veval, model if criteria is None else criteria
+        if not isinstance(criteria, str) or isinstance(threshold, str):
+            raise UserError(
+                "TraceAssert.judge expects the criteria first: judge('is polite'), or "
+                "Veval's judge(client, 'is polite', model=...) or judge(client, "
+                f"criteria='is polite'); got criteria={criteria!r}"
+            )
         return TraceJudge(
             criteria=criteria,
             judge=model,

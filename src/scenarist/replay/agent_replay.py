@@ -93,7 +93,7 @@ async def replay_recording(
 
     replayer = Replayer(recording, options)
     ctx = RunContext(
-        recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
+        input=recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
     )
     ctx.set_metadata("replay_of", recording.trace_id)
     calls = RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
+    AliasChoices,
     ConfigDict,
     Field,
     SerializationInfo,
@@ -19,11 +19,13 @@ from pydantic import (
     WithJsonSchema,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
+from scenarist._positional import Positional
 from scenarist.checks.fn import omits_callables
 from scenarist.errors import SerializationError
-from scenarist.replay._align import Item, align, canonical, line_diff, prepare
+from scenarist.replay._align import Item, Op, align, canonical, line_diff, prepare
 
 if TYPE_CHECKING:
     from scenarist.replay.snapshots import SnapshotStep
@@ -37,7 +39,17 @@ Normalizer = Callable[[str, Any], Any]
 """``normalize(step_name, value) -> value``: rewrite a value before it is compared."""
 
 
-class SnapshotOptions(BaseModel):
+# Veval's spellings of a change's kind, accepted on input.
+_VEVAL_CHANGE_KINDS = {
+    "Added": "added",
+    "Removed": "removed",
+    "Moved": "moved",
+    "InputChanged": "input_changed",
+    "OutputChanged": "output_changed",
+}
+
+
+class SnapshotOptions(Positional):
     """What counts as drift.
 
     ``compare_inputs`` / ``compare_outputs`` choose the step values compared (outputs are
@@ -50,6 +62,13 @@ class SnapshotOptions(BaseModel):
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
+    __positional__ = (
+        "compare_inputs",
+        "compare_outputs",
+        "ignore_steps",
+        "ignore_fields",
+        "normalize",
+    )
 
     compare_inputs: bool = True
     compare_outputs: bool = False
@@ -105,22 +124,47 @@ class SnapshotOptions(BaseModel):
         return data
 
 
-class SnapshotChange(BaseModel):
+class SnapshotChange(Positional):
     """One difference: a step ``added``, ``removed`` or ``moved``, or its
     ``input_changed`` / ``output_changed`` (with ``diff``, a compact line diff).
 
     Indices are positions in the baseline's and the current run's step lists (pre-order,
-    from 0); ``None`` on the side where the step is absent. ``expected_index`` and
-    ``actual_index`` are Veval's names for them.
+    from 0); ``None`` on the side where the step is absent. ``occurrence`` says which call
+    of that step name it is (from 1); ``expected`` / ``actual`` are the compared values as
+    canonical JSON text, for input and output changes. Veval's names are accepted and
+    readable: ``expected_index`` / ``actual_index`` (the indices), ``detail`` (the diff),
+    and its kinds spelled ``"Added"``, ``"InputChanged"``...
     """
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+    __positional__ = (
+        "kind",
+        "step_name",
+        "occurrence",
+        "expected_index",
+        "actual_index",
+        "expected",
+        "actual",
+        "detail",
+    )
 
     kind: ChangeKind
     step_name: str
-    baseline_index: int | None = None
-    current_index: int | None = None
-    diff: str | None = None
+    occurrence: int = 1
+    baseline_index: int | None = Field(
+        default=None, validation_alias=AliasChoices("baseline_index", "expected_index")
+    )
+    current_index: int | None = Field(
+        default=None, validation_alias=AliasChoices("current_index", "actual_index")
+    )
+    expected: str | None = None
+    actual: str | None = None
+    diff: str | None = Field(default=None, validation_alias=AliasChoices("diff", "detail"))
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _veval_kind(cls, value: Any) -> Any:
+        return _VEVAL_CHANGE_KINDS.get(value, value) if isinstance(value, str) else value
 
     @property
     def expected_index(self) -> int | None:
@@ -129,6 +173,17 @@ class SnapshotChange(BaseModel):
     @property
     def actual_index(self) -> int | None:
         return self.current_index
+
+    @property
+    def detail(self) -> str | None:
+        """Veval's name for :attr:`diff`."""
+        return self.diff
+
+    @property
+    def label(self) -> str:
+        """The step's name, with the call number when it is not the first call."""
+        quoted = f"'{self.step_name}'"
+        return f"{quoted} (call #{self.occurrence})" if self.occurrence > 1 else quoted
 
     def describe(self) -> str:
         """The change on one line (without its diff)."""
@@ -144,38 +199,122 @@ class SnapshotChange(BaseModel):
         return f"~ {field} of '{name}' changed ({where})"
 
 
-class SnapshotAlignmentRow(BaseModel):
-    """One row of the side-by-side view: a baseline step, a current step, or both."""
+class SnapshotAlignmentRow(Positional):
+    """One row of the side-by-side view: a baseline step, a current step, or both.
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    ``status`` is ``same``, ``changed``, ``added``, ``removed`` or ``moved``; Veval's
+    ``kind`` (``match`` / ``added`` / ``removed``) is readable, and accepted on input.
+    """
 
+    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+    __positional__ = (
+        "kind",
+        "step_name",
+        "expected_index",
+        "actual_index",
+        "input_changed",
+        "output_changed",
+    )
+
+    status: RowStatus = Field(validation_alias=AliasChoices("status", "kind"))
     step_name: str
-    baseline_index: int | None
-    current_index: int | None
-    status: RowStatus
+    baseline_index: int | None = Field(
+        default=None, validation_alias=AliasChoices("baseline_index", "expected_index")
+    )
+    current_index: int | None = Field(
+        default=None, validation_alias=AliasChoices("current_index", "actual_index")
+    )
     input_changed: bool = False
     output_changed: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _veval_match(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") == "match" and "status" not in data:
+            changed = data.get("input_changed") or data.get("output_changed")
+            return {**data, "kind": "changed" if changed else "same"}
+        return data
 
-class SnapshotDiff(BaseModel):
-    """The result of a comparison: the changes, the alignment rows, and the step counts."""
+    @property
+    def kind(self) -> str:
+        """Veval's view of the row: ``match`` (both sides), ``added`` or ``removed``."""
+        return self.status if self.status in ("added", "removed") else "match"
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    @property
+    def expected_index(self) -> int | None:
+        return self.baseline_index
+
+    @property
+    def actual_index(self) -> int | None:
+        return self.current_index
+
+
+class SnapshotDiff(Positional):
+    """The result of a comparison: the changes, the alignment rows, and the steps.
+
+    ``baseline_steps`` / ``current_steps`` count the steps; ``expected_steps`` /
+    ``actual_steps`` are the steps themselves (Veval's fields), ``alignment`` is Veval's
+    name for ``rows``. ``added_steps``, ``removed_steps`` and ``order_changes`` name the
+    steps added, removed and moved. ``compared_content`` is ``False`` when the baseline
+    had step names only, so only the sequence could be compared.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+    __positional__ = (
+        "changes",
+        "alignment",
+        "expected_steps",
+        "actual_steps",
+        "compared_content",
+        "added_steps",
+        "removed_steps",
+        "order_changes",
+    )
 
     changes: list[SnapshotChange] = Field(default_factory=list)
-    rows: list[SnapshotAlignmentRow] = Field(default_factory=list)
+    rows: list[SnapshotAlignmentRow] = Field(
+        default_factory=list, validation_alias=AliasChoices("rows", "alignment")
+    )
+    expected_steps: list[Any] = Field(default_factory=list, repr=False)
+    actual_steps: list[Any] = Field(default_factory=list, repr=False)
+    compared_content: bool = True
+    added_steps: list[str] = Field(default_factory=list)
+    removed_steps: list[str] = Field(default_factory=list)
+    order_changes: list[str] = Field(default_factory=list)
     baseline_steps: int = 0
     current_steps: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counts_from_steps(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            data.setdefault("baseline_steps", len(data.get("expected_steps") or ()))
+            data.setdefault("current_steps", len(data.get("actual_steps") or ()))
+        return data
+
+    @property
+    def alignment(self) -> list[SnapshotAlignmentRow]:
+        """Veval's name for :attr:`rows`."""
+        return self.rows
 
     @property
     def has_changes(self) -> bool:
         return bool(self.changes)
 
-    def summary(self, name: str | None = None, *, max_diff_lines: int = 8) -> str:
+    def summary(
+        self,
+        snapshot_name: str | None = None,
+        *,
+        max_diff_lines: int = 8,
+        name: str | None = None,
+    ) -> str:
         """A readable account: a headline, then one line per change and its diff lines.
 
-        Each diff is cut after ``max_diff_lines`` lines (the full one is on the change).
+        ``snapshot_name`` (or the older ``name=``) titles it. Each diff is cut after
+        ``max_diff_lines`` lines (the full one is on the change).
         """
+        name = snapshot_name if snapshot_name is not None else name
         title = f"Snapshot '{name}'" if name else "Snapshot"
         if not self.changes:
             return f"{title}: no changes ({_count(self.baseline_steps, 'step')})"
@@ -189,6 +328,8 @@ class SnapshotDiff(BaseModel):
             lines += [f"      {line}" for line in diff[:max_diff_lines]]
             if len(diff) > max_diff_lines:
                 lines.append(f"      ... {_count(len(diff) - max_diff_lines, 'more line')}")
+        if not self.compared_content:
+            lines.append("  (the snapshot has step names only: only the sequence was compared)")
         return "\n".join(lines)
 
 
@@ -197,7 +338,11 @@ def _count(n: int, noun: str) -> str:
 
 
 def diff_steps(
-    baseline: Sequence[SnapshotStep], current: Sequence[SnapshotStep], options: SnapshotOptions
+    baseline: Sequence[SnapshotStep],
+    current: Sequence[SnapshotStep],
+    options: SnapshotOptions,
+    *,
+    compared_content: bool = True,
 ) -> SnapshotDiff:
     """Align ``current`` against ``baseline`` and list the changes (see ``_align``)."""
     values: dict[tuple[int, int], tuple[Any, Any]] = {}  # (side, index) -> (input, output)
@@ -215,6 +360,7 @@ def diff_steps(
             out.append(Item(index, step.name, canonical(pair)))
         return out
 
+    occurrences = (_occurrences(baseline), _occurrences(current))
     changes: list[SnapshotChange] = []
     rows: list[SnapshotAlignmentRow] = []
     for op in align(items(0, baseline), items(1, current)):
@@ -222,10 +368,12 @@ def diff_steps(
             "step_name": op.name,
             "baseline_index": None if op.baseline is None else op.baseline.index,
             "current_index": None if op.current is None else op.current.index,
+            "occurrence": _occurrence(op, occurrences),
         }
+        row = {k: v for k, v in where.items() if k != "occurrence"}
         if op.kind != "match":
             changes.append(SnapshotChange(kind=op.kind, **where))
-            rows.append(SnapshotAlignmentRow(status=op.kind, **where))
+            rows.append(SnapshotAlignmentRow(status=op.kind, **row))
             continue
         # a match has both sides
         assert op.baseline is not None
@@ -237,17 +385,59 @@ def diff_steps(
         }
         if changed["input_changed"]:
             changes.append(
-                SnapshotChange(kind="input_changed", diff=line_diff(old[0], new[0]), **where)
+                SnapshotChange(
+                    kind="input_changed",
+                    diff=line_diff(old[0], new[0]),
+                    expected=canonical(old[0]),
+                    actual=canonical(new[0]),
+                    **where,
+                )
             )
         if changed["output_changed"]:
             changes.append(
-                SnapshotChange(kind="output_changed", diff=line_diff(old[1], new[1]), **where)
+                SnapshotChange(
+                    kind="output_changed",
+                    diff=line_diff(old[1], new[1]),
+                    expected=canonical(old[1]),
+                    actual=canonical(new[1]),
+                    **where,
+                )
             )
         status: RowStatus = "changed" if any(changed.values()) else "same"
-        rows.append(SnapshotAlignmentRow(status=status, **where, **changed))
+        rows.append(SnapshotAlignmentRow(status=status, **row, **changed))
+
+    def named(kind: str) -> list[str]:
+        return [c.step_name for c in changes if c.kind == kind]
+
     return SnapshotDiff(
-        changes=changes, rows=rows, baseline_steps=len(baseline), current_steps=len(current)
+        changes=changes,
+        rows=rows,
+        expected_steps=list(baseline),
+        actual_steps=list(current),
+        compared_content=compared_content,
+        added_steps=named("added"),
+        removed_steps=named("removed"),
+        order_changes=named("moved"),
+        baseline_steps=len(baseline),
+        current_steps=len(current),
     )
+
+
+def _occurrence(op: Op, occurrences: tuple[list[int], list[int]]) -> int:
+    """Which call of its name the row's step is: on the current side, else the baseline's."""
+    if op.current is not None:
+        return occurrences[1][op.current.index]
+    return occurrences[0][op.baseline.index] if op.baseline is not None else 1
+
+
+def _occurrences(steps: Sequence[SnapshotStep]) -> list[int]:
+    """For each step, which call of its name it is (from 1)."""
+    seen: dict[str, int] = {}
+    out = []
+    for step in steps:
+        seen[step.name] = seen.get(step.name, 0) + 1
+        out.append(seen[step.name])
+    return out
 
 
 _UNCOMPARED = None

@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 from scenarist._jsonable import to_json_value
+from scenarist._positional import Positional
 from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.replay.snapshot_diff import (
@@ -57,18 +58,19 @@ __all__ = [
 ]
 
 
-class SnapshotStep(BaseModel):
+class SnapshotStep(Positional):
     """One step of a snapshot: what a span was, without its timing and cost.
 
     ``input`` and ``output`` are stored as JSON data (see :mod:`scenarist._jsonable`), so a
     snapshot survives a round trip through a file or the store unchanged. ``depth`` is 0
     for a top-level step; ``parent_index`` is the position of the enclosing step.
-    ``kind`` also accepts Veval's field name ``type``.
+    ``kind`` also accepts, and is readable as, Veval's field name ``type``.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+    __positional__ = ("name", "type", "input", "output")
 
-    name: str
+    name: str = ""
     kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
     input: Any = None
     output: Any = None
@@ -76,28 +78,110 @@ class SnapshotStep(BaseModel):
     depth: int = 0
     parent_index: int | None = None
 
+    @property
+    def type(self) -> str:
+        """Veval's name for :attr:`kind`."""
+        return self.kind
 
-class SnapshotData(BaseModel):
+
+def _empty(value: Any) -> bool:
+    return value is None or value == []
+
+
+class SnapshotData(Positional):
     """A named baseline: the steps of one run, in pre-order (parents before children).
 
     ``trace_id`` is the run it was taken from (Veval calls it ``source_trace_id``, which
-    is accepted on input). ``schema_version`` is the format of this document.
+    is accepted on input and readable). ``schema_version`` is the format of this
+    document. Veval's other fields: ``id`` and ``version`` (as a server numbered the
+    baseline; ``None`` for one built here). ``names_only`` (given as Veval's ``step_order``)
+    holds the step names of a names-only baseline (Veval's legacy snapshots: no inputs or
+    outputs, compared on the sequence alone). ``step_order``, ``step_names`` and
+    ``step_count`` read the steps' names and count; the last two are ignored on input.
     """
 
     model_config = ConfigDict(defer_build=True, populate_by_name=True)
+    __positional__ = (
+        "id",
+        "name",
+        "source_trace_id",
+        "version",
+        "created_at",
+        "steps",
+        "step_names",
+        "step_order",
+        "step_count",
+    )
 
     schema_version: int = 1
+    id: str | None = Field(default=None, exclude_if=_empty)
     name: str | None = None
     trace_id: str | None = Field(
         default=None, validation_alias=AliasChoices("trace_id", "source_trace_id")
     )
+    version: int | None = Field(default=None, exclude_if=_empty)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     steps: list[SnapshotStep] = Field(default_factory=list)
+    names_only: list[str] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("names_only", "step_order"),
+        exclude_if=_empty,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _veval_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        given_names = data.get("step_names") or []
+        data = {k: v for k, v in data.items() if k not in ("step_count", "step_names")}
+        if data.get("created_at") is None:
+            data.pop("created_at", None)
+        if not data.get("steps") and not data.get("step_order") and not data.get("names_only"):
+            names = [n for n in given_names if isinstance(n, str)]
+            if names:  # a names-only baseline that gave its names only as step_names
+                data["names_only"] = names
+        if data.get("steps"):  # with content, the step names come from the steps
+            data.pop("step_order", None)
+            data.pop("names_only", None)
+        return data
+
+    @property
+    def source_trace_id(self) -> str | None:
+        """Veval's name for :attr:`trace_id`."""
+        return self.trace_id
+
+    @property
+    def has_step_content(self) -> bool:
+        """Whether the steps carry inputs and outputs (not a names-only baseline)."""
+        return bool(self.steps)
+
+    def ordered_steps(self) -> list[SnapshotStep]:
+        """The steps in order; a names-only baseline's as steps without content."""
+        if self.steps or not self.names_only:
+            return list(self.steps)
+        return [SnapshotStep(name=name) for name in self.names_only]
 
     @property
     def step_names(self) -> list[str]:
         """The step names, in order."""
-        return [step.name for step in self.steps]
+        return [step.name for step in self.ordered_steps()]
+
+    @property
+    def step_order(self) -> list[str]:
+        """Veval's name for the step names in order."""
+        return self.step_names
+
+    @property
+    def step_count(self) -> int:
+        return len(self.ordered_steps())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SnapshotData:
+        """A snapshot from its JSON: ours, or Veval's (``source_trace_id``, ``type``...)."""
+        if not isinstance(data, dict):
+            raise TypeError(f"SnapshotData.from_dict expects a dict, got {type(data).__name__}")
+        return cls.model_validate(data)
 
     # -- building ---------------------------------------------------------------------
 
@@ -141,7 +225,7 @@ class SnapshotData(BaseModel):
     @classmethod
     def from_trace(
         cls,
-        trace: Trace[Any, Any],
+        trace: Trace[Any, Any] | TraceRecord,
         *,
         interaction: int | None = None,
         name: str | None = None,
@@ -151,6 +235,8 @@ class SnapshotData(BaseModel):
         The trace id is taken from the interactions' metadata (where agent runs keep it)
         when they agree on one. An index out of range raises ``IndexError``.
         """
+        if isinstance(trace, TraceRecord):  # Veval's from_trace(TraceData)
+            return cls.from_record(trace, name=name)
         log = trace.interactions
         chosen = list(log) if interaction is None else [log[interaction]]
         ids = {i.metadata.get("trace_id") for i in chosen}
@@ -203,7 +289,13 @@ def compare_snapshots(
             f"{type(snapshot).__name__}; take one with SnapshotData.from_source(...)"
         )
     after = SnapshotData.from_source(current)
-    return diff_steps(snapshot.steps, after.steps, options or SnapshotOptions())
+    options = options or SnapshotOptions()
+    with_content = snapshot.has_step_content or not snapshot.names_only
+    if not with_content:  # a names-only baseline: only the sequence can be compared
+        options = options.model_copy(update={"compare_inputs": False, "compare_outputs": False})
+    return diff_steps(
+        snapshot.ordered_steps(), after.ordered_steps(), options, compared_content=with_content
+    )
 
 
 # -- through a store ------------------------------------------------------------------

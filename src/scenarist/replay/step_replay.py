@@ -34,11 +34,13 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._jsonable import to_json_value
+from scenarist._positional import Positional
 from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
 from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
 from scenarist.trace import Span
@@ -66,7 +68,7 @@ def canonical(value: Any) -> str:
     return json.dumps(to_json_value(value), sort_keys=True, ensure_ascii=False)
 
 
-class ReplayOptions(BaseModel):
+class ReplayOptions(Positional):
     """How a replay behaves (Veval's names, plus ``on_divergence``).
 
     ``compare_with_recording``: ``True`` (default snapshot options) or a
@@ -76,6 +78,12 @@ class ReplayOptions(BaseModel):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    __positional__ = (
+        "mock_llm_responses",
+        "assertions",
+        "compare_with_recording",
+        "live_model_steps",
+    )
 
     mock_llm_responses: bool = True
     live_model_steps: bool = False
@@ -98,6 +106,11 @@ class ReplayBinding(BaseModel):
     actual_input: Any = None
     served: bool = False
 
+    @property
+    def step_name(self) -> str:
+        """Veval's name for :attr:`step`."""
+        return self.step
+
 
 class UnusedRecording(BaseModel):
     """A recorded step no call asked for."""
@@ -106,6 +119,16 @@ class UnusedRecording(BaseModel):
     step: str
     kind: str
     input: Any = None
+
+    @property
+    def step_name(self) -> str:
+        """Veval's name for :attr:`step`."""
+        return self.step
+
+    @property
+    def recorded_index(self) -> int:
+        """Veval's name for :attr:`index`."""
+        return self.index
 
 
 class ReplayFidelity(BaseModel):
@@ -383,3 +406,13 @@ class ReplayResult(BaseModel):
     """The replayed steps against the recorded ones, when ``compare_with_recording`` asked."""
     replayed_context: Any = Field(default=None, exclude=True, repr=False)
     replayed_record: TraceRecord | None = Field(default=None, repr=False)
+
+    @property
+    def started_at(self) -> datetime | None:
+        """When the replayed run started (Veval's field), ``None`` if it never ran."""
+        return self.replayed_record.started_at if self.replayed_record else None
+
+    @property
+    def completed_at(self) -> datetime | None:
+        """When the replayed run ended (Veval's field), ``None`` if it never ran."""
+        return self.replayed_record.ended_at if self.replayed_record else None

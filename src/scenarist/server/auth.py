@@ -1,11 +1,13 @@
 """Who may call the API: API keys with scopes, and the loopback-only open mode.
 
-- A request may carry ``Authorization: Bearer sk_scen_...``. A key that is not an active
-  key is 401, whatever the mode; a key without the route's scope is 403. ``admin``
+- **Open mode**: the server was told it listens on a loopback address and no active key
+  exists (checked per request, so the first key created, even by another process, closes
+  the door). Every request is served as anonymous, and an ``Authorization`` header is not
+  checked: no key can be valid while none exists, and clients that always send one (the
+  Veval SDK sends its API key on every call) work against a fresh ``scenarist serve``.
+- Otherwise a request must carry ``Authorization: Bearer sk_scen_...``: none, or a key
+  that is not an active key, is 401; a key without the route's scope is 403. ``admin``
   grants every scope.
-- Without a header, the request is allowed only in **open mode**: the server was told it
-  listens on a loopback address and no active key exists (checked per request, so the
-  first key created, even by another process, closes the door). Otherwise 401.
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
 
     async def check(request: Request) -> None:
         store = request.app.state.store
+        if request.app.state.open_mode_allowed and not await store.has_active_keys():
+            return  # open mode: anonymous, whatever the header says (no key exists to check)
         header = request.headers.get("authorization")
         if header is None:
-            if request.app.state.open_mode_allowed and not await store.has_active_keys():
-                return
             raise _unauthorized(
                 "this server requires an API key: send 'Authorization: Bearer sk_scen_...'"
             )

@@ -23,6 +23,7 @@ __all__ = [
     "db_upgrade",
     "import_local",
     "list_keys",
+    "open_mode_notice",
     "prune",
     "revoke_key",
     "serve",
@@ -30,6 +31,18 @@ __all__ = [
 ]
 
 DEFAULT_PORT = 8480
+
+
+def open_mode_notice(host: str, port: int) -> str:
+    """What ``serve`` prints when it starts in open mode: how clients reach it."""
+    url = f"http://{host}:{port}"
+    return (
+        f"scenarist serve: open mode (loopback, no API key exists): requests are served "
+        f"without a key, and a key a client sends is not checked.\n"
+        f"  scenarist clients: SCENARIST_URL={url}\n"
+        f"  the Veval SDK:     VEVAL_INTERNAL_ENDPOINT={url} (any api_key)\n"
+        f"  to require keys:   scenarist keys create --scope admin"
+    )
 
 
 def serve(
@@ -63,4 +76,6 @@ def serve(
         )
     app = create_app(database_url, host=host, max_body_bytes=max_body_bytes)
     print(f"scenarist serve: database {database_label(database_url)}", flush=True)
+    if is_loopback(host) and not has_keys(database_url):
+        print(open_mode_notice(host, port), flush=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -72,7 +72,11 @@ async def judge_trace(body: JudgeBody, record: Any, provider: Provider) -> Judge
     from scenarist.runner import run_check
 
     check = TraceAssert.judge(
-        body.criteria, provider, body.threshold, body.reference_output, body.samples
+        criteria=body.criteria,
+        model=provider,
+        threshold=body.threshold,
+        reference_output=body.reference_output,
+        samples=body.samples,
     )
     verdict = await run_check(check, record.to_trace(), return_exception=True)
     score = next((m.value for m in verdict.metrics if m.name == "judge_score"), None)

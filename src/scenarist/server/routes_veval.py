@@ -175,17 +175,53 @@ async def list_scenario_runs(
     return await store.scenario_runs_page(name, cursor=cursor, limit=limit)
 
 
-@router.post("/snapshots", status_code=201, dependencies=[Ingest])
+@router.post("/snapshots", status_code=201, dependencies=[Ingest], responses=_NOT_FOUND)
 async def post_snapshot(body: SnapshotBody, store: Store) -> Any:
-    """Store a snapshot under ``name`` (a new version when the name exists)."""
+    """Store a snapshot under ``name`` (a new version when the name exists): ours
+    (``snapshot``), or Veval's (``trace_id`` of a stored trace, or ``source_trace_id`` and
+    ``steps``). Answers the stored snapshot, in both shapes (see :func:`_snapshot_json`)."""
     from scenarist.replay.snapshots import SnapshotData
 
+    where: tuple[str, ...]
+    if body.snapshot is not None:
+        document, where = body.snapshot, ("snapshot",)
+    elif body.trace_id is not None:
+        record = await store.get_trace(body.trace_id)
+        if record is None:
+            return error_response(404, f"no trace {body.trace_id!r} to take a snapshot of")
+        document = json.loads(dumps(SnapshotData.from_record(record, name=body.name)))
+        where = ("trace_id",)
+    elif body.steps is not None:
+        document = {"source_trace_id": body.source_trace_id, "steps": body.steps}
+        where = ()
+    else:
+        return payload_error(
+            [
+                {
+                    "field": "snapshot",
+                    "message": "give snapshot, trace_id, or steps",
+                    "type": "missing",
+                }
+            ]
+        )
     try:
-        snapshot = SnapshotData.model_validate(body.snapshot)
+        snapshot = SnapshotData.model_validate({**document, "name": body.name})
     except ValidationError as exc:
-        return payload_error(validation_fields(exc.errors(), ("snapshot",)))
+        return payload_error(validation_fields(exc.errors(), where))
     await store.save_snapshot(body.name, snapshot, pinned=body.pinned)
-    return {"name": body.name}
+    return _snapshot_json(snapshot)
+
+
+def _snapshot_json(snapshot: Any) -> dict[str, Any]:
+    """A snapshot as stored, plus Veval's names (``source_trace_id``, ``step_order``,
+    ``step_count``, each step's ``type``), so both clients read it."""
+    data: dict[str, Any] = json.loads(dumps(snapshot))
+    data["source_trace_id"] = snapshot.trace_id
+    data["step_order"] = snapshot.step_order
+    data["step_count"] = snapshot.step_count
+    for step, json_step in zip(snapshot.steps, data.get("steps", []), strict=False):
+        json_step["type"] = step.kind
+    return data
 
 
 @router.get("/snapshots", dependencies=[Read])
@@ -202,4 +238,4 @@ async def get_snapshot(store: Store, name: str = Name) -> Any:
     snapshot = await store.get_snapshot(name)
     if snapshot is None:
         return error_response(404, f"no snapshot {name!r}")
-    return json.loads(dumps(snapshot))
+    return _snapshot_json(snapshot)

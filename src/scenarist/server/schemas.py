@@ -141,10 +141,17 @@ class ItemsBody(BaseModel):
 
 
 class SnapshotBody(BaseModel):
-    """A snapshot to store under ``name`` (a new version if the name exists)."""
+    """A snapshot to store under ``name`` (a new version if the name exists).
+
+    Ours carries the ``snapshot`` document. Veval's SDK sends either ``trace_id`` (take the
+    snapshot of that stored trace) or ``source_trace_id`` and ``steps`` (a run's steps).
+    """
 
     name: str = Field(min_length=1, max_length=1000)
-    snapshot: dict[str, Any]
+    snapshot: dict[str, Any] | None = None
+    trace_id: str | None = Field(default=None, min_length=1, max_length=1000)
+    source_trace_id: str | None = Field(default=None, max_length=1000)
+    steps: list[dict[str, Any]] | None = None
     pinned: bool = False
 
 

@@ -1,7 +1,8 @@
 """``TestClient``: a client for tests that never touches the network (Veval's test SDK).
 
 Everything is kept in memory. Recorded traces are added with :meth:`TestClient.with_replay`
-(any number, served by trace id to trace-backed items and ``replay``), snapshots with
+(any number, served by trace id to trace-backed items and ``replay``; as in Veval's test
+SDK, the last one given also replays every ``run`` / ``run_async``), snapshots with
 :meth:`TestClient.with_snapshot`. Synthetic items run the agent, but a live LLM call
 (through the OpenAI or Anthropic SDK, or any OpenAI-compatible HTTP call) is blocked
 with an error that names it, unless ``allow_live_llm_calls=True``. Unlike Veval's test
@@ -60,13 +61,34 @@ class TestClient(Client):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, allow_live_llm_calls: bool = False) -> None:
+    def __init__(self, options: Any = None, *, allow_live_llm_calls: bool = False) -> None:
+        """``options`` (Veval's ``VevalTestSdk(options)``: a ``ClientOptions`` or any
+        options object) is accepted for ported code and unused: nothing leaves memory."""
         from scenarist.judges.mocks import JudgeMocks
 
+        if isinstance(options, bool):
+            raise TypeError(
+                "TestClient(options): the first argument is the client options; "
+                f"write TestClient(allow_live_llm_calls={options!r})"
+            )
         super().__init__(store=MemoryStore())
+        self.options = options
         self.allow_live_llm_calls = allow_live_llm_calls
         self.blocked: list[str] = []
         self.judge_mocks = JudgeMocks()
+        self._last_status: str | None = None
+        self._last_error: str | None = None
+        self._run_replay: TraceRecord | None = None
+
+    @property
+    def last_status(self) -> str | None:
+        """How the last traced run ended: ``"success"``, ``"error"``, or ``None`` before any."""
+        return self._last_status
+
+    @property
+    def last_error(self) -> str | None:
+        """The last traced run's error message (``None`` when it succeeded)."""
+        return self._last_error
 
     def with_judge_mock(
         self, criteria: str, passed: bool, score: float = 1.0, reasoning: str = ""
@@ -81,24 +103,68 @@ class TestClient(Client):
 
         return using_judge_mocks(self.judge_mocks)
 
-    def with_replay(self, *traces: TraceRecord | dict[str, Any]) -> Self:
-        """Make recorded traces available by id (``TraceRecord`` objects or their JSON)."""
-        for trace in traces:
-            record = trace if isinstance(trace, TraceRecord) else TraceRecord.model_validate(trace)
+    def with_replay(
+        self, trace: TraceRecord | dict[str, Any], *traces: TraceRecord | dict[str, Any]
+    ) -> Self:
+        """Make recorded traces available by id (``TraceRecord`` objects, their JSON or
+        Veval's); any number, unlike Veval's one."""
+        for each in (trace, *traces):
+            record = each if isinstance(each, TraceRecord) else TraceRecord.from_dict(each)
             run_sync(self.store.save_trace, record)
+            self._run_replay = record
         return self
 
-    def with_snapshot(self, name: str, snapshot: Any) -> Self:
-        """Make a snapshot available by name (a ``SnapshotData`` or what it is built from)."""
+    async def run_async(self, agent_name: str, callback: Agent, input: Any = None) -> Any:
+        """:meth:`Client.run_async`; after :meth:`with_replay`, the run replays the last
+        trace given (Veval's test SDK): its tracked steps and LLM calls are served from the
+        recording, and a recorded step the agent never called fails the run
+        (``ReplayError``). Diverged inputs fail as in a scenario's replay."""
+        recording = self._run_replay
+        if recording is None:
+            return await super().run_async(agent_name, callback, input)
+        from scenarist.errors import ReplayError
+        from scenarist.integrations.http_capture import serve_llm_calls
+        from scenarist.replay.recorded_calls import RecordedCalls
+        from scenarist.replay.step_replay import Replayer, ReplayOptions
+        from scenarist.veval.execution import check_agent
+
+        check_agent(callback, "callback")
+        replayer = Replayer(recording, ReplayOptions())
+        ctx = RunContext(input=input, agent_name=agent_name, is_replay=True, replayer=replayer)
+        ctx.set_metadata("replay_of", recording.trace_id)
+        calls = RecordedCalls(recording)
+        with serve_llm_calls(calls):
+            record, error = await self._execute(ctx, callback)
+        if error is None and replayer.finish():
+            error = ReplayError(replayer.unused_message())
+            self._last_status, self._last_error = "error", str(error)
+        if error is not None:
+            raise error
+        return record.output
+
+    def with_snapshot(
+        self, snapshot_name: str | None = None, snapshot: Any = None, *, name: str | None = None
+    ) -> Self:
+        """Make a snapshot available by name (a ``SnapshotData`` or what it is built from);
+        ``name=`` is the older keyword for ``snapshot_name``."""
         from scenarist.replay.snapshots import SnapshotData
+        from scenarist.veval.client import _snapshot_name
 
         data = (
             snapshot if isinstance(snapshot, SnapshotData) else SnapshotData.from_source(snapshot)
         )
-        run_sync(self.store.save_snapshot, name, data)
+        run_sync(self.store.save_snapshot, _snapshot_name(snapshot_name, name), data)
         return self
 
     async def _execute(
+        self, ctx: RunContext, agent: Agent
+    ) -> tuple[TraceRecord, BaseException | None]:
+        record, error = await self._execute_blocking(ctx, agent)
+        self._last_status = "error" if error is not None else "success"
+        self._last_error = None if error is None else (str(error) or type(error).__name__)
+        return record, error
+
+    async def _execute_blocking(
         self, ctx: RunContext, agent: Agent
     ) -> tuple[TraceRecord, BaseException | None]:
         if self.allow_live_llm_calls or ctx.is_replay:  # replays serve their own calls

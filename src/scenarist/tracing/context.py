@@ -5,6 +5,12 @@ context exposes the run's ``input``, ``trace_id``, whether it ``is_replay``, the
 recorded so far (``steps``), ``set_metadata``, and Veval's ``track_step`` /
 ``track_step_async``. Its ``step(...)`` is :func:`scenarist.tracing.step`, bound to this
 run.
+
+It is built as Veval builds its context, ``RunContext(trace_id, input)``: the first
+positional is the trace id (``RunContext("tr_1")`` never sets the input); a missing trace
+id is a fresh one. Veval's members are here too: ``trace_meta`` (the run's metadata),
+``judgments`` / ``record_judgment``, ``load_mock_outputs`` (serve the tracked steps from
+a recorded trace) and ``replay_fidelity``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
 
 if TYPE_CHECKING:
-    from scenarist.replay.step_replay import Replayer
+    from scenarist.replay.step_replay import Replayer, ReplayFidelity
+    from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.tracked_step import StepHandle, _Step, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
@@ -47,8 +54,17 @@ def _wants_handle(fn: Callable[..., Any]) -> bool:
 def _check_callable(fn: Any, method: str) -> None:
     if not callable(fn):
         raise TypeError(
-            f"{method} expects a function (sync or async) as fn, got {type(fn).__name__}"
+            f"{method} expects a function (sync or async) as step, got {type(fn).__name__}"
         )
+
+
+def _step_fn(step: Any, fn: Any, method: str) -> Any:
+    """The step function, given as ``step`` (Veval's keyword) or ``fn`` (the older one)."""
+    if (step is None) == (fn is None):
+        raise TypeError(
+            f"{method}(name, input, step) takes the step function once, as step= (or the older fn=)"
+        )
+    return step if step is not None else fn
 
 
 class RunContext:
@@ -56,20 +72,72 @@ class RunContext:
 
     def __init__(
         self,
+        trace_id: str | None = None,
         input: Any = None,
         *,
-        trace_id: str | None = None,
         agent_name: str | None = None,
         is_replay: bool = False,
         replayer: Replayer | None = None,
     ) -> None:
+        if trace_id is not None and not isinstance(trace_id, str):
+            raise TypeError(
+                f"RunContext(trace_id, input): the first argument is the trace id, got "
+                f"{type(trace_id).__name__} {trace_id!r}; pass the run's input as input=..."
+            )
         self.input = input
         self.trace_id = trace_id or new_trace_id()
         self.agent_name = agent_name
         self.is_replay = is_replay
         self.metadata: dict[str, Any] = {}
         self.output: Any = None
+        self.judgments: list[dict[str, Any]] = []
         self.recorder = RunRecorder(self.trace_id, replayer)
+
+    @property
+    def trace_meta(self) -> dict[str, Any]:
+        """Veval's name for :attr:`metadata` (the run's, not a step's)."""
+        return self.metadata
+
+    @property
+    def replay_fidelity(self) -> ReplayFidelity | None:
+        """How the tracked calls bound to the recording; ``None`` when not replaying."""
+        replayer = self.recorder.replayer
+        return replayer.fidelity if replayer is not None else None
+
+    def record_judgment(self, criteria: str, score: float, passed: bool, reasoning: str) -> None:
+        """Keep a judge's verdict on this run (``judgments``, in order)."""
+        self.judgments.append(
+            {"criteria": criteria, "score": score, "passed": passed, "reasoning": reasoning}
+        )
+
+    def load_mock_outputs(
+        self,
+        trace: TraceRecord | dict[str, Any],
+        strict: bool = True,
+        live_model_steps: bool = False,
+    ) -> None:
+        """Serve this run's tracked steps from ``trace`` (a record or Veval's JSON).
+
+        ``strict`` (the default) fails a call whose input diverged from the recording;
+        ``strict=False`` runs it live instead. ``live_model_steps`` runs the recorded
+        ``llm`` steps for real and serves every other step. Call it before the agent runs.
+        """
+        from scenarist.replay.step_replay import Replayer, ReplayOptions
+        from scenarist.tracing.record import TraceRecord
+
+        record = trace if isinstance(trace, TraceRecord) else TraceRecord.from_dict(trace)
+        if not record.steps:
+            raise ValueError(
+                f"trace {record.trace_id!r} has no steps to serve: record it with tracked "
+                "steps (track_step / step) before replaying it"
+            )
+        if self.recorder.roots:
+            raise RuntimeError("load_mock_outputs must be called before the run records steps")
+        options = ReplayOptions(
+            on_divergence="fail" if strict else "live", live_model_steps=live_model_steps
+        )
+        self.is_replay = True
+        self.recorder = RunRecorder(self.trace_id, Replayer(record, options))
 
     @property
     def steps(self) -> list[Span]:
@@ -86,9 +154,17 @@ class RunContext:
         """A step of this run, used with ``with`` / ``async with`` (see ``scenarist.step``)."""
         return _Step(name, input, kind)
 
-    def track_step(self, name: str, input: Any, fn: Callable[..., Any]) -> Any:
-        """Run ``fn`` as the step ``name`` and return its result (sync ``fn``; an async
-        ``fn`` is run to completion on a helper event loop)."""
+    def track_step(
+        self,
+        name: str,
+        input: Any,
+        step: Callable[..., Any] | None = None,
+        *,
+        fn: Callable[..., Any] | None = None,
+    ) -> Any:
+        """Run ``step`` as the step ``name`` and return its result (sync ``step``; an async
+        one is run to completion on a helper event loop). ``fn=`` is the older keyword."""
+        fn = _step_fn(step, fn, "track_step")
         span, served = self._open(name, input, fn, "track_step")
         if span is None:
             return served
@@ -106,8 +182,16 @@ class RunContext:
             outcome.value = result
         return outcome.value
 
-    async def track_step_async(self, name: str, input: Any, fn: Callable[..., Any]) -> Any:
-        """Run ``fn`` (sync or async) as the step ``name`` and return its result."""
+    async def track_step_async(
+        self,
+        name: str,
+        input: Any,
+        step: Callable[..., Any] | None = None,
+        *,
+        fn: Callable[..., Any] | None = None,
+    ) -> Any:
+        """Run ``step`` (sync or async) as the step ``name`` and return its result."""
+        fn = _step_fn(step, fn, "track_step_async")
         span, served = self._open(name, input, fn, "track_step_async")
         if span is None:
             return served

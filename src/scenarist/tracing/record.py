@@ -80,6 +80,37 @@ class TraceRecord(BaseModel):
         costs = [s.cost_usd for s in cost_spans(self.steps) if s.cost_usd is not None]
         return sum(costs) if costs else None
 
+    # -- Veval's TraceData names ---------------------------------------------------------
+
+    @property
+    def completed_at(self) -> datetime | None:
+        """Veval's name for :attr:`ended_at`."""
+        return self.ended_at
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """Veval's name for :attr:`cost_usd`."""
+        return self.cost_usd
+
+    @property
+    def project_id(self) -> str | None:
+        """Veval's workspace id: ``metadata["project_id"]`` when a server set it, else
+        ``None`` (a scenarist store has no projects; the API key decides, as in Veval)."""
+        value = self.metadata.get("project_id")
+        return value if isinstance(value, str) else None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TraceRecord:
+        """A record from Veval's trace JSON (or ours), as ``TraceData.from_dict`` reads it."""
+        from scenarist.veval.wire import from_veval
+
+        if not isinstance(data, dict):
+            raise TypeError(f"TraceRecord.from_dict expects a dict, got {type(data).__name__}")
+        steps = data.get("steps") or []
+        if any(isinstance(s, dict) and "span_id" in s for s in steps) or "ended_at" in data:
+            return cls.model_validate(data)  # our own JSON
+        return from_veval(data)
+
     def to_interaction(self) -> Interaction[Any, Any]:
         """This run as one interaction (its spans inside, its failure as ``error``)."""
         return construct(

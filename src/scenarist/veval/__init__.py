@@ -11,7 +11,7 @@ from scenarist._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from scenarist.veval.assertions import ITraceAssertion
-    from scenarist.veval.client import Client
+    from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import (
         get_client,
         run_scenario,
@@ -31,6 +31,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "Client": "scenarist.veval.client",
+        "ClientOptions": "scenarist.veval.client",
         "ITraceAssertion": "scenarist.veval.assertions",
         "ItemRunResult": "scenarist.veval.items",
         "ItemSummary": "scenarist.veval.items",
@@ -48,6 +49,7 @@ __getattr__, __dir__ = lazy_attributes(
 
 __all__ = [
     "Client",
+    "ClientOptions",
     "ITraceAssertion",
     "ItemRunResult",
     "ItemSummary",

@@ -31,7 +31,37 @@ if TYPE_CHECKING:
     from scenarist.replay.step_replay import ReplayOptions, ReplayResult
     from scenarist.veval.items import ScenarioItem, ScenarioRunResult
 
-__all__ = ["Agent", "Client"]
+__all__ = ["Agent", "Client", "ClientOptions"]
+
+
+class ClientOptions:
+    """Veval's ``VevalOptions`` for ported code: ``Client(ClientOptions(api_key=...))``.
+
+    ``base_url`` is the server (Veval reads its endpoint elsewhere); ``project_id`` and the
+    flush settings are accepted and unused (the API key decides the workspace, and
+    scenarist sends each trace when its run ends).
+    """
+
+    def __init__(
+        self,
+        api_key: str = "",
+        project_id: str = "",
+        flush_interval_ms: int = 5000,
+        flush_batch_size: int = 50,
+        raise_on_send_failure: bool = False,
+        *,
+        base_url: str | None = None,
+    ) -> None:
+        self.api_key = api_key
+        self.project_id = project_id
+        self.flush_interval_ms = flush_interval_ms
+        self.flush_batch_size = flush_batch_size
+        self.raise_on_send_failure = raise_on_send_failure
+        self.base_url = base_url
+
+    def __repr__(self) -> str:
+        key = "'…'" if self.api_key else "''"  # never print a key
+        return f"ClientOptions(api_key={key}, base_url={self.base_url!r})"
 
 
 class Client:
@@ -39,16 +69,27 @@ class Client:
 
     ``api_key`` and ``base_url`` (else ``SCENARIST_API_KEY`` / ``SCENARIST_URL``) select
     a server; ``store`` a store of your own. They choose :attr:`store` and are not kept.
+    The first argument may also be a :class:`ClientOptions` (Veval's ``VevalSdk(options)``).
     """
 
     def __init__(
         self,
-        api_key: str | None = None,
+        api_key: str | ClientOptions | None = None,
         base_url: str | None = None,
         *,
         store: Store | None = None,
         raise_on_send_failure: bool = False,
     ) -> None:
+        if isinstance(api_key, ClientOptions):
+            options = api_key
+            api_key = options.api_key or None
+            base_url = base_url or options.base_url
+            raise_on_send_failure = raise_on_send_failure or options.raise_on_send_failure
+        elif api_key is not None and not isinstance(api_key, str):
+            raise TypeError(
+                f"Client(api_key, base_url): api_key must be a string or ClientOptions, got "
+                f"{type(api_key).__name__}"
+            )
         self.store = choose_store(api_key, base_url, store, raise_on_send_failure)
 
     # -- hooks (TestClient overrides them) -----------------------------------------------
@@ -72,7 +113,7 @@ class Client:
         The run is stored whether it succeeds or raises; an exception is re-raised.
         """
         check_agent(callback, "callback")
-        ctx = RunContext(input, agent_name=agent_name)
+        ctx = RunContext(input=input, agent_name=agent_name)
         record, error = await self._execute(ctx, callback)
         if error is not None:
             raise error
@@ -122,22 +163,33 @@ class Client:
 
     # -- snapshots (see scenarist.replay.snapshots) --------------------------------------
 
-    async def save_snapshot_async(self, name: str, source: Any) -> SnapshotData:
-        """Save the step sequence of ``source`` (a trace id, run context, record or trace)."""
+    async def save_snapshot_async(
+        self, snapshot_name: str | None = None, source: Any = None, *, name: str | None = None
+    ) -> SnapshotData:
+        """Save the step sequence of ``source`` (a trace id, run context, record or trace)
+        as ``snapshot_name`` (``name=`` is the older keyword)."""
         from scenarist.replay import snapshots
 
-        return await snapshots.save_snapshot_async(self.store, name, source)
+        return await snapshots.save_snapshot_async(
+            self.store, _snapshot_name(snapshot_name, name), source
+        )
 
-    def save_snapshot(self, name: str, source: Any) -> SnapshotData:
-        return run_sync(self.save_snapshot_async, name, source)
+    def save_snapshot(
+        self, snapshot_name: str | None = None, source: Any = None, *, name: str | None = None
+    ) -> SnapshotData:
+        return run_sync(self.save_snapshot_async, _snapshot_name(snapshot_name, name), source)
 
-    async def get_snapshot_async(self, name: str) -> SnapshotData | None:
+    async def get_snapshot_async(
+        self, snapshot_name: str | None = None, *, name: str | None = None
+    ) -> SnapshotData | None:
         from scenarist.replay import snapshots
 
-        return await snapshots.get_snapshot_async(self.store, name)
+        return await snapshots.get_snapshot_async(self.store, _snapshot_name(snapshot_name, name))
 
-    def get_snapshot(self, name: str) -> SnapshotData | None:
-        return run_sync(self.get_snapshot_async, name)
+    def get_snapshot(
+        self, snapshot_name: str | None = None, *, name: str | None = None
+    ) -> SnapshotData | None:
+        return run_sync(self.get_snapshot_async, _snapshot_name(snapshot_name, name))
 
     async def load_snapshot_async(self, trace_id: str) -> SnapshotData | None:
         """A snapshot built from the stored trace ``trace_id`` (not saved)."""
@@ -149,17 +201,69 @@ class Client:
         return run_sync(self.load_snapshot_async, trace_id)
 
     async def compare_snapshot_async(
-        self, name: str, current: Any, options: SnapshotOptions | None = None
+        self,
+        snapshot_name: str | None = None,
+        snapshot: Any = None,
+        ctx: Any = None,
+        options: SnapshotOptions | None = None,
+        *,
+        name: str | None = None,
+        current: Any = None,
     ) -> SnapshotDiff:
-        """Compare ``current`` with the snapshot saved as ``name``."""
-        from scenarist.replay import snapshots
+        """Compare a run with a snapshot.
 
-        return await snapshots.compare_snapshot_async(self.store, name, current, options)
+        Veval's form, ``compare_snapshot_async(snapshot_name, snapshot, ctx, options)``,
+        compares the run ``ctx`` with the given ``snapshot`` (``None``: the one saved as
+        ``snapshot_name``). The older form, ``compare_snapshot_async(name, current,
+        options)``, compares ``current`` (a run context, record, trace or trace id) with
+        the snapshot saved as ``name``; a missing snapshot is a ``UserError``.
+        """
+        from scenarist.replay import snapshots
+        from scenarist.replay.snapshot_diff import SnapshotOptions
+        from scenarist.replay.snapshots import SnapshotData
+
+        snapshot_name = _snapshot_name(snapshot_name, name)
+        if current is None and not isinstance(snapshot, SnapshotData | None):
+            # the older positional form (name, current, options): `ctx` holds the options
+            if ctx is not None and not isinstance(ctx, SnapshotOptions):
+                raise TypeError(
+                    "compare_snapshot_async(snapshot_name, snapshot, ctx, options): snapshot "
+                    f"must be a SnapshotData (or None), got {type(snapshot).__name__}"
+                )
+            current, snapshot, options = snapshot, None, options or ctx
+        elif current is None:
+            current = ctx
+        if current is None:
+            raise TypeError(
+                "compare_snapshot_async needs the run to compare: "
+                "compare_snapshot_async(snapshot_name, snapshot, ctx)"
+            )
+        if snapshot is None:
+            return await snapshots.compare_snapshot_async(
+                self.store, snapshot_name, current, options
+            )
+        return snapshots.compare_snapshots(snapshot, current, options)
 
     def compare_snapshot(
-        self, name: str, current: Any, options: SnapshotOptions | None = None
+        self,
+        snapshot_name: str | None = None,
+        snapshot: Any = None,
+        ctx: Any = None,
+        options: SnapshotOptions | None = None,
+        *,
+        name: str | None = None,
+        current: Any = None,
     ) -> SnapshotDiff:
-        return run_sync(self.compare_snapshot_async, name, current, options)
+        """:meth:`compare_snapshot_async` from sync code."""
+        return run_sync(
+            self.compare_snapshot_async,
+            snapshot_name,
+            snapshot,
+            ctx,
+            options,
+            name=name,
+            current=current,
+        )
 
     # -- scenarios (see scenarist.veval.item_runner) -------------------------------------
 
@@ -243,3 +347,10 @@ class Client:
     ) -> ReplayResult:
         """:meth:`replay_async` from sync code (safe inside a running event loop)."""
         return run_sync(self.replay_async, trace, callback, options)
+
+
+def _snapshot_name(snapshot_name: str | None, name: str | None) -> str:
+    """The snapshot's name, given as ``snapshot_name`` (Veval's) or ``name`` (the older)."""
+    if (snapshot_name is None) == (name is None):
+        raise TypeError("give the snapshot's name once, as snapshot_name (or the older name=)")
+    return snapshot_name if snapshot_name is not None else name  # type: ignore[return-value]

@@ -127,7 +127,7 @@ async def _run_synthetic(
     """Run the agent live on the item's input, then assert."""
     if item.input is None:
         return ItemRunResult(item=item, passed=False, failures=[NO_INPUT_MESSAGE])
-    ctx = RunContext(item.input, agent_name=scenario_name)
+    ctx = RunContext(input=item.input, agent_name=scenario_name)
     record, error = await harness.execute(ctx, agent)
     failures: list[str] = []
     if error is not None:

@@ -9,13 +9,22 @@ always stored, whatever happened to the items.
 
 from __future__ import annotations
 
-from datetime import datetime
+import secrets
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from scenarist._construct import construct
+from scenarist._positional import Positional
 from scenarist.checks.base import Check
 from scenarist.errors import SerializationError
 from scenarist.tracing.record import TraceRecord
@@ -29,7 +38,7 @@ __all__ = ["ItemRunResult", "ItemSummary", "ScenarioItem", "ScenarioRunRecord", 
 NO_INPUT_MESSAGE = "ScenarioItem must have either trace_id or input"
 
 
-class ScenarioItem(BaseModel):
+class ScenarioItem(Positional):
     """One case of a Veval-style scenario.
 
     ``input`` runs the agent live (``""`` counts as an input). ``trace_id`` (or an inline
@@ -41,6 +50,7 @@ class ScenarioItem(BaseModel):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __positional__ = ("name", "trace_id", "input", "assertions", "mock_model_steps")
 
     name: str | None = None
     input: Any = None
@@ -95,10 +105,15 @@ class ScenarioItem(BaseModel):
         return text if len(text) <= 40 else text[:39] + "…"
 
 
-class ItemRunResult(BaseModel):
-    """How one item went: passed, the failure messages, and the run it produced."""
+class ItemRunResult(Positional):
+    """How one item went: passed, the failure messages, and the run it produced.
+
+    Built as Veval builds it (``ItemRunResult(item, failures, context)``), ``passed``
+    defaults to having no failures.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __positional__ = ("item", "failures", "context")
 
     item: ScenarioItem
     passed: bool
@@ -111,6 +126,13 @@ class ItemRunResult(BaseModel):
     record: TraceRecord | None = Field(default=None, repr=False)
     replay: Any = Field(default=None, repr=False)
     """For a trace-backed item, its :class:`~scenarist.replay.step_replay.ReplayResult`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _passed_from_failures(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "passed" not in data:
+            return {**data, "passed": not data.get("failures")}
+        return data
 
     @property
     def ctx(self) -> RunContext | None:
@@ -145,15 +167,20 @@ class ScenarioRunRecord(BaseModel):
     items: list[ItemSummary] = Field(default_factory=list)
 
 
-class ScenarioRunResult(BaseModel):
-    """All items' results, in item order. ``passed`` needs at least one item, all passed."""
+class ScenarioRunResult(Positional):
+    """All items' results, in item order. ``passed`` needs at least one item, all passed.
+
+    ``ScenarioRunResult(results)`` (Veval's construction) names the run ``""`` with a
+    fresh ``run_id`` started now.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __positional__ = ("results",)
 
-    scenario_name: str
-    run_id: str
+    scenario_name: str = ""
+    run_id: str = Field(default_factory=lambda: "run_" + secrets.token_hex(8))
     results: list[ItemRunResult] = Field(default_factory=list)
-    started_at: datetime
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     duration_ms: float = 0.0
     error: str | None = None
 

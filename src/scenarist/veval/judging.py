@@ -30,7 +30,13 @@ async def judge_run(
     from scenarist.checks.trace_assert import TraceAssert
     from scenarist.runner import run_check
 
-    check = TraceAssert.judge(criteria, model, threshold, reference_output, samples)
+    check = TraceAssert.judge(
+        criteria=criteria,
+        model=model,
+        threshold=threshold,
+        reference_output=reference_output,
+        samples=samples,
+    )
     trace = TraceRecord.from_context(ctx).to_trace()
     with scope:
         verdict = await run_check(check, trace, return_exception=True)

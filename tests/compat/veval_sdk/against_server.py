@@ -1,0 +1,95 @@
+"""Run under the veval-sdk side venv against a real ``scenarist serve``
+(``VEVAL_INTERNAL_ENDPOINT`` points the SDK at it). Prints one JSON line of results.
+
+Phase ``record``: a traced run (stored on the server), fetched back, saved as a snapshot.
+Phase ``scenario``: the scenario's items fetched by name from the server (one synthetic,
+one trace-backed), run with the SDK's own replay; then ``replay_async`` directly.
+"""
+
+import asyncio
+import json
+import sys
+
+from veval import ReplayOptions, TraceAssert, VevalOptions, VevalSdk
+
+sdk = VevalSdk(VevalOptions(api_key="vk_anything", raise_on_send_failure=True))
+LIVE = []
+
+
+async def agent(ctx):
+    async def classify():
+        LIVE.append("classify")
+        return "refund" if "refund" in str(ctx.input) else "other"
+
+    intent = await ctx.track_step_async("classify", ctx.input, classify)
+
+    async def lookup(handle):
+        LIVE.append("lookup_order")
+        handle.set_meta("type", "tool")
+        handle.set_meta("cost_usd", 0.001)
+        return {"order": 42, "intent": intent}
+
+    order = await ctx.track_step_async("lookup_order", {"intent": intent}, lookup)
+    ctx.set_metadata("channel", "email")
+    return f"Your {intent} for order {order['order']} is on its way"
+
+
+async def record():
+    seen = {}
+
+    async def remember(ctx):
+        seen["ctx"] = ctx
+        return await agent(ctx)
+
+    output = await sdk.run_async("support", remember, input="Where is my refund?")
+    trace_id = seen["ctx"].trace_id
+    fetched = await sdk.get_trace_async(trace_id)
+    missing = await sdk.get_trace_async("tr_does_not_exist")
+    snapshot = await sdk.save_snapshot_async("support-baseline", trace_id)
+    loaded = await sdk.get_snapshot_async("support-baseline")
+    return {
+        "output": output,
+        "trace_id": trace_id,
+        "fetched": {
+            "trace_id": fetched.trace_id,
+            "agent_name": fetched.agent_name,
+            "input": fetched.input,
+            "output": fetched.output,
+            "status": fetched.status,
+            "metadata_channel": fetched.metadata.get("channel"),
+            "total_cost_usd": fetched.total_cost_usd,
+            "steps": [(s.name, s.type, s.input, s.output, s.cost_usd) for s in fetched.steps],
+        },
+        "missing": missing,
+        "snapshot": {"name": snapshot.name, "steps": [s.name for s in snapshot.steps]},
+        "loaded": {"name": loaded.name, "steps": [(s.name, s.input) for s in loaded.steps]},
+    }
+
+
+async def scenario(trace_id):
+    LIVE.clear()
+    run = await sdk.run_scenario_async(
+        "support",
+        agent,
+        [TraceAssert.step_exists("lookup_order"), TraceAssert.max_steps(2)],
+        mock_model_steps=True,
+    )
+    trace = await sdk.get_trace_async(trace_id)
+    replay = await sdk.replay_async(trace, agent, ReplayOptions(mock_llm_responses=True))
+    return {
+        "passed": run.passed,
+        "items": [(r.item.name, bool(r.item.trace_id), r.passed, r.failures) for r in run.results],
+        "live_calls": LIVE,
+        "replay": {
+            "passed": replay.passed,
+            "output": replay.output,
+            "failures": replay.failures,
+            "matched": replay.fidelity.matched,
+            "is_faithful": replay.fidelity.is_faithful,
+        },
+    }
+
+
+phase = sys.argv[1]
+result = asyncio.run(record() if phase == "record" else scenario(sys.argv[2]))
+print(json.dumps(result, default=str))

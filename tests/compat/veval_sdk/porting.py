@@ -1,0 +1,50 @@
+"""Port a Veval program to scenarist the way the compat contract allows: the import line
+and the client construction change, nothing else.
+
+The Veval import (``from veval import ...``, marked ``# IMPORT``) becomes a scenarist
+import that keeps every name the program uses, renamed names aliased back
+(``from scenarist import RunContext as VevalExecutionContext``); the line marked
+``# CLIENT`` becomes ``TestClient(ClientOptions(...))`` with the same options.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+__all__ = ["RENAMED", "port"]
+
+RENAMED = {
+    "VevalExecutionContext": "RunContext",
+    "TraceData": "TraceRecord",
+    "StepData": "Span",
+    "Step": "Span",
+    "VevalRequestError": "RequestError",
+    "VevalSendError": "SendError",
+}
+_CLIENT_NAMES = {"VevalOptions", "VevalSdk", "VevalTestSdk"}
+
+
+def port(source: str) -> str:
+    """The scenarist version of the Veval program ``source``."""
+    tree = ast.parse(source)
+    imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "veval"]
+    if len(imports) != 1:
+        raise ValueError("a Veval program has exactly one `from veval import ...`")
+    node = imports[0]
+    lines = source.splitlines()
+    assert node.end_lineno is not None
+    if not any("# IMPORT" in line for line in lines[node.lineno - 1 : node.end_lineno]):
+        raise ValueError("mark the Veval import with `# IMPORT`")
+    names = [a.name for a in node.names if a.name not in _CLIENT_NAMES]
+    ported = [f"{RENAMED[n]} as {n}" if n in RENAMED else n for n in names]
+    replacement = [
+        "from scenarist import " + ", ".join([*ported, "ClientOptions"]),
+        "from scenarist.testing import TestClient",
+    ]
+    lines[node.lineno - 1 : node.end_lineno] = replacement
+    text = "\n".join(lines) + "\n"
+    client = re.compile(r"^(\w+) = VevalTestSdk\(VevalOptions\((.*)\)\)\s*# CLIENT$", re.M)
+    if not client.search(text):
+        raise ValueError("mark `sdk = VevalTestSdk(VevalOptions(...))` with `# CLIENT`")
+    return client.sub(r"\1 = TestClient(ClientOptions(\2))", text)

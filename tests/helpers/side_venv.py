@@ -1,0 +1,54 @@
+"""Side virtualenvs holding the real upstream packages (black-box oracles for compat tests).
+
+``side_venv_python("veval-sdk==1.4.0")`` creates ``tests/.venvs/<name>/`` once (a file
+lock keeps parallel sessions from building it twice; a ``.ok`` marker is written only
+after ``pip install`` succeeded, so a half-built venv is rebuilt) and returns its Python.
+When the package cannot be installed (no network, no index) it calls ``pytest.skip``
+with pip's last lines, so the reason is visible in the summary.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+__all__ = ["VENVS", "side_venv_python"]
+
+VENVS = Path(os.environ.get("SCENARIST_TEST_VENVS", Path(__file__).parents[1] / ".venvs"))
+
+
+def _venv_python(folder: Path) -> Path:
+    return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def side_venv_python(requirement: str, *, python: str = sys.executable) -> Path:
+    """The Python of a side venv with ``requirement`` installed (built on first use)."""
+    folder = VENVS / re.sub(r"[^A-Za-z0-9.]+", "-", requirement)
+    marker = folder / ".ok"
+    VENVS.mkdir(parents=True, exist_ok=True)
+    with open(VENVS / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if marker.exists() and _venv_python(folder).exists():
+                return _venv_python(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+            steps = [
+                [python, "-m", "venv", str(folder)],
+                [str(_venv_python(folder)), "-m", "pip", "install", "-q", requirement],
+            ]
+            for command in steps:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+                if done.returncode != 0:
+                    tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+                    pytest.skip(f"cannot install {requirement} into a side venv: {tail}")
+            marker.write_text(requirement + "\n")
+            return _venv_python(folder)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

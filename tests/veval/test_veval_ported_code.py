@@ -1,0 +1,265 @@
+"""Veval code that runs unchanged on scenarist (import and client construction changed):
+Veval's construction orders, keywords, members and fields, each with its failure path.
+The side-venv tests in ``tests/compat/veval_sdk/`` prove the surface against the real SDK;
+these pin the behaviour without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenarist import (
+    Client,
+    ClientOptions,
+    ItemRunResult,
+    ReplayOptions,
+    RequestError,
+    RunContext,
+    ScenarioItem,
+    ScenarioRunResult,
+    SendError,
+    SnapshotAlignmentRow,
+    SnapshotChange,
+    SnapshotData,
+    SnapshotOptions,
+    SnapshotStep,
+    TraceAssert,
+    TraceRecord,
+    compare_snapshots,
+)
+from scenarist.errors import ReplayError, UserError
+from scenarist.store.memory import MemoryStore
+from scenarist.testing import TestClient
+from scenarist.trace import SpanError
+
+pytestmark = pytest.mark.anyio
+
+RECORDED = {
+    "trace_id": "tr_rec",
+    "agent_name": "support",
+    "input": "refund?",
+    "output": "on its way",
+    "completed_at": "2026-11-30T10:00:01+00:00",
+    "total_cost_usd": 0.002,
+    "steps": [
+        {"step_id": "s1", "name": "classify", "type": "llm", "input": "refund?",
+         "output": "refund", "cost_usd": 0.002},
+        {"step_id": "s2", "name": "answer", "type": "custom", "input": "refund",
+         "output": "on its way"},
+    ],
+}  # fmt: skip
+
+
+async def agent(ctx: RunContext) -> Any:
+    intent = await ctx.track_step_async("classify", ctx.input, step=lambda: "live intent")
+    return await ctx.track_step_async("answer", intent, step=lambda: "live answer")
+
+
+def test_run_context_takes_veval_order_and_never_sets_input_from_a_trace_id() -> None:
+    assert (RunContext("tr_1").trace_id, RunContext("tr_1").input) == ("tr_1", None)
+    ctx = RunContext("tr_2", {"q": 1})
+    assert (ctx.trace_id, ctx.input) == ("tr_2", {"q": 1})
+    assert RunContext(input="q").input == "q" and RunContext().trace_id.startswith("tr_")
+    with pytest.raises(TypeError, match=r"the first argument is the trace id.*input="):
+        RunContext({"question": "refund?"})  # type: ignore[arg-type]
+
+
+def test_run_context_has_veval_members() -> None:
+    ctx = RunContext("tr_1")
+    ctx.set_metadata("channel", "email")
+    assert ctx.trace_meta is ctx.metadata and ctx.trace_meta == {"channel": "email"}
+    assert ctx.judgments == [] and ctx.replay_fidelity is None
+    ctx.record_judgment("is polite", 0.9, True, "kind words")
+    assert ctx.judgments == [
+        {"criteria": "is polite", "score": 0.9, "passed": True, "reasoning": "kind words"}
+    ]
+
+
+def test_track_step_takes_step_or_the_older_fn_keyword_once() -> None:
+    ctx = RunContext("tr_1")
+    with ctx.recorder:
+        assert ctx.track_step("a", 1, step=lambda: "by step") == "by step"
+        assert ctx.track_step("b", 2, fn=lambda: "by fn") == "by fn"
+        assert ctx.track_step("c", 3, lambda: "positional") == "positional"
+        with pytest.raises(TypeError, match="takes the step function once"):
+            ctx.track_step("d", 4, step=lambda: 1, fn=lambda: 2)
+        with pytest.raises(TypeError, match="takes the step function once"):
+            ctx.track_step("e", 5)
+    assert [s.name for s in ctx.steps] == ["a", "b", "c"]
+
+
+async def test_load_mock_outputs_serves_the_recorded_steps() -> None:
+    ctx = RunContext("tr_new", "refund?")
+    ctx.load_mock_outputs(RECORDED)
+    assert ctx.is_replay
+    with ctx.recorder:
+        assert await agent(ctx) == "on its way"
+    fidelity = ctx.replay_fidelity
+    assert fidelity is not None and (fidelity.matched, fidelity.is_faithful) == (2, True)
+    with pytest.raises(ValueError, match="has no steps to serve"):
+        RunContext("tr_x").load_mock_outputs({**RECORDED, "steps": []})
+
+
+def test_trace_and_step_read_under_veval_names() -> None:
+    record = TraceRecord.from_dict(RECORDED)
+    assert record.completed_at == record.ended_at is not None
+    assert record.total_cost_usd == 0.002 and record.project_id is None
+    step = record.steps[0]
+    assert (step.step_id, step.parent_step_id, step.type) == ("s1", None, "llm")
+    step.set_metadata("checked", True)
+    assert step.metadata["checked"] is True
+    assert TraceRecord.from_dict(record.model_dump(mode="json")) == record  # ours too
+    assert str(SpanError(message="down", type="ValueError")) == "down"
+
+
+def test_errors_take_veval_status() -> None:
+    error = RequestError("Loading trace failed with status 401", 401)
+    assert (error.status, error.status_code) == (401, 401)
+    assert SendError("boom", status_code=503).status == 503
+    assert RequestError("offline").status is None
+    assert isinstance(ReplayError("x"), RuntimeError)  # what Veval raises
+
+
+def test_veval_types_build_positionally() -> None:
+    item = ScenarioItem("refund", None, "Where is my refund?")
+    assert (item.name, item.trace_id, item.input) == ("refund", None, "Where is my refund?")
+    result = ItemRunResult(item, ["MaxSteps: expected at most 1 steps, got 2"])
+    assert not result.passed and ItemRunResult(item).passed
+    run = ScenarioRunResult([result])
+    assert (run.fail_count, run.scenario_name, run.run_id.startswith("run_")) == (1, "", True)
+    options = ReplayOptions(True, [], None, True)
+    assert (options.mock_llm_responses, options.live_model_steps) == (True, True)
+    assert SnapshotOptions(True, True, {"b", "a"}).ignore_steps == ["a", "b"]
+    step = SnapshotStep("classify", "llm", "q", "refund")
+    assert (step.kind, step.type, step.output) == ("llm", "llm", "refund")
+    change = SnapshotChange("InputChanged", "classify", 2, 0, 0, "a", "b", "- a\n+ b")
+    assert (change.kind, change.detail, change.label) == (
+        "input_changed",
+        "- a\n+ b",
+        "'classify' (call #2)",
+    )
+    row = SnapshotAlignmentRow("match", "classify", 0, 1, True)
+    assert (row.status, row.kind, row.expected_index, row.actual_index) == (
+        "changed",
+        "match",
+        0,
+        1,
+    )
+    with pytest.raises(TypeError, match="at most 5 positional"):
+        ScenarioItem("a", None, "b", [], False, "extra")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="multiple values for 'name'"):
+        ScenarioItem("a", name="b")  # type: ignore[misc]
+
+
+def test_snapshot_data_reads_veval_fields_and_names_only_baselines() -> None:
+    data = SnapshotData.from_dict(
+        {"id": "snap_1", "name": "base", "source_trace_id": "tr_1", "version": 2,
+         "created_at": None, "steps": [{"name": "classify", "type": "llm", "input": "q"}]}
+    )  # fmt: skip
+    assert (data.id, data.source_trace_id, data.version, data.step_count) == (
+        "snap_1",
+        "tr_1",
+        2,
+        1,
+    )
+    assert data.has_step_content and data.step_order == ["classify"]
+    legacy = SnapshotData(name="legacy", step_order=["classify", "answer"], step_count=2)
+    assert not legacy.has_step_content
+    assert [s.name for s in legacy.ordered_steps()] == ["classify", "answer"]
+    now = SnapshotData(steps=[SnapshotStep("classify", input="changed"), SnapshotStep("answer")])
+    diff = compare_snapshots(legacy, now)
+    assert not diff.has_changes and not diff.compared_content  # names only: sequence only
+    assert "step names only" in compare_snapshots(legacy, SnapshotData()).summary()
+
+
+def test_snapshot_diff_has_veval_fields_and_summary_keyword() -> None:
+    base = SnapshotData(steps=[SnapshotStep("plan", input=1), SnapshotStep("answer")])
+    now = SnapshotData(steps=[SnapshotStep("plan", input=2), SnapshotStep("search")])
+    diff = compare_snapshots(base, now)
+    assert [s.name for s in diff.expected_steps] == ["plan", "answer"]
+    assert [s.name for s in diff.actual_steps] == ["plan", "search"]
+    assert (diff.added_steps, diff.removed_steps, diff.order_changes) == (
+        ["search"],
+        ["answer"],
+        [],
+    )
+    assert diff.alignment == diff.rows and diff.compared_content
+    changed = next(c for c in diff.changes if c.kind == "input_changed")
+    assert (changed.expected, changed.actual, changed.occurrence) == ("1", "2", 1)
+    assert diff.summary(snapshot_name="base").startswith("Snapshot 'base': ")
+    assert diff.summary(name="base") == diff.summary("base")
+
+
+async def test_client_takes_options_and_compares_snapshots_in_both_forms() -> None:
+    client = Client(ClientOptions(api_key="vk_test"), store=MemoryStore())
+    with pytest.raises(TypeError, match="api_key must be a string or ClientOptions"):
+        Client(42)  # type: ignore[arg-type]
+    assert "vk_test" not in repr(ClientOptions(api_key="vk_test"))
+    seen: dict[str, RunContext] = {}
+
+    async def remember(ctx: RunContext) -> Any:
+        seen["ctx"] = ctx
+        return await agent(ctx)
+
+    await client.run_async("support", remember, input="refund?")
+    ctx = seen["ctx"]
+    saved = await client.save_snapshot_async(snapshot_name="base", source=ctx)
+    assert (await client.get_snapshot_async(snapshot_name="base")) == saved
+    assert (await client.get_snapshot_async(name="base")) == saved
+    veval_form = await client.compare_snapshot_async("base", saved, ctx)
+    older_form = await client.compare_snapshot_async("base", ctx, SnapshotOptions())
+    by_name = await client.compare_snapshot_async("base", None, ctx)
+    assert not veval_form.has_changes and not older_form.has_changes and not by_name.has_changes
+    with pytest.raises(TypeError, match="needs the run to compare"):
+        await client.compare_snapshot_async("base", saved)
+    with pytest.raises(TypeError, match="snapshot's name once"):
+        await client.get_snapshot_async("base", name="base")
+
+
+async def test_test_client_takes_options_and_reports_the_last_run() -> None:
+    client = TestClient(ClientOptions(api_key="vk_test"))
+    assert (client.last_status, client.last_error) == (None, None)
+    with pytest.raises(TypeError, match="allow_live_llm_calls=True"):
+        TestClient(True)
+
+    async def broken(ctx: RunContext) -> None:
+        raise ValueError("the order service is down")
+
+    with pytest.raises(ValueError, match="down"):
+        await client.run_async("support", broken, input="q")
+    assert (client.last_status, client.last_error) == ("error", "the order service is down")
+    assert await client.run_async("support", agent, input="q") == "live answer"
+    assert (client.last_status, client.last_error) == ("success", None)
+
+
+async def test_test_client_with_replay_replays_runs_like_vevals_test_sdk() -> None:
+    client = TestClient().with_replay(TraceRecord.from_dict(RECORDED))
+    assert await client.run_async("support", agent, input="refund?") == "on its way"
+
+    async def partial(ctx: RunContext) -> Any:
+        return await ctx.track_step_async("classify", ctx.input, step=lambda: "x")
+
+    with pytest.raises(ReplayError, match="Replay never called 1 recorded step"):
+        await client.run_async("support", partial, input="refund?")
+    assert client.last_status == "error"
+    baseline = SnapshotData(steps=[SnapshotStep("classify")])
+    assert client.with_snapshot(snapshot_name="s", snapshot=baseline) is client
+    assert client.with_snapshot(name="t", snapshot=baseline) is client
+    assert client.get_snapshot("s") == client.get_snapshot("t") == baseline
+
+
+def test_trace_assert_takes_veval_keywords() -> None:
+    client = TestClient()
+    assert TraceAssert.judge(client, criteria="is polite").criteria == "is polite"
+    assert TraceAssert.judge(criteria="is polite", threshold=0.5).threshold == 0.5
+    check = TraceAssert.judge("is polite", "openai/gpt-4o-mini")
+    assert (check.criteria, check.judge) == ("is polite", "openai/gpt-4o-mini")
+    with pytest.raises(UserError, match="by keyword"):
+        TraceAssert.judge("is polite", "openai/gpt-4o-mini", 0.5)
+    by_sdk = TraceAssert.matches_snapshot(snapshot_or_sdk=client, snapshot_name="base")
+    assert by_sdk.snapshot_name == "base"
+    inline = TraceAssert.matches_snapshot(SnapshotData(), SnapshotOptions(compare_outputs=True))
+    assert inline.snapshot is not None and inline.options.compare_outputs
+    with pytest.raises(UserError, match="give the snapshot once"):
+        TraceAssert.matches_snapshot(SnapshotData(), "base")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from scenarist._status import pass_rate_of, summary_line
+from scenarist._status import DECIDED, pass_rate_of, summary_line
 from scenarist._usage import token_spans
 from scenarist._version import __version__
 from scenarist.store.sql import dashboard as queries
@@ -418,12 +418,13 @@ async def history_page(
     store: SqlStore, scenario_name: str, *, cursor: str | None = None, limit: int = 50
 ) -> HistoryPage:
     history = await store.scenario_history(scenario_name, cursor=cursor, limit=limit)
-    oldest_first = [p for p in reversed(history.points) if p.status in ("pass", "fail", "error")]
+    oldest_first = [p for p in reversed(history.points) if p.status in DECIDED]
     rolling: list[float | None] = []
     flips = 0
     for i, point in enumerate(oldest_first):
         recent = oldest_first[max(0, i - _ROLLING + 1) : i + 1]
-        rolling.append(round(100 * sum(p.status == "pass" for p in recent) / len(recent), 2))
+        rate = pass_rate_of(p.status for p in recent)
+        rolling.append(None if rate is None else round(100 * rate, 2))
         if i and (point.status == "pass") != (oldest_first[i - 1].status == "pass"):
             flips += 1
     chart = Chart(

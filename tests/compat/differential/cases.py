@@ -361,6 +361,9 @@ def suite_cases() -> list[dict[str, Any]]:
         "target": [
             _step(outputs=None, checks=[{"cls": "StringMatching", "args": {"keyword": "echo"}}])
         ],
+        "steps": [_step(checks=[PASS, PASS]), _step("ok again", checks=[FAIL]), _step()],
+        "boom": [_step(outputs=None, outputs_fn="boom", checks=[PASS])],
+        "nochecks": [_step("café ☕ <&>", metadata={"lang": "fr"})],
     }
     mixes = [
         ["pass", "pass"],
@@ -369,6 +372,8 @@ def suite_cases() -> list[dict[str, Any]]:
         ["target", "pass", "target"],
         ["error"],
         [],
+        ["steps", "boom", "nochecks"],
+        ["nochecks", "pass"],
     ]
     for index, (mix, parallel) in enumerate(product(mixes, [False, True])):
         scenarios = [

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-class _Status(str, Enum):
+class _Status(str, Enum):  # noqa: UP042  (giskard prints `CheckStatus.PASS`, not StrEnum's value)
     """A status: equal to (and hashed as) its plain value; printed as giskard-checks prints.
 
     ``str(status)``, ``f"{status}"`` and ``format(status)`` give ``CheckStatus.PASS`` (a

@@ -146,7 +146,9 @@ def test_junit_properties_tags_runs_and_cost() -> None:
 
 
 def test_junit_carries_giskard_trace_and_step_payloads_first(demo_suite: SuiteResult) -> None:
-    for result, case in zip(demo_suite.results, ET.fromstring(demo_suite.to_junit_xml())):
+    for result, case in zip(
+        demo_suite.results, ET.fromstring(demo_suite.to_junit_xml()), strict=True
+    ):
         names = [p.get("name") for p in case.iter("property")]
         steps = [f"step_{n}" for n in range(1, len(result.steps) + 1)]
         assert names[: 1 + len(steps)] == ["final_trace", *steps]
@@ -161,7 +163,7 @@ def test_junit_carries_giskard_trace_and_step_payloads_first(demo_suite: SuiteRe
             {"inputs": i.inputs, "outputs": i.outputs, "metadata": i.metadata}
             for i in result.final_trace.interactions
         ]
-        for name, step in zip(steps, result.steps):
+        for name, step in zip(steps, result.steps, strict=True):
             assert values[name]["status"] == step.status.value
             assert [r["message"] for r in values[name]["results"]] == [
                 r.message for r in step.results

@@ -104,8 +104,9 @@ async def test_junit_extras_left_out_of_the_comparison_are_written_by_scenarist(
     """The allow-listed JUnit extras are real: scenarist writes each kind of them."""
     import xml.etree.ElementTree as ET
 
-    from scenarist import Equals, Scenario, Suite
     from tests.compat.differential.allowlist import JUNIT_EXTRAS
+
+    from scenarist import Equals, Scenario, Suite
 
     suite = Suite(name="extras")
     suite.append(Scenario(name="ok").with_tags(["t"]).interact(inputs="a", outputs="b"))

@@ -71,8 +71,8 @@ def _evaluate(policy: str, data: dict[str, Any], rule: str, value: Any) -> Any:
     try:
         rego.add_module(_MODULE, policy)
         if data:
-            rego.add_data_json(json.dumps(data, default=str))
-        rego.set_input_term(json.dumps(value, default=str))
+            rego.add_data_json(json.dumps(data, default=str, allow_nan=False))
+        rego.set_input_term(json.dumps(value, default=str, allow_nan=False))
         # Bound to a variable: a bare ``false`` would read as "no result" (undefined).
         output = str(rego.query(f"{_BINDING} := {rule}"))
     except Exception as exc:  # the engine's own error type; its message says what is wrong

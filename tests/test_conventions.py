@@ -34,8 +34,7 @@ set_default_embedding_model set_default_generator set_default_judge get_runner
 
 PENDING = {
     # Optional in the compat contract.
-    "Readability": "optional extra (textstat)",
-    "RegoPolicy": "optional",
+    "Readability": "optional extra (textstat); not built: see decisions.md, issue 12",
     "SOMJudge": "optional",
 }
 

@@ -63,6 +63,7 @@ from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
 if TYPE_CHECKING:
+    from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.similarity import SemanticSimilarity
     from scenarist.checks.trace_assert import TraceAssert
     from scenarist.generators import (
@@ -133,6 +134,7 @@ __getattr__, __dir__ = lazy_attributes(
         "RunContext": "scenarist.tracing",
         "ScenarioItem": "scenarist.veval.items",
         "ScenarioRunResult": "scenarist.veval.items",
+        "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "SnapshotAlignmentRow": "scenarist.replay.snapshot_diff",
         "SnapshotChange": "scenarist.replay.snapshot_diff",
@@ -198,6 +200,7 @@ __all__ = [
     "Not",
     "NotEquals",
     "RegexMatching",
+    "RegoPolicy",
     "ReplayBinding",
     "ReplayFidelity",
     "ReplayOptions",

@@ -10,7 +10,7 @@ back from a database is found too).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
+from enum import Enum
 from typing import TypeVar
 
 __all__ = [
@@ -30,7 +30,22 @@ __all__ = [
 ]
 
 
-class CheckStatus(StrEnum):
+class _Status(str, Enum):  # noqa: UP042  (giskard prints `CheckStatus.PASS`, not StrEnum's value)
+    """A status: equal to (and hashed as) its plain value; printed as giskard-checks prints.
+
+    ``str(status)``, ``f"{status}"`` and ``format(status)`` give ``CheckStatus.PASS`` (a
+    ``(str, Enum)``, as in giskard-checks); ``.value`` is the plain ``"pass"``, which is what
+    reports, the run log, JSON and the store write.
+    """
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, format_spec: str) -> str:
+        return format(str(self), format_spec)
+
+
+class CheckStatus(_Status):
     """Outcome of one check."""
 
     PASS = "pass"
@@ -39,7 +54,7 @@ class CheckStatus(StrEnum):
     SKIP = "skip"
 
 
-class TestCaseStatus(StrEnum):
+class TestCaseStatus(_Status):
     """Outcome of one scenario step (its interactions, then its checks)."""
 
     __test__ = False  # not a pytest test class
@@ -50,7 +65,7 @@ class TestCaseStatus(StrEnum):
     SKIP = "skip"
 
 
-class ScenarioStatus(StrEnum):
+class ScenarioStatus(_Status):
     """Outcome of a scenario: rolled up from its steps."""
 
     PASS = "pass"

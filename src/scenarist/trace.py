@@ -132,6 +132,40 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
         # A tuple: interactions are immutable, and an empty tuple costs no allocation.
         return tuple(spans)
 
+    def __eq__(self, other: object) -> bool:
+        """Same class and same content; what was observed while answering (``spans``,
+        ``started_at``, ``duration_ms``) is not compared, so an interaction from a run's
+        final trace equals the one built by hand (as in giskard-checks, which has none of
+        these fields)."""
+        if not isinstance(other, Interaction):
+            return NotImplemented
+        if self is other:
+            return True
+        if _origin(self) is not _origin(other):
+            return False
+        mine, theirs = self.__dict__, other.__dict__
+        return (
+            all(
+                mine.get(name, _MISSING) == theirs.get(name, _MISSING)
+                for name in mine.keys() | theirs.keys()
+                if name not in _OBSERVED
+            )
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    def __hash__(self) -> int:
+        # Consistent with ``__eq__``; unhashable inputs or outputs raise, as before.
+        return hash((_origin(self), self.inputs, self.outputs))
+
+
+#: Interaction fields recorded while the system answered; left out of ``==``.
+_OBSERVED = frozenset({"spans", "started_at", "duration_ms"})
+_MISSING = object()
+
+
+def _origin(model: BaseModel) -> type:
+    return model.__pydantic_generic_metadata__["origin"] or type(model)
+
 
 class InteractionLog(Sequence[T]):
     """An immutable view of the first ``n`` items of a list that only ever grows.

@@ -26,6 +26,7 @@ from scenarist.checks.text import RegexMatching, StringMatching
 
 if TYPE_CHECKING:
     from scenarist.checks.containers import Contains, LengthBetween
+    from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
         MaxCost,
@@ -93,6 +94,7 @@ Check.register_lazy(
         "scenarist.judges.checks",
     )
     | {"trace_judge": "scenarist.judges.trace_judge"}
+    | {"rego_policy": "scenarist.checks.rego"}
 )
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -100,6 +102,7 @@ __getattr__, __dir__ = lazy_attributes(
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
         "MatchesSnapshot": "scenarist.checks.snapshot_check",
+        "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "MaxCost": "scenarist.checks.spans",
         "MaxDuration": "scenarist.checks.spans",
@@ -153,6 +156,7 @@ __all__ = [
     "NotEquals",
     "OutputContains",
     "RegexMatching",
+    "RegoPolicy",
     "SemanticSimilarity",
     "SpanCheck",
     "StepDuration",

@@ -20,7 +20,14 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_serializer,
+    model_validator,
+)
 
 from scenarist.checks._values import is_none
 from scenarist.checks.base import Check
@@ -56,6 +63,20 @@ class WithJudgeMixin(BaseModel):
     model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     judge: JudgeSpec = Field(default=None, exclude_if=is_none)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_generator(cls, data: Any) -> Any:
+        # giskard-checks' legacy name of the field: ``generator=`` means ``judge=``.
+        if not isinstance(data, dict) or "generator" not in data:
+            return data
+        data = dict(data)
+        generator = data.pop("generator")
+        if generator is not None and data.get("judge") is not None:
+            raise ValueError("give judge= or its legacy name generator=, not both")
+        if generator is not None:
+            data["judge"] = generator
+        return data
 
     @field_serializer("judge", when_used="json")
     def _judge_as_name(self, value: Any) -> str | None:

@@ -137,7 +137,7 @@ async def calibrate(
     disagreements: list[Disagreement] = []
     errors: list[Disagreement] = []
     for index, (case, result) in enumerate(zip(cases, results, strict=True)):
-        entry = Disagreement(index, case.name, case.expected, str(result.status), result.message)
+        entry = Disagreement(index, case.name, case.expected, result.status.value, result.message)
         if not (result.passed or result.failed):
             errors.append(entry)
             continue

@@ -25,13 +25,13 @@ from pydantic import BaseModel
 from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 from scenarist.trace import Interaction, Trace
 
-__all__ = ["jsonable", "to_hub_format"]
+__all__ = ["jsonable", "scenario_payload", "to_hub_format"]
 
 
 def to_hub_format(result: SuiteResult) -> dict[str, Any]:
     """The whole suite result as a JSON-serialisable dict (``json.dumps`` never fails)."""
     return {
-        "results": [_scenario(r) for r in result.results],
+        "results": [scenario_payload(r) for r in result.results],
         "duration_ms": result.duration_ms,
         "recommendation": result.recommendation,
         "passed_count": result.passed_count,
@@ -42,7 +42,8 @@ def to_hub_format(result: SuiteResult) -> dict[str, Any]:
     }
 
 
-def _scenario(result: ScenarioResult) -> dict[str, Any]:
+def scenario_payload(result: ScenarioResult) -> dict[str, Any]:
+    """One scenario of the payload (also what JUnit's ``final_trace`` / ``step_N`` hold)."""
     return {
         "scenario_name": result.scenario_name,
         "steps": [_step(s) for s in result.steps],

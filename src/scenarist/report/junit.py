@@ -1,12 +1,15 @@
-"""JUnit XML for CI systems, in the shape pytest writes with ``junit_family=xunit2``.
+"""JUnit XML for CI systems, in giskard-checks' element structure.
 
-One ``<testsuites>`` root holds one ``<testsuite>`` named after the suite; each scenario
-is a ``<testcase>`` with at most one ``<failure>``, ``<error>`` or ``<skipped>`` child.
-The file stays compact on purpose: giskard embeds every trace and step as JSON
-attributes, which makes files grow fast and CI pages slow. Here a failing case carries
-one line per failing check and its plain-text report in ``<system-out>``; passing cases
-carry only their properties (tags, runs executed, cost when known). The full record of a
-run belongs to the run log (:mod:`scenarist.runlog`).
+The root is one ``<testsuite>`` (as giskard-checks writes it) named after the **suite**
+(giskard hard-codes "Test run"), with the counts, an ``assertions`` total (check results),
+``time``, ``timestamp`` and ``hostname``. Each scenario is a ``<testcase>`` (``name``,
+``classname`` = the suite, ``assertions``, ``time``) whose properties start with giskard's
+``final_trace`` and ``step_1``... ``step_N`` (the trace and each step as compact JSON, the
+same objects as the Hub payload, so CI scripts that parse them keep working), then ours:
+tags, runs executed, cost when known. At most one ``<failure>``, ``<error>`` or
+``<skipped>`` child carries one line per failing check; only failing cases carry their
+plain-text report in ``<system-out>`` (giskard writes one for every case). The full record
+of a run belongs to the run log (:mod:`scenarist.runlog`).
 
 Built with :mod:`xml.etree.ElementTree`, which escapes ``<``, ``&`` and quotes; characters
 that XML 1.0 cannot hold at all (most control characters) are replaced by a visible
@@ -16,6 +19,7 @@ that XML 1.0 cannot hold at all (most control characters) are replaced by a visi
 from __future__ import annotations
 
 import io
+import json
 import re
 import socket
 import xml.etree.ElementTree as ET
@@ -23,6 +27,7 @@ from os import PathLike
 from pathlib import Path
 
 from scenarist._status import FAILING, SKIPPED
+from scenarist.report.hub import scenario_payload
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_junit_xml"]
@@ -36,23 +41,26 @@ _ELEMENT_FOR = {"fail": "failure", "error": "error", "skip": "skipped"}
 def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -> str:
     """The suite result as JUnit XML; with ``path``, also write it there (parents created)."""
     suite_name = result.suite_name or DEFAULT_SUITE_NAME
-    counts = {
-        "tests": str(len(result.results)),
-        "failures": str(result.failed_count),
-        "errors": str(result.errored_count),
-        "skipped": str(result.skipped_count),
-        "time": _seconds(result.duration_ms),
-    }
-    root = ET.Element("testsuites", {"name": _clean(suite_name), **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name), **counts})
+    root = ET.Element(
+        "testsuite",
+        {
+            "name": _clean(suite_name),
+            "tests": str(len(result.results)),
+            "failures": str(result.failed_count),
+            "errors": str(result.errored_count),
+            "skipped": str(result.skipped_count),
+            "assertions": str(sum(_assertions(r) for r in result.results)),
+            "time": _seconds(result.duration_ms),
+        },
+    )
     if result.started_at is not None:
-        suite.set("timestamp", result.started_at.isoformat(timespec="seconds"))
-    suite.set("hostname", _clean(socket.gethostname()))
+        root.set("timestamp", result.started_at.isoformat(timespec="seconds"))
+    root.set("hostname", _clean(socket.gethostname()))
     if (cost := result.cost_usd) is not None:
-        properties = ET.SubElement(suite, "properties")
+        properties = ET.SubElement(root, "properties")
         ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
     for scenario in result.results:
-        _testcase(suite, scenario, suite_name)
+        _testcase(root, scenario, suite_name)
 
     ET.indent(root, space="  ")
     xml = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
@@ -71,10 +79,15 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         {
             "classname": _clean(suite_name),
             "name": _clean(scenario.scenario_name),
+            "assertions": str(_assertions(scenario)),
             "time": _seconds(scenario.duration_ms),
         },
     )
     properties = ET.SubElement(case, "properties")
+    payload = scenario_payload(scenario)
+    _json_property(properties, "final_trace", payload["final_trace"])
+    for index, step in enumerate(payload["steps"], start=1):
+        _json_property(properties, f"step_{index}", step)
     for tag in scenario.tags:
         ET.SubElement(properties, "property", {"name": "tag", "value": _clean(tag)})
     runs = f"{scenario.runs_executed}/{scenario.multiple_runs}"
@@ -100,6 +113,16 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
     outcome.text = _clean("\n".join(_problem_lines(scenario)))
     if element != "skipped":
         ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+
+
+def _assertions(scenario: ScenarioResult) -> int:
+    """How many check results the scenario's steps hold."""
+    return sum(len(step.results) for step in scenario.steps)
+
+
+def _json_property(properties: ET.Element, name: str, value: object) -> None:
+    text = _clean(json.dumps(value, ensure_ascii=False))
+    ET.SubElement(properties, "property", {"name": name, "value": text})
 
 
 def _problems(scenario: ScenarioResult) -> list[tuple[str, str]]:

@@ -12,4 +12,26 @@ DELIBERATE: dict[str, str] = {
         "an empty AllOf asserts nothing: scenarist yields SKIP, giskard-checks PASS "
         "(decisions.md: 'An empty composite never passes')"
     ),
+    **{
+        f"suite:{index}:steps-boom-nochecks:{mode}": (
+            "JUnit <error> of a scenario whose step raised: scenarist's message and type are "
+            "the exception's ('target failed on ...', 'ValueError'), giskard-checks writes "
+            "'Scenario errored.' / 'error' (decisions.md: 'JUnit in giskard's structure')"
+        )
+        for index, mode in ((12, "ser"), (13, "par"))
+    },
+}
+
+#: What scenarist's JUnit adds to giskard-checks' structure on purpose (spec 03 §2,
+#: decisions.md "JUnit in giskard's structure"); the driver leaves these out of both sides
+#: and the test checks that scenarist does write them.
+JUNIT_EXTRAS: dict[str, frozenset[str]] = {
+    # classname = the suite (CI groups cases by it); hostname of the run
+    "attributes": frozenset({"classname", "hostname"}),
+    # our properties: tags, runs executed, cost, no checks, repeats, flaky
+    "properties": frozenset(
+        {"tag", "runs_executed", "cost_usd", "no_checks", "repeats_passed", "flaky"}
+    ),
+    # the plain-text report: giskard writes one per case, scenarist only for failing ones
+    "elements": frozenset({"system-out"}),
 }

@@ -59,6 +59,17 @@ def _turn(outputs: Any, inputs: Any = "hi") -> dict[str, Any]:
     return {"inputs": inputs, "outputs": outputs, "metadata": {"lang": "en"}}
 
 
+REGO_POLICY = """package scn
+
+allow if input.name == "Bob"
+deny := input.name == "Alice"
+strict if count(input.items) > 5
+three := 3
+label := "x"
+uses_data if input.name in data.allowed
+"""
+REGO: dict[str, Any] = {"policy": REGO_POLICY, "data": {"allowed": ["Bob", "Eve"]}}
+
 PASS_HELLO = {"cls": "StringMatching", "args": {"keyword": "Hello"}}
 
 
@@ -180,6 +191,26 @@ def check_cases() -> list[dict[str, Any]]:
     )
     for value in ("[]", "[1, 2]", '"text"', "null", "1e3", "{'a': 1}"):
         add(f"json:text:{value}", {"cls": "JsonValid", "args": {}}, value)
+    # Rego policies: true, false, undefined, non-boolean values, data, inputs of every shape
+    for rule, (name, outputs), direct in product(
+        ["allow", "deny", "strict", "three", "label", "uses_data"],
+        [("doc", OUTPUTS["doc"]), ("text", "Hello"), ("none", None), ("list", [1, 2])],
+        [False, True],
+    ):
+        add(
+            f"rego:{rule}:{name}:{'direct' if direct else 'scenario'}",
+            {"cls": "RegoPolicy", "args": {**REGO, "rule": f"data.scn.{rule}"}},
+            outputs,
+            direct=direct,
+        )
+    add(
+        "rego:missing_key",
+        {
+            "cls": "RegoPolicy",
+            "args": {**REGO, "rule": "data.scn.allow", "target_key": "trace.last.outputs.nope"},
+        },
+        OUTPUTS["doc"],
+    )
 
     # functions
     for fn, name in product(["nonempty", "async_upper", "result", "raises"], ["hello", "empty"]):
@@ -361,6 +392,9 @@ def suite_cases() -> list[dict[str, Any]]:
         "target": [
             _step(outputs=None, checks=[{"cls": "StringMatching", "args": {"keyword": "echo"}}])
         ],
+        "steps": [_step(checks=[PASS, PASS]), _step("ok again", checks=[FAIL]), _step()],
+        "boom": [_step(outputs=None, outputs_fn="boom", checks=[PASS])],
+        "nochecks": [_step("café ☕ <&>", metadata={"lang": "fr"})],
     }
     mixes = [
         ["pass", "pass"],
@@ -369,6 +403,8 @@ def suite_cases() -> list[dict[str, Any]]:
         ["target", "pass", "target"],
         ["error"],
         [],
+        ["steps", "boom", "nochecks"],
+        ["nochecks", "pass"],
     ]
     for index, (mix, parallel) in enumerate(product(mixes, [False, True])):
         scenarios = [

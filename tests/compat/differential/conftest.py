@@ -1,8 +1,8 @@
 """A giskard-checks 1.0.6 interpreter for the differential tests, made once per machine.
 
-Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created in ``tests/.venvs/giskard-1.0.6``
-(gitignored) from a Python >= 3.12.2, under a file lock so parallel sessions build it
-once. Skips, naming the reason, only when it cannot be installed.
+Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created (with giskard's Rego engine) in
+``tests/.venvs/giskard-1.0.6-regorus`` (gitignored) from a Python >= 3.12.2, under a file
+lock so parallel sessions build it once. Skips, naming the reason, only when it cannot be installed.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-REQUIREMENT = "giskard-checks==1.0.6"
-VENV = Path(__file__).resolve().parents[2] / ".venvs" / "giskard-1.0.6"
-PROBE = "import giskard.checks, importlib.metadata as m; print(m.version('giskard-checks'))"
+REQUIREMENT = "giskard-checks[regorus]==1.0.6"  # with its Rego engine, for RegoPolicy
+VENV = Path(__file__).resolve().parents[2] / ".venvs" / "giskard-1.0.6-regorus"
+PROBE = (
+    "import giskard.checks, regorus, importlib.metadata as m; print(m.version('giskard-checks'))"
+)
 
 
 def _works(python: str) -> bool:

@@ -22,6 +22,8 @@ import sys
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from allowlist import JUNIT_EXTRAS  # stdlib only; this script's folder is on sys.path
+
 gc = importlib.import_module(sys.argv[1])
 
 
@@ -159,11 +161,34 @@ def status_of(value: Any) -> str:
 
 
 def check_outcome(result: Any) -> dict[str, Any]:
-    return {"status": status_of(result.status), "message": result.message}
+    return {
+        "status": status_of(result.status),
+        "printed": f"{result.status}",
+        "message": result.message,
+    }
+
+
+def printed(result: Any) -> list[str]:
+    """How each status level prints: ``f"{...}"``, ``str()`` and ``format()``."""
+    out = [f"{result.status}"]
+    for step in result.steps:
+        out.append(str(step.status))
+        out.extend(format(r.status) for r in step.results)
+    return out
+
+
+def equal_by_hand(trace: Any) -> list[bool]:
+    """Whether each interaction of a final trace ``==`` the same one built by hand."""
+    return [
+        i == gc.Interaction(inputs=i.inputs, outputs=i.outputs, metadata=i.metadata)
+        for i in trace.interactions
+    ]
 
 
 def scenario_outcome(result: Any) -> dict[str, Any]:
     return {
+        "printed": printed(result),
+        "equal_by_hand": equal_by_hand(result.final_trace),
         "status": status_of(result.status),
         "runs_executed": result.runs_executed,
         "interactions": len(result.final_trace.interactions),
@@ -179,20 +204,42 @@ def scenario_outcome(result: Any) -> dict[str, Any]:
 
 
 def junit_shape(xml: str) -> Any:
-    """What CI reads from the JUnit document: the suite's counts, each test case's verdict.
+    """The JUnit document's structure: element tree, attribute names, property names.
 
-    (Not the element layout: giskard-checks' root element and properties are not
-    reproduced yet, see ``docs/decisions.md``.)
+    Values are kept where CI reads them (counts, ``assertions``, names, verdict messages,
+    the ``final_trace`` JSON; of each ``step_N`` JSON its keys and statuses), never timings.
+    What scenarist adds on purpose (``JUNIT_EXTRAS`` in ``allowlist.py``) is left out of
+    both sides; the test checks scenarist does write it.
     """
     root = ET.fromstring(xml)
-    suite = root if root.tag == "testsuite" else root.find("testsuite")
-    assert suite is not None
-    counts = {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")}
-    cases = []
-    for case in suite.iter("testcase"):
-        verdicts = [c.tag for c in case if c.tag in ("failure", "error", "skipped")]
-        cases.append([case.get("name"), verdicts])
-    return {"counts": counts, "cases": cases}
+    # giskard names every suite "Test run" (a known bug we fix): compared apart
+    suite_name = root.attrib.pop("name", None)
+    kept = ("name", "tests", "failures", "errors", "skipped", "assertions", "message", "type")
+
+    def shape(element: Any) -> Any:
+        if element.tag == "property":
+            name = element.get("name")
+            value: Any = json.loads(element.get("value"))
+            if name != "final_trace":
+                value = {
+                    "keys": sorted(value),
+                    "status": value["status"],
+                    "results": [[sorted(r), r["status"], r["message"]] for r in value["results"]],
+                }
+            return ["property", name, value]
+        attributes = sorted(a for a in element.attrib if a not in JUNIT_EXTRAS["attributes"])
+        values = {a: element.get(a) for a in attributes if a in kept}
+        children = [
+            shape(child)
+            for child in element
+            if child.tag not in JUNIT_EXTRAS["elements"]
+            and child.get("name") not in JUNIT_EXTRAS["properties"]
+        ]
+        if element.tag == "properties" and not children:
+            return None
+        return [element.tag, attributes, values, [c for c in children if c is not None]]
+
+    return {"suite_name": suite_name, "tree": shape(root)}
 
 
 def raised(exc: BaseException) -> dict[str, Any]:
@@ -296,12 +343,34 @@ async def main(cases: list[dict[str, Any]], foreign: dict[str, Any]) -> None:
             outcomes[case["id"]] = await KINDS[case["kind"]](case)
         except Exception as exc:
             outcomes[case["id"]] = raised(exc)
+    if cases:  # giskard's submodules import the same names under the same module name
+        outcomes["modules"] = {
+            name: sorted(n for n in wanted if hasattr(_submodule(name), n))
+            for name, wanted in SUBMODULES.items()
+        }
     for case_id, dump in sorted(foreign.items()):
         try:
             outcomes[f"load:{case_id}"] = await run_load_case(dump)
         except Exception as exc:
             outcomes[f"load:{case_id}"] = raised(exc)
     json.dump(outcomes, sys.stdout, sort_keys=True, default=repr)
+
+
+SUBMODULES = {
+    "builtin": [
+        "AllOf", "AnyOf", "Equals", "FnCheck", "GreaterThan", "GreaterThanEquals", "JsonValid",
+        "LessThan", "LessThanEquals", "Not", "NotEquals", "RegexMatching", "RegoPolicy",
+        "SemanticSimilarity", "StringMatching",
+    ],
+    "judges": [
+        "AnswerRelevance", "BaseLLMCheck", "Conformity", "Contradiction", "Groundedness",
+        "LLMCheckResult", "LLMJudge", "Toxicity",
+    ],
+}  # fmt: skip
+
+
+def _submodule(name: str) -> Any:
+    return importlib.import_module(f"{sys.argv[1]}.{name}")
 
 
 def _read(path: str) -> Any:

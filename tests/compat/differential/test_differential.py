@@ -53,6 +53,11 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
         _load_only(_run(giskard_python, "giskard.checks", _empty(folder), dumps["scenarist"]))
     )
     ours.update(_load_only(_run(sys.executable, "scenarist", _empty(folder), dumps["giskard"])))
+    # JUnit suite name: giskard hard-codes "Test run" (10-compat.md), ours is the suite's.
+    for case_id in ours:
+        if "junit" in ours[case_id]:
+            assert giskard[case_id]["junit"].pop("suite_name") == "Test run"
+            assert ours[case_id]["junit"].pop("suite_name") == case_id
     return giskard, ours
 
 
@@ -92,3 +97,30 @@ def test_differential_driver_reports_exceptions_as_outcomes(outcomes: Any) -> No
     giskard, ours = outcomes
     assert giskard["runs:bad:'2'"] == ours["runs:bad:'2'"] == {"raised": "ValueError"}
     assert giskard["raise:check"] == ours["raise:check"] == {"raised": "RuntimeError"}
+
+
+@pytest.mark.anyio
+async def test_junit_extras_left_out_of_the_comparison_are_written_by_scenarist() -> None:
+    """The allow-listed JUnit extras are real: scenarist writes each kind of them."""
+    import xml.etree.ElementTree as ET
+
+    from tests.compat.differential.allowlist import JUNIT_EXTRAS
+
+    from scenarist import Equals, Scenario, Suite
+
+    suite = Suite(name="extras")
+    suite.append(Scenario(name="ok").with_tags(["t"]).interact(inputs="a", outputs="b"))
+    bad = Scenario(name="bad").interact(inputs="a", outputs="b").check(Equals(expected_value="x"))
+    suite.append(bad)
+    root = ET.fromstring((await suite.run(verbose=False)).to_junit_xml())
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert {"hostname"} <= set(root.attrib) and {"classname"} <= set(cases["ok"].attrib)
+    assert JUNIT_EXTRAS["attributes"] == {"classname", "hostname"}
+    written = {p.get("name") for p in root.iter("property")}
+    assert (
+        {"tag", "runs_executed", "no_checks"}
+        <= written
+        <= (JUNIT_EXTRAS["properties"] | {"final_trace", "step_1"})
+    )
+    assert cases["ok"].find("system-out") is None
+    assert cases["bad"].find("system-out") is not None

@@ -206,8 +206,8 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
             return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            if recorder is not None:  # a strict replay refuses what nothing serves
-                check_request(request.url.host, request.url.port, request.url.path)
+            # a strict replay (trace-backed or cassette) refuses what nothing serves
+            check_request(request.url.host, request.url.port, request.url.path)
             return original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:
@@ -235,8 +235,7 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
             return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            if recorder is not None:
-                check_request(request.url.host, request.url.port, request.url.path)
+            check_request(request.url.host, request.url.port, request.url.path)
             return await original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:

@@ -22,24 +22,24 @@ from scenarist.errors import LiveCallBlockedError, UserError
 from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
 
-OLLAMA = {"model": "llama3", "messages": [{"role": "user", "content": "hi"}], "stream": False}
+SEARCH = {"query": "where is my parcel"}  # a service the capture does not know
 
 
 def _urllib(url: str) -> Any:
     request = urllib.request.Request(
-        url + "/api/chat", data=json.dumps(OLLAMA).encode(), method="POST"
+        url + "/search", data=json.dumps(SEARCH).encode(), method="POST"
     )
     with urllib.request.urlopen(request, timeout=5) as response:
         return response.status
 
 
 def _requests(url: str) -> Any:
-    return requests.post(url + "/api/chat", json=OLLAMA, timeout=5).status_code
+    return requests.post(url + "/search", json=SEARCH, timeout=5).status_code
 
 
 def _httpx(url: str) -> Any:
     with httpx2.Client() as http:
-        return http.post(url + "/api/chat", json=OLLAMA).status_code
+        return http.post(url + "/search", json=SEARCH).status_code
 
 
 def _socket(url: str) -> Any:
@@ -80,7 +80,7 @@ def test_replay_refuses_what_the_cassette_did_not_serve(
         assert agent() == "ok"
     assert len(server.requests) == before  # nothing reached the server
     if send is not _socket:
-        assert f"to {host}/api/chat" in str(raised.value)
+        assert f"to {host}/search" in str(raised.value)
     assert "cassette(..., allow_network=" in str(raised.value)
     stats = tape.stats
     assert (stats.replayed, stats.refused, stats.live) == (1, 1, 1)
@@ -93,7 +93,7 @@ def test_the_refusal_reaches_the_agent_and_propagates(
 ) -> None:
     path = tmp_path / "raised.jsonl"
     record(path, server.openai_url, "q")
-    with pytest.raises(LiveCallBlockedError, match="/api/chat"), cassette(path, "replay"):
+    with pytest.raises(LiveCallBlockedError, match="/search"), cassette(path, "replay"):
         _requests(server.url)
 
 

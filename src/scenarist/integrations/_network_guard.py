@@ -8,8 +8,8 @@ refused with :class:`~scenarist.errors.LiveCallBlockedError` naming the host and
 the HTTP layer knows it, the path; each refusal is kept in :attr:`NetworkGuard.refused`,
 which replay counts as live calls. Three seams, whatever the client library:
 
-* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (an unknown path:
-  Ollama ``/api/chat``, Gemini ``:generateContent``...): refused in its transport hook;
+* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (a path it does
+  not know: a search API, a webhook...): refused in its transport hook;
 * ``http.client`` (``urllib``, ``requests`` / ``urllib3``): ``putrequest`` is refused,
   with host and path, before any connection is opened;
 * any other socket (``aiohttp``, raw sockets): ``socket.connect`` / ``connect_ex`` is

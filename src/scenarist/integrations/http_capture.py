@@ -17,8 +17,10 @@ Design:
   first active run (or cassette) installs the hooks, the last one to end restores the
   original methods: nothing is patched outside a run or a cassette.
 * **Which requests.** ``POST`` to a path ending in ``/chat/completions``,
-  ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format) or ``/messages``
-  (Anthropic format); anything else passes through untouched (see ``_llm_payloads``).
+  ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format, Azure OpenAI's
+  deployment paths included), ``/messages`` (Anthropic), ``:generateContent`` /
+  ``:streamGenerateContent`` (Gemini), ``/api/chat`` / ``/api/generate`` (Ollama);
+  anything else passes through untouched (see ``_llm_payloads``).
 * **Streams stay streams.** The response's byte stream is wrapped: bytes reach the
   caller as they arrive, and the span is closed when the stream is exhausted or closed
   (a response that is never read or closed leaves its span ``running``). Server-sent

@@ -62,7 +62,7 @@ __all__ = [
     "serve_llm_calls",
 ]
 
-_LIBRARIES = ("httpx2", "httpx")
+_LIBRARIES = ("httpx2", "httpx", "urllib3")
 
 _lock = threading.Lock()
 _active_runs = 0
@@ -143,6 +143,11 @@ def _install() -> None:
 
 
 def _patch(module: Any) -> None:
+    if module.__name__ == "urllib3":  # requests, and plain urllib3
+        from scenarist.integrations import _urllib3_hook
+
+        _patches.extend(_urllib3_hook.patch(module))
+        return
     sync_stream, async_stream = _streams_for(module)
     for cls, attr, hook in (
         (module.HTTPTransport, "handle_request", _sync_hook),

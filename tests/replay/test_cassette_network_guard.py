@@ -153,3 +153,26 @@ def test_scenarist_stores_are_not_refused(server: FakeLLMServer, tmp_path: Path)
     path = tmp_path / "store.jsonl"
     record(path, server.openai_url, "q")
     assert asyncio.run(_remote_store_reads_under_a_replay(path, server.url)) == 0
+
+
+def test_aiohttp_llm_calls_are_refused_not_captured(server: FakeLLMServer, tmp_path: Path) -> None:
+    """aiohttp is not a capture-supported client yet: its calls are refused, never live."""
+    import aiohttp
+
+    path = tmp_path / "aiohttp.jsonl"
+    record(path, server.openai_url, "q")
+    before = len(server.requests)
+    host = server.url.removeprefix("http://")
+
+    async def agent() -> Any:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(server.openai_url + "/chat/completions", json=body("q")) as reply,
+        ):
+            return await reply.json()
+
+    tape = cassette(path, "replay")
+    with pytest.raises(LiveCallBlockedError, match=f"refused a live connection to {host}"), tape:
+        asyncio.run(agent())
+    assert len(server.requests) == before
+    assert (tape.stats.refused, tape.stats.live, tape.stats.unused) == (1, 1, 1)

@@ -6,6 +6,9 @@ run is active, the default transports of ``httpx2`` (what the official ``openai`
 ``httpx2.AsyncHTTPTransport``) and of ``httpx`` 0.28 (the same two classes) carry a hook
 on ``handle_request`` / ``handle_async_request``. One mechanism thus serves both SDKs,
 sync and async, streamed or not, and any OpenAI-compatible server at any base URL.
+``urllib3``'s connection pools (so ``requests``) carry one too (``_urllib3_hook``), which
+goes through the same span and response-source path; ``aiohttp`` is not hooked (in a
+strict replay its connections are refused by the network guard).
 
 Design:
 

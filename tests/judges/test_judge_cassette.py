@@ -176,6 +176,7 @@ def test_a_recorded_judge_verdict_replays_with_the_server_stopped(
         "missed": 0,
         "live": 0,
         "unused": 0,
+        "refused": 0,
     }
     assert comparable(only_check(replayed)) == comparable(live_check)
     assert replayed.final_trace.last is not None

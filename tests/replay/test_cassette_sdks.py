@@ -74,6 +74,7 @@ def test_openai_sync_and_stream_replay_with_zero_connections(tmp_path: Path) -> 
         "missed": 0,
         "live": 0,
         "unused": 0,
+        "refused": 0,
     }
     assert tape.stats.faithful
     assert not capture_active()

@@ -21,24 +21,24 @@ from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 
-OLLAMA = {"model": "llama3", "messages": [{"role": "user", "content": "hi"}], "stream": False}
+SEARCH = {"query": "where is my parcel"}  # a service the capture does not know
 
 
 def _urllib(url: str) -> str:
     request = urllib.request.Request(
-        url + "/api/chat", data=json.dumps(OLLAMA).encode(), method="POST"
+        url + "/search", data=json.dumps(SEARCH).encode(), method="POST"
     )
     with urllib.request.urlopen(request) as response:
         return response.status and "ok"
 
 
 def _requests(url: str) -> str:
-    return str(requests.post(url + "/api/chat", json=OLLAMA, timeout=5).status_code)
+    return str(requests.post(url + "/search", json=SEARCH, timeout=5).status_code)
 
 
 def _httpx(url: str) -> str:
     with httpx2.Client() as http:
-        return str(http.post(url + "/api/chat", json=OLLAMA).status_code)
+        return str(http.post(url + "/search", json=SEARCH).status_code)
 
 
 def agent_with(send: Any, server_url: str, openai_url: str) -> Any:
@@ -75,7 +75,7 @@ async def test_strict_replay_refuses_unserved_traffic_naming_host_and_path(send:
         assert len(server.requests) == before  # nothing reached the server
         host = server.url.removeprefix("http://")
     refused = [f for f in result.failures if "refused a live connection" in f]
-    assert refused and f"to {host}/api/chat" in refused[0], result.failures
+    assert refused and f"to {host}/search" in refused[0], result.failures
     assert not result.passed
     assert result.fidelity.live == 1 and not result.fidelity.is_faithful
     assert "LiveCallBlockedError" in str(result.output)  # what the agent's call raised

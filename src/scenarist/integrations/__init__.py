@@ -1,7 +1,8 @@
 """Integrations with the libraries agents are built on; imported when a run starts.
 
-``capture_llm_calls`` records every OpenAI- or Anthropic-format LLM call made over
-``httpx2`` / ``httpx`` during a run as an ``llm`` span (see ``http_capture``);
+``capture_llm_calls`` records every LLM call (OpenAI, Azure OpenAI, Anthropic, Gemini,
+Ollama formats) made over ``httpx2`` / ``httpx`` / ``urllib3`` (``requests``) during a run
+as an ``llm`` span (see ``http_capture``);
 ``serve_llm_calls`` routes them through a response source (replay's cassettes).
 """
 

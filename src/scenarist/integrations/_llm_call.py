@@ -25,6 +25,8 @@ class _Status(NamedTuple):
     code: int
     streaming: bool
     encoding: str
+    ndjson: bool = False
+    """A stream of JSON lines (Ollama), captured raw in ``metadata["stream_raw"]``."""
 
 
 class LLMCall:
@@ -75,8 +77,10 @@ class LLMCall:
     def headers(self, response: Any) -> None:
         headers = response.headers
         encoding = headers.get("content-encoding", "").strip().lower()
-        streaming = "text/event-stream" in headers.get("content-type", "")
-        self.status = _Status(response.status_code, streaming, encoding)
+        content_type = headers.get("content-type", "")
+        streaming = "text/event-stream" in content_type
+        ndjson = "ndjson" in content_type or "jsonl" in content_type
+        self.status = _Status(response.status_code, streaming, encoding, ndjson)
         self._replayed = bool(response.extensions.get(REPLAYED))
         if streaming and encoding in ("", "identity"):
             self._sse = payloads.SSEParser()
@@ -137,6 +141,18 @@ class LLMCall:
                 body = self._module.Response(
                     200, headers={"content-encoding": self.status.encoding}, content=body
                 ).read()
+            if self.status.ndjson or (
+                self.endpoint.name == "gemini.stream_generate_content" and not self.status.streaming
+            ):  # a stream that is not SSE: kept raw (what replay serves), assembled
+                metadata = self.span.metadata
+                metadata["stream"] = True
+                metadata["stream_raw"] = body.decode("utf-8", "replace")
+                metadata["content_type"] = (
+                    "application/x-ndjson" if self.status.ndjson else ("application/json")
+                )
+                chunks = payloads.parse_ndjson(body) if self.status.ndjson else None
+                parsed = chunks if chunks is not None else payloads.parse_body(body)
+                return payloads.normalize(self.endpoint.name, parsed), True
             if not self.status.streaming:
                 return payloads.parse_body(body), True
             parser = payloads.SSEParser()
@@ -154,10 +170,9 @@ class LLMCall:
     def _describe(self, output: Any) -> None:
         values, metadata = self.span.__dict__, self.span.metadata
         request = values["input"] if isinstance(values["input"], dict) else {}
-        model = output.get("model") if isinstance(output, dict) else None
-        model = model if isinstance(model, str) else request.get("model")
+        path = str(metadata.get("url", "")).split("?", 1)[0]
         usage = payloads.usage_of(output)
-        values["model"] = model if isinstance(model, str) else None
+        values["model"] = payloads.model_of(output, request, path)
         values["tokens_in"], values["tokens_out"] = usage.tokens_in, usage.tokens_out
         if self.status.code < 400:
             values["cost_usd"] = cost_usd(

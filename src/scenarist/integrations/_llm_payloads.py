@@ -1,8 +1,11 @@
 """Reading LLM HTTP exchanges: which requests are LLM calls, SSE events, streams, usage.
 
 Pure functions over bytes and JSON, shared by the capture (and later by replay). They
-know two wire formats: OpenAI's (chat completions, legacy completions, responses,
-embeddings; spoken by many other servers too) and Anthropic's messages. Anything
+know OpenAI's wire format (chat completions, legacy completions, responses, embeddings;
+spoken by many other servers too, and by Azure OpenAI's
+``/openai/deployments/<name>/...`` paths), Anthropic's messages, Gemini's
+``:generateContent`` / ``:streamGenerateContent`` (SSE with ``alt=sse``, else one JSON
+array) and Ollama's ``/api/chat`` / ``/api/generate`` (JSON, or NDJSON lines). Anything
 unexpected in a payload degrades to "less detail" (no usage, raw text), never to an
 exception inside the caller's HTTP call.
 """
@@ -22,8 +25,11 @@ __all__ = [
     "classify",
     "error_message",
     "is_token_event",
+    "model_of",
+    "normalize",
     "parse_body",
     "parse_event",
+    "parse_ndjson",
     "parse_sse",
     "redact_url",
     "stream_finished",
@@ -38,6 +44,10 @@ _ENDPOINTS: tuple[tuple[str, str, str], ...] = (
     ("/responses", "openai", "openai.responses"),
     ("/embeddings", "openai", "openai.embeddings"),
     ("/messages", "anthropic", "anthropic.messages"),
+    (":generateContent", "gemini", "gemini.generate_content"),
+    (":streamGenerateContent", "gemini", "gemini.stream_generate_content"),
+    ("/api/chat", "ollama", "ollama.chat"),
+    ("/api/generate", "ollama", "ollama.generate"),
 )
 _SECRET_PARAMS = ("key", "token", "secret", "sig", "password", "auth", "credential")
 _decode_json = json.JSONDecoder().decode
@@ -121,6 +131,39 @@ class SSEParser:
         return [rest] if rest.strip() else []
 
 
+def parse_ndjson(body: bytes) -> list[Any]:
+    """Every JSON line of an NDJSON body (Ollama's stream); lines that are not JSON skipped."""
+    out: list[Any] = []
+    for line in body.splitlines():
+        if line.strip():
+            try:
+                out.append(_decode_json(line.decode("utf-8", "replace")))
+            except ValueError:
+                continue
+    return out
+
+
+def normalize(name: str, output: Any) -> Any:
+    """A non-SSE stream's chunks (Ollama NDJSON, Gemini's JSON array) as one response."""
+    if isinstance(output, list) and all(isinstance(c, dict) for c in output):
+        if name.startswith("gemini."):
+            return _assemble_gemini(output)
+        if name.startswith("ollama."):
+            return _assemble_ollama(output)
+    return output
+
+
+def model_of(output: Any, request: Any, path: str) -> str | None:
+    """The model a call used: the response's, else the request's, else Gemini's path."""
+    for source, field in ((output, "model"), (output, "modelVersion"), (request, "model")):
+        value = source.get(field) if isinstance(source, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    if ":" in path and "/models/" in path:  # /v1beta/models/<model>:generateContent
+        return path.rsplit("/models/", 1)[1].split(":", 1)[0] or None
+    return None
+
+
 def parse_sse(body: bytes) -> list[dict[str, Any]]:
     """Every event of a complete SSE body, decoded (see :func:`parse_event`)."""
     parser = SSEParser()
@@ -162,6 +205,12 @@ def is_token_event(event: dict[str, Any]) -> bool:
     kind = data.get("type")
     if isinstance(kind, str):  # Anthropic and OpenAI responses name their deltas
         return kind.endswith("delta") and kind not in ("message_delta", "response.delta")
+    for candidate in data.get("candidates") or ():  # Gemini
+        parts = (candidate.get("content") or {}).get("parts") if isinstance(candidate, dict) else ()
+        if any(
+            isinstance(p, dict) and (p.get("text") or p.get("functionCall")) for p in parts or ()
+        ):
+            return True
     for choice in data.get("choices") or ():
         delta = choice.get("delta") or {}
         if choice.get("text") or delta.get("content") or delta.get("tool_calls"):
@@ -182,6 +231,9 @@ def stream_finished(events: list[dict[str, Any]]) -> bool:
         data = event["data"]
         if data == "[DONE]" or (isinstance(data, dict) and data.get("type") in _FINAL_EVENTS):
             return True
+        candidates = data.get("candidates") if isinstance(data, dict) else None
+        if candidates and isinstance(candidates[0], dict) and candidates[0].get("finishReason"):
+            return True  # Gemini: the last chunk carries the finish reason
     return False
 
 
@@ -190,6 +242,8 @@ def assemble_stream(name: str, events: list[dict[str, Any]]) -> Any:
     payloads = [e["data"] for e in events if isinstance(e["data"], dict)]
     if name == "anthropic.messages":
         return _assemble_anthropic(payloads)
+    if name.startswith("gemini."):
+        return _assemble_gemini(payloads)
     if name == "openai.responses":
         for data in reversed(payloads):
             if isinstance(data.get("response"), dict) and data.get("type") in (
@@ -285,10 +339,80 @@ def _assemble_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
+def _assemble_gemini(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    candidates: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for key in ("usageMetadata", "modelVersion", "responseId", "promptFeedback"):
+            if chunk.get(key) is not None:
+                out[key] = chunk[key]
+        for part in chunk.get("candidates") or ():
+            if not isinstance(part, dict):
+                continue
+            index = part.get("index", 0)
+            candidate = candidates.setdefault(index, {"content": {"parts": []}, "index": index})
+            content = part.get("content") or {}
+            if content.get("role"):
+                candidate["content"]["role"] = content["role"]
+            parts = candidate["content"]["parts"]
+            for piece in content.get("parts") or ():
+                if (
+                    parts
+                    and "text" in piece
+                    and set(parts[-1]) == {"text"}
+                    and set(piece) == {"text"}
+                ):
+                    parts[-1] = {"text": parts[-1]["text"] + piece["text"]}
+                else:
+                    parts.append(dict(piece))
+            for key, value in part.items():
+                if key not in ("content", "index") and value is not None:
+                    candidate[key] = value
+    out["candidates"] = [candidates[i] for i in sorted(candidates)]
+    return out
+
+
+def _assemble_ollama(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    text: list[str] = []
+    tool_calls: list[Any] = []
+    chat = False
+    for chunk in chunks:
+        out.update({k: v for k, v in chunk.items() if k not in ("message", "response")})
+        if isinstance(chunk.get("message"), dict):
+            chat = True
+            message = chunk["message"]
+            text.append(message.get("content") or "")
+            tool_calls += message.get("tool_calls") or ()
+            out.setdefault("_role", message.get("role", "assistant"))
+        elif isinstance(chunk.get("response"), str):
+            text.append(chunk["response"])
+    role = out.pop("_role", "assistant")
+    if chat:
+        message = {"role": role, "content": "".join(text)}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        out["message"] = message
+    else:
+        out["response"] = "".join(text)
+    return out
+
+
 def usage_of(response: Any) -> Usage:
     """Token counts from a response's ``usage`` (either provider's field names)."""
     usage = response.get("usage") if isinstance(response, dict) else None
     if not isinstance(usage, dict):
+        if not isinstance(response, dict):
+            return Usage()
+        gemini = response.get("usageMetadata")
+        if isinstance(gemini, dict):  # cached tokens are part of promptTokenCount
+            return Usage(
+                _int(gemini.get("promptTokenCount")),
+                _int(gemini.get("candidatesTokenCount")),
+                _int(gemini.get("cachedContentTokenCount")) or 0,
+            )
+        if "eval_count" in response or "prompt_eval_count" in response:  # Ollama
+            return Usage(_int(response.get("prompt_eval_count")), _int(response.get("eval_count")))
         return Usage()
     if "prompt_tokens" in usage:  # OpenAI chat, completions, embeddings
         details = usage.get("prompt_tokens_details") or {}

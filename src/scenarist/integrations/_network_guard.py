@@ -1,22 +1,26 @@
 """The network guard of a strict replay: nothing the recording did not serve leaves.
 
-While :func:`guard_network` is active for a replayed run, any outbound connection made
-by that run (its recorder is current in the calling context) that nothing served is
+While :func:`guard_network` is active for a replayed run (a trace-backed replay: its
+recorder is current in the calling context) or for a context (a cassette in replay
+mode: the ``with`` block, and tasks or threads started with a copy of its context), any
+outbound connection made there that nothing served is
 refused with :class:`~scenarist.errors.LiveCallBlockedError` naming the host and, where
 the HTTP layer knows it, the path; each refusal is kept in :attr:`NetworkGuard.refused`,
 which replay counts as live calls. Three seams, whatever the client library:
 
-* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (an unknown path:
-  Ollama ``/api/chat``, Gemini ``:generateContent``...): refused in its transport hook;
+* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (a path it does
+  not know: a search API, a webhook...): refused in its transport hook;
 * ``http.client`` (``urllib``, ``requests`` / ``urllib3``): ``putrequest`` is refused,
   with host and path, before any connection is opened;
 * any other socket (``aiohttp``, raw sockets): ``socket.connect`` / ``connect_ex`` is
   refused, with host and port.
 
 Loopback destinations the user allow-lists (``"127.0.0.1:5432"``, ``"localhost"``: the
-agent's own test database) pass; Unix sockets always do. Outside a guarded run (the
-store writing the replayed trace, other tasks) nothing is checked. The patches are
-installed by the first active guard and removed by the last.
+agent's own test database) pass; Unix sockets always do. Outside a guarded run or
+context (the store writing the replayed trace, other tasks) nothing is checked, nor
+inside :func:`unguarded` (scenarist's own stores: a suite replayed from cassettes still
+writes its results to a PostgreSQL or remote store). The patches are installed by the
+first active guard and removed by the last.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from urllib.parse import urlsplit
 from scenarist.errors import LiveCallBlockedError, UserError
 from scenarist.tracing.recorder import RunRecorder, current_recorder
 
-__all__ = ["NetworkGuard", "check_request", "guard_network"]
+__all__ = ["NetworkGuard", "check_request", "guard_network", "unguarded"]
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -67,11 +71,20 @@ def _parse(entry: str) -> tuple[str, int | None]:
 class NetworkGuard:
     """The refusals of one guarded replay, and the loopback destinations it lets pass."""
 
-    def __init__(self, recorder: RunRecorder, where: str, allow: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        recorder: RunRecorder | None,
+        where: str,
+        allow: Sequence[str] = (),
+        *,
+        hint: str = "ReplayOptions(allow_network=['127.0.0.1:PORT'])",
+    ) -> None:
         if isinstance(allow, str):
             raise UserError(f"allow_network takes a list of 'host:port' strings, got {allow!r}")
         self.recorder = recorder
+        """The guarded run; ``None``: everything in the guarded context."""
         self.where = where
+        self._hint = hint
         self.refused: list[str] = []
         self._allow = [_parse(entry) for entry in allow]
         self._lock = threading.Lock()
@@ -91,8 +104,8 @@ class NetworkGuard:
         message = (
             f"Strict replay of {self.where} refused a live connection to {what}: nothing "
             "in the recording served it, and a replay never reaches the network. Record "
-            "the call (a capture-supported LLM API), or allow-list a local service with "
-            "ReplayOptions(allow_network=['127.0.0.1:PORT'])."
+            f"the call (a capture-supported LLM API), or allow-list a local service with "
+            f"{self._hint}."
         )
         with self._lock:
             self.refused.append(message)
@@ -100,6 +113,7 @@ class NetworkGuard:
 
 
 _guard: ContextVar[NetworkGuard | None] = ContextVar("scenarist_network_guard", default=None)
+_exempt: ContextVar[bool] = ContextVar("scenarist_network_exempt", default=False)
 _lock = threading.Lock()
 _active = 0
 _originals: dict[str, Any] = {}
@@ -107,9 +121,21 @@ _originals: dict[str, Any] = {}
 
 def _active_guard() -> NetworkGuard | None:
     guard = _guard.get()
-    if guard is None or current_recorder() is not guard.recorder:
+    if guard is None or _exempt.get():
+        return None
+    if guard.recorder is not None and current_recorder() is not guard.recorder:
         return None
     return guard
+
+
+@contextmanager
+def unguarded() -> Iterator[None]:
+    """Let this context's connections pass any guard (scenarist's own stores)."""
+    token = _exempt.set(True)
+    try:
+        yield
+    finally:
+        _exempt.reset(token)
 
 
 def check_request(host: str, port: int | None, path: str) -> None:

@@ -6,6 +6,9 @@ run is active, the default transports of ``httpx2`` (what the official ``openai`
 ``httpx2.AsyncHTTPTransport``) and of ``httpx`` 0.28 (the same two classes) carry a hook
 on ``handle_request`` / ``handle_async_request``. One mechanism thus serves both SDKs,
 sync and async, streamed or not, and any OpenAI-compatible server at any base URL.
+``urllib3``'s connection pools (so ``requests``) carry one too (``_urllib3_hook``), which
+goes through the same span and response-source path; ``aiohttp`` is not hooked (in a
+strict replay its connections are refused by the network guard).
 
 Design:
 
@@ -17,8 +20,10 @@ Design:
   first active run (or cassette) installs the hooks, the last one to end restores the
   original methods: nothing is patched outside a run or a cassette.
 * **Which requests.** ``POST`` to a path ending in ``/chat/completions``,
-  ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format) or ``/messages``
-  (Anthropic format); anything else passes through untouched (see ``_llm_payloads``).
+  ``/completions``, ``/responses``, ``/embeddings`` (OpenAI format, Azure OpenAI's
+  deployment paths included), ``/messages`` (Anthropic), ``:generateContent`` /
+  ``:streamGenerateContent`` (Gemini), ``/api/chat`` / ``/api/generate`` (Ollama);
+  anything else passes through untouched (see ``_llm_payloads``).
 * **Streams stay streams.** The response's byte stream is wrapped: bytes reach the
   caller as they arrive, and the span is closed when the stream is exhausted or closed
   (a response that is never read or closed leaves its span ``running``). Server-sent
@@ -60,7 +65,7 @@ __all__ = [
     "serve_llm_calls",
 ]
 
-_LIBRARIES = ("httpx2", "httpx")
+_LIBRARIES = ("httpx2", "httpx", "urllib3")
 
 _lock = threading.Lock()
 _active_runs = 0
@@ -141,6 +146,11 @@ def _install() -> None:
 
 
 def _patch(module: Any) -> None:
+    if module.__name__ == "urllib3":  # requests, and plain urllib3
+        from scenarist.integrations import _urllib3_hook
+
+        _patches.extend(_urllib3_hook.patch(module))
+        return
     sync_stream, async_stream = _streams_for(module)
     for cls, attr, hook in (
         (module.HTTPTransport, "handle_request", _sync_hook),
@@ -206,8 +216,8 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
             return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            if recorder is not None:  # a strict replay refuses what nothing serves
-                check_request(request.url.host, request.url.port, request.url.path)
+            # a strict replay (trace-backed or cassette) refuses what nothing serves
+            check_request(request.url.host, request.url.port, request.url.path)
             return original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:
@@ -235,8 +245,7 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
             return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            if recorder is not None:
-                check_request(request.url.host, request.url.port, request.url.path)
+            check_request(request.url.host, request.url.port, request.url.path)
             return await original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
         try:

@@ -24,14 +24,20 @@ Modes:
   get their own recorded responses, whatever the timing; a call recorded outside any
   lane answers any lane; one made outside any lane takes the oldest); a miss raises
   :class:`~scenarist.errors.ReplayMissError`, which names the request, diffs it against
-  the nearest recorded one and says how to re-record. The network is never called.
+  the nearest recorded one and says how to re-record. The network is never called: any
+  other outbound connection made in the cassette's context (``urllib``, ``requests``,
+  ``aiohttp``, raw sockets, ``httpx`` to a non-LLM path) is refused with
+  :class:`~scenarist.errors.LiveCallBlockedError` naming host and path, and counted
+  (``stats.refused``, also in ``stats.live``), unless its loopback destination is in
+  ``allow_network=["127.0.0.1:5432"]`` (the agent's own test database).
 * ``"record"`` — every call goes to the network and is appended to the file.
 * ``"refresh"`` — as ``record``, but the file is rewritten with this session's calls only.
 * ``"once"`` (the default) — ``replay`` if the file exists, else ``record``.
 
 ``SCENARIST_RECORD_MODE`` sets the default mode (for cassettes opened without ``mode=``):
 ``replay`` in CI so nothing is ever recorded there, ``refresh`` to re-record everything.
-Calls that are not LLM calls (``GET /models``...) pass through in every mode.
+Calls that are not LLM calls (``GET /models``...) pass through when recording; in
+replay mode only to allow-listed loopback destinations.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ from typing import Any, Literal, get_args
 
 from scenarist._lanes import current_lane
 from scenarist._lanes import lane as cassette_lane
-from scenarist.errors import CassetteError, ReplayMissError, UserError
+from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
+from scenarist.integrations._network_guard import NetworkGuard, guard_network
 from scenarist.integrations.http_capture import serve_llm_calls
 from scenarist.replay import _cassette_file as files
 from scenarist.replay import _cassette_http as http
@@ -86,14 +93,17 @@ class CassetteStats:
     missed: int = 0
     """Calls with no recording left (each raised :class:`ReplayMissError`)."""
     live: int = 0
-    """Calls sent to the network (recorded)."""
+    """Calls that went, or tried to go, to the network: the recorded ones (record mode),
+    the refused ones (replay mode, also counted in :attr:`refused`)."""
     unused: int = 0
     """Recorded calls no request asked for (replay mode)."""
+    refused: int = 0
+    """Connections nothing served that the network guard refused (replay mode)."""
 
     @property
     def faithful(self) -> bool:
-        """Every call replayed and every recording used: the run matched the tape."""
-        return self.mode == "replay" and self.missed == 0 and self.unused == 0
+        """Every call replayed, every recording used, nothing else tried the network."""
+        return self.mode == "replay" and self.missed == 0 and self.unused == 0 and self.refused == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +113,7 @@ class CassetteStats:
             "missed": self.missed,
             "live": self.live,
             "unused": self.unused,
+            "refused": self.refused,
         }
 
 
@@ -114,7 +125,8 @@ class Cassette:
     activates it in the current context; leaving deactivates it and writes what was
     recorded. Leaving a replay in which a call missed raises that
     :class:`ReplayMissError`, even if the agent caught it (an SDK may wrap it in its own
-    connection error): a replay fails closed.
+    connection error), and likewise the first refused connection's
+    :class:`LiveCallBlockedError`: a replay fails closed.
     """
 
     def __init__(
@@ -125,8 +137,15 @@ class Cassette:
         base_dir: str | os.PathLike[str] | None = None,
         redact: Sequence[str] = (),
         match_on: MatchOn = None,
+        allow_network: Sequence[str] = (),
     ) -> None:
         self.path: Path = files.resolve_path(path, base_dir)
+        self._guard = NetworkGuard(
+            None,
+            f"cassette {str(self.path)!r}",
+            allow_network,
+            hint="cassette(..., allow_network=['127.0.0.1:PORT'])",
+        )
         self.mode: CassetteMode = _mode(mode)
         self.misses: list[ReplayMissError] = []
         if isinstance(redact, str):
@@ -153,7 +172,14 @@ class Cassette:
         with self._lock:
             unused = len(self._recorded) - len(self._taken) if self._replaying else 0
             mode: Literal["replay", "record"] = "replay" if self._replaying else "record"
-            return CassetteStats(str(self.path), mode, **self._counts, unused=unused)
+            refused = len(self._guard.refused)
+            counts = dict(self._counts, live=self._counts["live"] + refused)
+            return CassetteStats(str(self.path), mode, **counts, unused=unused, refused=refused)
+
+    @property
+    def refusals(self) -> list[str]:
+        """The messages of the connections the network guard refused (replay mode)."""
+        return list(self._guard.refused)
 
     # -- session ---------------------------------------------------------------------------
 
@@ -176,6 +202,8 @@ class Cassette:
                 self._lanes.setdefault((record.lane, key), deque()).append(record)
         self._stack = ExitStack()
         self._stack.enter_context(serve_llm_calls(self))
+        if self._replaying:  # strict: what the cassette does not serve never leaves
+            self._stack.enter_context(guard_network(self._guard))
         return self
 
     def __exit__(
@@ -193,6 +221,9 @@ class Cassette:
         fails = error is None or isinstance(error, Exception)  # never mask a cancellation
         if self.misses and fails and not any(error is miss for miss in self.misses):
             raise self.misses[0]
+        refused = self._guard.refused
+        if refused and fails and not isinstance(error, LiveCallBlockedError):
+            raise LiveCallBlockedError(refused[0])
 
     async def __aenter__(self) -> Cassette:
         return self.__enter__()
@@ -318,6 +349,7 @@ def cassette(
     base_dir: str | os.PathLike[str] | None = None,
     redact: Sequence[str] = (),
     match_on: MatchOn = None,
+    allow_network: Sequence[str] = (),
 ) -> Cassette:
     """A :class:`Cassette` for ``path``, to use as ``with cassette(...) as tape:``.
 
@@ -326,8 +358,12 @@ def cassette(
     ``path`` that resolves outside it. ``redact``: request and response JSON fields (any
     depth) never written, on top of API keys. ``match_on``: the body fields a key covers
     (default: the whole body minus volatile fields), or a function of the stored request.
+    ``allow_network``: loopback ``"host"`` / ``"host:port"`` destinations a replay may
+    still connect to (every other connection nothing served is refused).
     """
-    return Cassette(path, mode, base_dir=base_dir, redact=redact, match_on=match_on)
+    return Cassette(
+        path, mode, base_dir=base_dir, redact=redact, match_on=match_on, allow_network=allow_network
+    )
 
 
 def _mode(mode: str | None) -> CassetteMode:

@@ -63,6 +63,10 @@ def _response(span: Span) -> dict[str, Any]:
             "headers": {"content-type": "text/event-stream"},
             "events": events,
         }
+    raw = span.metadata.get("stream_raw")  # NDJSON (Ollama), Gemini's JSON array
+    if isinstance(raw, str):
+        kind = str(span.metadata.get("content_type") or "application/json")
+        return {"status": status, "headers": {"content-type": kind}, "text": raw}
     return {"status": status, "headers": {"content-type": "application/json"}, "body": span.output}
 
 

@@ -1,9 +1,12 @@
 """Offline LLM providers: a real HTTP server on 127.0.0.1 that answers from a script.
 
-``FakeLLMServer`` speaks OpenAI chat completions and embeddings (deterministic vectors
-that use no scripted reply), and Anthropic messages,
-with JSON and server-sent-event streaming (usage included), so the official SDKs talk to
-it for real and the HTTP capture sees it as any provider::
+``FakeLLMServer`` speaks OpenAI chat completions (also at Azure OpenAI's
+``/openai/deployments/<name>/chat/completions`` paths), the OpenAI Responses API and
+embeddings (deterministic vectors that use no scripted reply), Anthropic messages,
+Gemini ``models/<model>:generateContent`` / ``:streamGenerateContent`` (SSE with
+``alt=sse``, else a JSON array) and Ollama ``/api/chat`` / ``/api/generate`` (NDJSON
+streams, Ollama's default), with JSON and streaming (usage included), so the official
+SDKs talk to it for real and the HTTP capture sees it as any provider::
 
     script = ScriptedLLM(["Hello!", Reply(tool_calls=[ToolCall("search", {"q": "x"})])])
     with FakeLLMServer(script) as server:
@@ -80,13 +83,25 @@ class FakeRequest:
 
     @property
     def stream(self) -> bool:
+        if ":streamGenerateContent" in self.path:
+            return True
+        if self.provider == "ollama":  # Ollama streams unless told not to
+            return not isinstance(self.body, dict) or self.body.get("stream", True) is not False
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def text(self) -> str:
-        """The text of the last message (or the embeddings input)."""
+        """The text of the last message (or the embeddings input, or the prompt)."""
         body = self.body if isinstance(self.body, dict) else {}
-        messages = body.get("messages") or [{"content": body.get("input", "")}]
+        if body.get("contents"):  # Gemini
+            last = body["contents"][-1]
+            return _text(last.get("parts") if isinstance(last, dict) else "")
+        if isinstance(body.get("prompt"), str):  # Ollama generate
+            return str(body["prompt"])
+        input_ = body.get("input", "")
+        if isinstance(input_, list) and input_ and isinstance(input_[-1], dict):  # Responses
+            return _text(input_[-1].get("content"))
+        messages = body.get("messages") or [{"content": input_}]
         return _text(messages[-1].get("content") if isinstance(messages[-1], dict) else "")
 
 
@@ -211,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         path = self.path.split("?")[0].rstrip("/")
-        provider = "anthropic" if path.endswith("/messages") else "openai"
+        provider = _provider(path)
         fake: FakeLLMServer = self.server.fake
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = FakeRequest(provider, "POST", self.path, headers, body)
@@ -219,7 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("/embeddings"):  # deterministic vectors; no scripted reply used
             self._json(200, _Call(request, Reply(), fake._next_id()).embeddings())
             return
-        if not path.endswith(("/chat/completions", "/messages")):
+        kind = _route(path)
+        if kind is None:
             self._json(404, {"error": {"message": f"no route {self.path!r}"}})
             return
         reply = fake.script.reply_to(request)
@@ -228,11 +244,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         call = _Call(request, reply, fake._next_id())
         if not request.stream:
-            self._json(200, call.openai() if provider == "openai" else call.anthropic())
+            self._json(200, getattr(call, kind)())
             return
-        events = call.openai_events() if provider == "openai" else call.anthropic_events()
+        content_type = "text/event-stream"
+        if provider == "ollama":
+            content_type = "application/x-ndjson"
+        elif provider == "gemini" and "alt=sse" not in self.path:
+            content_type = "application/json"
+        events = getattr(call, kind + "_events")()
+        if content_type == "application/json":  # Gemini without alt=sse: one JSON array
+            events = _json_array(events)
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", content_type)
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         for event in events:
@@ -268,6 +291,9 @@ class _Call:
         out = reply.tokens_out
         self.tokens_out = out if out is not None else _words(f"{reply.text} {args}")
         self.tools = [(c.id or f"call_{number}_{i}", c) for i, c in enumerate(reply.tool_calls)]
+        self.gemini_model = request.path.split("?")[0].rsplit("/models/", 1)[-1].split(":")[0]
+        if not reply.model and "/models/" in request.path:
+            self.model = self.gemini_model
 
     def embeddings(self) -> dict[str, Any]:
         inputs = self.body.get("input")
@@ -378,6 +404,121 @@ class _Call:
         )
         yield _sse("message_stop", {"type": "message_stop"})
 
+    def responses(self) -> dict[str, Any]:
+        """An OpenAI Responses API ``response`` object."""
+        output: list[dict[str, Any]] = []
+        if self.reply.text:
+            text = {"type": "output_text", "text": self.reply.text, "annotations": []}
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_fake_{self.number}",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [text],
+                }
+            )
+        for call_id, call, arguments in self._tool_args():
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "call_id": call_id,
+                    "name": call.name,
+                    "arguments": arguments,
+                    "status": "completed",
+                }
+            )
+        return {
+            "id": f"resp_fake_{self.number}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "model": self.model,
+            "output": output,
+            "usage": {
+                "input_tokens": self.tokens_in,
+                "output_tokens": self.tokens_out,
+                "total_tokens": self.tokens_in + self.tokens_out,
+            },
+        }
+
+    def responses_events(self) -> Iterator[str]:
+        final = self.responses()
+        start = {**final, "status": "in_progress", "output": [], "usage": None}
+        yield _sse("response.created", {"type": "response.created", "response": start})
+        time.sleep(self.reply.delay_s)
+        for piece in _pieces(self.reply.text):
+            delta = {"type": "response.output_text.delta", "output_index": 0, "delta": piece}
+            yield _sse("response.output_text.delta", {**delta, "content_index": 0})
+        yield _sse("response.completed", {"type": "response.completed", "response": final})
+
+    def gemini(self) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = [{"text": self.reply.text}] if self.reply.text else []
+        parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for _, c in self.tools]
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": self._gemini_usage(),
+            "modelVersion": self.model,
+        }
+
+    def gemini_events(self) -> Iterator[str]:
+        """SSE chunks; the handler sends them as a JSON array without ``alt=sse``."""
+        pieces = _pieces(self.reply.text) or [""]
+        time.sleep(self.reply.delay_s)
+        for i, piece in enumerate(pieces):
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": piece}]}}
+            chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model}
+            if i == len(pieces) - 1:
+                candidate["finishReason"] = "STOP"
+                chunk["usageMetadata"] = self._gemini_usage()
+            yield _sse(None, chunk)
+
+    def _gemini_usage(self) -> dict[str, int]:
+        return {
+            "promptTokenCount": self.tokens_in,
+            "candidatesTokenCount": self.tokens_out,
+            "totalTokenCount": self.tokens_in + self.tokens_out,
+        }
+
+    def ollama_chat(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.reply.text}
+        if self.tools:
+            message["tool_calls"] = [
+                {"function": {"name": c.name, "arguments": c.arguments}} for _, c in self.tools
+            ]
+        return {**self._ollama_head(), "message": message, **self._ollama_done()}
+
+    def ollama_chat_events(self) -> Iterator[str]:
+        time.sleep(self.reply.delay_s)
+        for piece in _pieces(self.reply.text):
+            message = {"role": "assistant", "content": piece}
+            yield json.dumps({**self._ollama_head(), "message": message, "done": False}) + "\n"
+        last = {"role": "assistant", "content": ""}
+        yield json.dumps({**self._ollama_head(), "message": last, **self._ollama_done()}) + "\n"
+
+    def ollama_generate(self) -> dict[str, Any]:
+        return {**self._ollama_head(), "response": self.reply.text, **self._ollama_done()}
+
+    def ollama_generate_events(self) -> Iterator[str]:
+        time.sleep(self.reply.delay_s)
+        for piece in _pieces(self.reply.text):
+            yield json.dumps({**self._ollama_head(), "response": piece, "done": False}) + "\n"
+        yield json.dumps({**self._ollama_head(), "response": "", **self._ollama_done()}) + "\n"
+
+    def _ollama_head(self) -> dict[str, Any]:
+        return {"model": self.model, "created_at": "2026-01-01T00:00:00Z"}
+
+    def _ollama_done(self) -> dict[str, Any]:
+        return {
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": self.tokens_in,
+            "eval_count": self.tokens_out,
+        }
+
     def _tool_args(self) -> list[tuple[str, ToolCall, str]]:
         return [(i, c, json.dumps(c.arguments)) for i, c in self.tools]
 
@@ -407,6 +548,42 @@ class _Call:
             "model": self.model,
             "stop_sequence": None,
         }
+
+
+_ROUTES = (
+    ("/chat/completions", "openai"),
+    ("/responses", "responses"),
+    ("/messages", "anthropic"),
+    (":generateContent", "gemini"),
+    (":streamGenerateContent", "gemini"),
+    ("/api/chat", "ollama_chat"),
+    ("/api/generate", "ollama_generate"),
+)
+
+
+def _json_array(events: Iterator[str]) -> Iterator[str]:
+    """SSE ``data:`` events re-sent as the pieces of one streamed JSON array."""
+    for i, event in enumerate(events):
+        yield ("[" if i == 0 else ",\r\n") + event.removeprefix("data: ").strip()
+    yield "]"
+
+
+def _route(path: str) -> str | None:
+    """Which payload method of :class:`_Call` answers ``path`` (``None``: no route)."""
+    for suffix, kind in _ROUTES:
+        if path.endswith(suffix):
+            return kind
+    return None
+
+
+def _provider(path: str) -> str:
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith(("GenerateContent", ":generateContent")):
+        return "gemini"
+    if path.endswith(("/api/chat", "/api/generate")):
+        return "ollama"
+    return "openai"
 
 
 def _error_body(provider: str, reply: Reply) -> dict[str, Any]:

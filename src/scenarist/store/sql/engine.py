@@ -50,6 +50,7 @@ from sqlalchemy.pool import NullPool
 
 from scenarist._extras import missing_extra
 from scenarist.errors import UserError
+from scenarist.integrations._network_guard import unguarded
 from scenarist.store.location import default_database_url, resolve_database_url
 
 __all__ = [
@@ -253,7 +254,8 @@ class Database:
                 engine = make_engine(self.url, pooled=self._pooled)
                 try:
                     if self._migrate and not _is_migrated(self.url):
-                        await self._upgrade(engine)
+                        with unguarded():
+                            await self._upgrade(engine)
                         _migrated.add(self.url)
                 except BaseException:
                     await engine.dispose()
@@ -263,7 +265,8 @@ class Database:
             first = self.url not in _opened
             _opened.add(self.url)
         if first and self._migrate:
-            await self._on_first_open()
+            with unguarded():
+                await self._on_first_open()
         return database
 
     async def _upgrade(self, engine: AsyncEngine) -> None:
@@ -311,19 +314,21 @@ class Database:
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncConnection]:
         engine = await self.engine()
-        async with engine.connect() as connection:
-            yield connection
+        with unguarded():  # a cassette replay's guard is for the agent, not the store
+            async with engine.connect() as connection:
+                yield connection
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncConnection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
         database = await self._database()
-        if self.dialect == "sqlite":
-            async with database.write_lock, database.engine.begin() as connection:
-                yield connection
-        else:
-            async with database.engine.begin() as connection:
-                yield connection
+        with unguarded():
+            if self.dialect == "sqlite":
+                async with database.write_lock, database.engine.begin() as connection:
+                    yield connection
+            else:
+                async with database.engine.begin() as connection:
+                    yield connection
 
     async def _batched(self, write: Write[T]) -> T:
         """Run ``write(connection)`` in a transaction shared with the writes queued beside
@@ -335,7 +340,8 @@ class Database:
             if not done.done():
                 batch, database.queued = database.queued, []
                 with anyio.CancelScope(shield=True):  # a cancelled caller never half-commits
-                    await _commit(database.engine, batch)
+                    with unguarded():
+                        await _commit(database.engine, batch)
         return done.result()
 
     def _insert(self, table: Table) -> Any:

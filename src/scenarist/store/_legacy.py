@@ -50,6 +50,12 @@ class LegacyImport:
             f"{self.items} item(s), {self.snapshots} snapshot(s)"
         )
 
+    def line(self, source: object, target: object, aside: str | None = None) -> str:
+        """``imported <counts> from <source> into <target> (<aside>); <skipped rows>``."""
+        aside_text = f" ({aside})" if aside else ""
+        skipped = f"; {len(self.unreadable)} unreadable row(s) skipped" if self.unreadable else ""
+        return f"imported {self.summary()} from {source} into {target}{aside_text}{skipped}"
+
 
 def _rows(connection: sqlite3.Connection, sql: str) -> list[tuple[object, ...]]:
     try:
@@ -143,7 +149,6 @@ async def import_once(database_file: Path, store: SqlStore) -> None:
             file=sys.stderr,
         )
         return
-    skipped = f"; {len(done.unreadable)} unreadable row(s) skipped" if done.unreadable else ""
     try:
         _fold_wal(old)
     except sqlite3.OperationalError:  # another process still has it open
@@ -154,7 +159,4 @@ async def import_once(database_file: Path, store: SqlStore) -> None:
     else:
         old.rename(old.with_name(old.name + ".imported"))
         kept = f"the old file is kept as {old.name}.imported"
-    print(
-        f"scenarist: imported {done.summary()} from {old} into {database_file} ({kept}){skipped}",
-        file=sys.stderr,
-    )
+    print(f"scenarist: {done.line(old, database_file, kept)}", file=sys.stderr)

@@ -74,8 +74,7 @@ def import_local(path: str, database_url: str | None = None) -> str:
             raise UserError(f"{path}: not a scenarist local store ({exc})") from exc
         finally:
             await store.close()
-        skipped = f"; {len(done.unreadable)} unreadable row(s) skipped" if done.unreadable else ""
-        return f"imported {done.summary()} from {path} into {database_label(store.url)}{skipped}"
+        return done.line(path, database_label(store.url))
 
     result: str = run_sync(go, _store(database_url))
     return result

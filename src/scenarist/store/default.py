@@ -15,12 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scenarist.store.sql.store import SqlStore
 
-__all__ = ["default_store", "shared_database_available"]
-
-
-def shared_database_available() -> bool:
-    """Always true: the SQL store is part of the core install (kept for old callers)."""
-    return True
+__all__ = ["default_store"]
 
 
 def default_store() -> SqlStore:

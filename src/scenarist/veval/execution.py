@@ -78,13 +78,10 @@ class TraceWrites:
     """
 
     def __init__(self) -> None:
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tasks: dict[str, asyncio.Future[None]] = {}
 
     def start(self, trace_id: str, write: Awaitable[None]) -> None:
-        async def run() -> None:
-            await write
-
-        self._tasks[trace_id] = asyncio.ensure_future(run())
+        self._tasks[trace_id] = asyncio.ensure_future(write)
 
     async def failures(self) -> dict[str, BaseException]:
         """Wait for every write; the exception of each that failed, by trace id."""

@@ -237,9 +237,9 @@ class Database:
         self._pooled = pooled
         self._migrate = migrate
 
-    @property
+    @functools.cached_property
     def dialect(self) -> str:
-        """``"sqlite"`` or ``"postgresql"``."""
+        """``"sqlite"`` or ``"postgresql"`` (read once: every write asks)."""
         return make_url(self.url).get_backend_name()
 
     async def _database(self) -> _Database:
@@ -346,13 +346,7 @@ class Database:
 
     def _insert(self, table: Table) -> Any:
         """The dialect's ``INSERT`` (with ``on_conflict_do_nothing`` / ``_do_update``)."""
-        if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            return pg_insert(table)
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        return sqlite_insert(table)
+        return _dialect_insert(self.dialect, table)
 
     def _upsert(self, table: Table, columns: Iterable[str], key: tuple[str, ...]) -> Any:
         """``INSERT ... ON CONFLICT (key) DO UPDATE`` of ``columns``, built once per dialect
@@ -360,15 +354,21 @@ class Database:
         return _upsert_statement(self.dialect, table, tuple(columns), key)
 
 
+def _dialect_insert(dialect: str, table: Table) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
+
+
 @functools.cache
 def _upsert_statement(
     dialect: str, table: Table, columns: tuple[str, ...], key: tuple[str, ...]
 ) -> Any:
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-    statement = insert(table)
+    statement = _dialect_insert(dialect, table)
     update = {name: statement.excluded[name] for name in columns if name not in key}
     return statement.on_conflict_do_update(index_elements=list(key), set_=update)
 

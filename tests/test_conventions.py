@@ -34,7 +34,6 @@ set_default_embedding_model set_default_generator set_default_judge get_runner
 
 PENDING = {
     # Optional in the compat contract.
-    "Readability": "optional extra (textstat); not built: see decisions.md, issue 12",
     "SOMJudge": "optional",
 }
 

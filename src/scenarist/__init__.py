@@ -63,6 +63,7 @@ from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
 if TYPE_CHECKING:
+    from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.similarity import SemanticSimilarity
     from scenarist.checks.trace_assert import TraceAssert
@@ -134,6 +135,7 @@ __getattr__, __dir__ = lazy_attributes(
         "RunContext": "scenarist.tracing",
         "ScenarioItem": "scenarist.veval.items",
         "ScenarioRunResult": "scenarist.veval.items",
+        "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "SnapshotAlignmentRow": "scenarist.replay.snapshot_diff",
@@ -200,6 +202,7 @@ __all__ = [
     "Not",
     "NotEquals",
     "RegexMatching",
+    "Readability",
     "RegoPolicy",
     "ReplayBinding",
     "ReplayFidelity",

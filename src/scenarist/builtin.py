@@ -2,8 +2,8 @@
 
 ``from giskard.checks.builtin import Equals`` ports as ``from scenarist.builtin import
 Equals`` (the judge checks are in :mod:`scenarist.judges`, as giskard's are in
-``giskard.checks.judges``). Only re-exports; ``SemanticSimilarity`` and ``RegoPolicy``
-load on first use, as from ``scenarist`` itself.
+``giskard.checks.judges``). Only re-exports; ``SemanticSimilarity``, ``RegoPolicy``
+and ``Readability`` load on first use, as from ``scenarist`` itself.
 """
 
 from typing import TYPE_CHECKING
@@ -26,12 +26,17 @@ from scenarist.checks import (
 )
 
 if TYPE_CHECKING:
+    from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.similarity import SemanticSimilarity
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
-    {"RegoPolicy": "scenarist.checks.rego", "SemanticSimilarity": "scenarist.checks.similarity"},
+    {
+        "Readability": "scenarist.checks.readability",
+        "RegoPolicy": "scenarist.checks.rego",
+        "SemanticSimilarity": "scenarist.checks.similarity",
+    },
 )
 
 __all__ = [
@@ -46,6 +51,7 @@ __all__ = [
     "LessThanEquals",
     "Not",
     "NotEquals",
+    "Readability",
     "RegexMatching",
     "RegoPolicy",
     "SemanticSimilarity",

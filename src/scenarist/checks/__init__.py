@@ -26,6 +26,7 @@ from scenarist.checks.text import RegexMatching, StringMatching
 
 if TYPE_CHECKING:
     from scenarist.checks.containers import Contains, LengthBetween
+    from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
@@ -95,6 +96,7 @@ Check.register_lazy(
     )
     | {"trace_judge": "scenarist.judges.trace_judge"}
     | {"rego_policy": "scenarist.checks.rego"}
+    | {"readability": "scenarist.checks.readability"}
 )
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -102,6 +104,7 @@ __getattr__, __dir__ = lazy_attributes(
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
         "MatchesSnapshot": "scenarist.checks.snapshot_check",
+        "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
         "MaxCost": "scenarist.checks.spans",
@@ -155,6 +158,7 @@ __all__ = [
     "Not",
     "NotEquals",
     "OutputContains",
+    "Readability",
     "RegexMatching",
     "RegoPolicy",
     "SemanticSimilarity",

@@ -1,26 +1,42 @@
 """Process-wide defaults: the generator, the judge and the embedding model.
 
-Values come from explicit ``set_default_*`` calls, else from ``SCENARIST_*`` environment
-variables (read once, cached; no ``.env`` file is ever read implicitly), else nothing.
+Values come from explicit ``set_default_*`` calls, else from environment variables (read
+once, cached; no ``.env`` file is ever read implicitly), else the built-in defaults,
+giskard-checks' own (``openai/gpt-4o-mini``, ``openai/text-embedding-3-small``):
 
-=============================  =========================================================
+=============================  ==========================================================
 ``SCENARIST_DEFAULT_MODEL``    default generator, as ``"provider/model"``
-``SCENARIST_DEFAULT_JUDGE``    default judge (falls back to the default generator)
-``SCENARIST_EMBEDDING_MODEL``  default embedding model
-=============================  =========================================================
+                               (giskard-checks' ``GISKARD_CHECKS_DEFAULT_MODEL`` is read
+                               when it is unset)
+``SCENARIST_DEFAULT_JUDGE``    default judge (else the default generator);
+                               ``GISKARD_CHECKS_DEFAULT_JUDGE`` likewise
+``SCENARIST_EMBEDDING_MODEL``  default embedding model;
+                               ``GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL`` likewise
+=============================  ==========================================================
 
-A default is either a ``"provider/model"`` string or an object of the judge/generator
-layer; turning a string into a provider client is that layer's job, done lazily, so
-importing scenarist never imports an LLM SDK.
+The getters return objects, as giskard-checks' do, never ``None``: a
+:class:`~scenarist.providers.named_model.Generator` /
+:class:`~scenarist.providers.named_model.EmbeddingModel` (``.model``, usable as a
+Provider) for a configured string, the configured object as is, and for the judge a
+:class:`~scenarist.judges.LLMChatJudge` (``kind`` ``"llm"``) whose ``generator`` is the
+configured judge model, or ``None`` when it follows the default generator. Turning a
+name into a provider client is the provider layer's job, done lazily, so importing
+scenarist never imports an LLM SDK.
 """
 
 from __future__ import annotations
 
 import os
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from scenarist.judges.judge import BaseJudge
 
 __all__ = [
+    "BUILTIN_EMBEDDING_MODEL",
+    "BUILTIN_GENERATOR",
+    "configured",
     "get_default_embedding_model",
     "get_default_generator",
     "get_default_judge",
@@ -29,6 +45,17 @@ __all__ = [
     "set_default_generator",
     "set_default_judge",
 ]
+
+Role = Literal["generator", "judge", "embedding_model"]
+
+BUILTIN_GENERATOR = "openai/gpt-4o-mini"
+BUILTIN_EMBEDDING_MODEL = "openai/text-embedding-3-small"
+
+_ENV: dict[Role, tuple[str, str]] = {
+    "generator": ("SCENARIST_DEFAULT_MODEL", "GISKARD_CHECKS_DEFAULT_MODEL"),
+    "judge": ("SCENARIST_DEFAULT_JUDGE", "GISKARD_CHECKS_DEFAULT_JUDGE"),
+    "embedding_model": ("SCENARIST_EMBEDDING_MODEL", "GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL"),
+}
 
 _explicit: dict[str, Any] = {}
 
@@ -43,48 +70,81 @@ def _check(value: Any, what: str) -> Any:
     if value is None:
         return None
     if isinstance(value, str):
+        value = value.strip()
+        if what == "judge":
+            value = value.removeprefix("llm/")  # giskard's "llm/<provider>/<model>" form
         if "/" not in value.strip("/"):
             raise ValueError(
                 f"{what} {value!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
             )
-        return value.strip()
     return value
 
 
+def configured(role: Role) -> Any:
+    """What was configured for ``role`` (an explicit value, else the environment's, as a
+    ``"provider/model"`` string or an object), or ``None``: no built-in default here."""
+    explicit = _explicit.get(role)
+    if explicit is not None:
+        return explicit
+    for name in _ENV[role]:
+        value = _env(name)
+        if value is not None:
+            return _check(value, "judge" if role == "judge" else name)
+    return None
+
+
 def set_default_generator(generator: Any) -> None:
-    """Set the default generator (``"provider/model"`` or a generator object; ``None`` clears)."""
+    """Set the default generator (``"provider/model"`` or a generator object; ``None``
+    restores the environment's or the built-in default)."""
     _explicit["generator"] = _check(generator, "generator")
 
 
 def get_default_generator() -> Any:
-    """The default generator, or ``None`` when none is configured."""
-    if "generator" in _explicit:
-        return _explicit["generator"]
-    return _env("SCENARIST_DEFAULT_MODEL")
+    """The default generator: the object set, else a ``Generator`` for the configured (or
+    built-in ``openai/gpt-4o-mini``) name."""
+    from scenarist.providers.named_model import Generator
+
+    spec = configured("generator")
+    if spec is None:
+        spec = BUILTIN_GENERATOR
+    return Generator(model=spec) if isinstance(spec, str) else spec
 
 
 def set_default_judge(judge: Any) -> None:
-    """Set the default judge (``"provider/model"`` or a judge object; ``None`` clears)."""
+    """Set the default judge (``"provider/model"``, a Provider or a ``BaseJudge``; ``None``
+    restores the environment's, else the default generator)."""
     _explicit["judge"] = _check(judge, "judge")
 
 
-def get_default_judge() -> Any:
-    """The default judge; else ``SCENARIST_DEFAULT_JUDGE``; else the default generator."""
-    if _explicit.get("judge") is not None:
-        return _explicit["judge"]
-    return _env("SCENARIST_DEFAULT_JUDGE") or get_default_generator()
+def get_default_judge() -> BaseJudge:
+    """The default judge: the ``BaseJudge`` set, else an ``LLMChatJudge`` on the configured
+    judge model, else one that follows the default generator (``generator=None``)."""
+    from scenarist.judges.judge import BaseJudge, LLMChatJudge
+    from scenarist.providers.named_model import Generator
+
+    spec = configured("judge")
+    if spec is None:
+        return LLMChatJudge()
+    if isinstance(spec, BaseJudge):
+        return spec
+    return LLMChatJudge(generator=Generator(model=spec) if isinstance(spec, str) else spec)
 
 
 def set_default_embedding_model(model: Any) -> None:
-    """Set the default embedding model (``"provider/model"`` or an object; ``None`` clears)."""
+    """Set the default embedding model (``"provider/model"`` or an object; ``None``
+    restores the environment's or the built-in default)."""
     _explicit["embedding_model"] = _check(model, "embedding model")
 
 
 def get_default_embedding_model() -> Any:
-    """The default embedding model, or ``None`` when none is configured."""
-    if "embedding_model" in _explicit:
-        return _explicit["embedding_model"]
-    return _env("SCENARIST_EMBEDDING_MODEL")
+    """The default embedding model: the object set, else an ``EmbeddingModel`` for the
+    configured (or built-in ``openai/text-embedding-3-small``) name."""
+    from scenarist.providers.named_model import EmbeddingModel
+
+    spec = configured("embedding_model")
+    if spec is None:
+        spec = BUILTIN_EMBEDDING_MODEL
+    return EmbeddingModel(model=spec) if isinstance(spec, str) else spec
 
 
 def reset_settings() -> None:

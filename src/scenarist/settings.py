@@ -1,6 +1,9 @@
 """Old import path of :mod:`scenarist.model_defaults` (renamed), kept so existing imports work."""
 
 from scenarist.model_defaults import (
+    BUILTIN_EMBEDDING_MODEL,
+    BUILTIN_GENERATOR,
+    configured,
     get_default_embedding_model,
     get_default_generator,
     get_default_judge,
@@ -11,6 +14,9 @@ from scenarist.model_defaults import (
 )
 
 __all__ = [
+    "BUILTIN_EMBEDDING_MODEL",
+    "BUILTIN_GENERATOR",
+    "configured",
     "get_default_embedding_model",
     "get_default_generator",
     "get_default_judge",

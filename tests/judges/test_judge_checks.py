@@ -228,6 +228,8 @@ async def test_no_judge_configured_is_error_saying_how_to_configure_one() -> Non
     result = await Conformity(rule="r").run(SUPPORT)
     assert result.status is CheckStatus.ERROR
     assert "No judge model is configured" in result.message
+    assert "the built-in default 'openai/gpt-4o-mini' is used" in result.message
+    assert "set the OPENAI_API_KEY environment variable" in result.message
     assert "SCENARIST_DEFAULT_JUDGE" in result.message
 
 

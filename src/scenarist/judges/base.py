@@ -18,7 +18,7 @@ prompt and the judge's usage go in ``details``; score, agreement, tokens and cos
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     BaseModel,
@@ -33,7 +33,7 @@ from scenarist.checks._values import is_none
 from scenarist.checks.base import Check
 from scenarist.errors import JudgeInputError
 from scenarist.judges._prompts import PromptError, builtin, judge_messages, render
-from scenarist.judges.judge import BaseJudge, JudgeCall, judge_name, resolve_judge
+from scenarist.judges.judge import BaseJudge, JudgeCall, LLMChatJudge, judge_name, resolve_judge
 from scenarist.judges.verdict import LLMCheckResult
 from scenarist.providers.base import ProviderError
 from scenarist.results import CheckResult, Metric
@@ -43,13 +43,15 @@ __all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
 
 
 def _check_judge(value: Any) -> Any:
+    if isinstance(value, dict) and "kind" in value:  # a dumped judge: rebuild its kind
+        return BaseJudge.model_validate(value)
     if value is None or isinstance(value, BaseJudge) or callable(getattr(value, "chat", None)):
         return value
     if isinstance(value, str) and "/" in value.strip("/"):
         return value.strip()
     raise ValueError(
-        f"judge must be a 'provider/model' string (e.g. 'openai/gpt-4o-mini'), a Provider "
-        f"or a BaseJudge, got {value!r}"
+        f"judge must be a 'provider/model' string (e.g. 'openai/gpt-4o-mini'), a Provider, "
+        f"a BaseJudge or a dumped judge ({{'kind': ...}}), got {value!r}"
     )
 
 
@@ -58,7 +60,9 @@ JudgeSpec = Annotated[Any, BeforeValidator(_check_judge)]
 
 class WithJudgeMixin(BaseModel):
     """Adds ``judge``: a ``"provider/model"`` string, a Provider, a BaseJudge, or ``None``
-    for the default judge. Dumped to JSON as its name, so a run log says who judged."""
+    for the default judge. Dumped to JSON as its name (a chat judge or a provider), so a
+    run log says who judged, or as ``{"kind": ..., fields}`` (any other judge), so a
+    registered user judge loads back."""
 
     model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
@@ -79,7 +83,13 @@ class WithJudgeMixin(BaseModel):
         return data
 
     @field_serializer("judge", when_used="json")
-    def _judge_as_name(self, value: Any) -> str | None:
+    def _judge_as_json(self, value: Any) -> Any:
+        # A chat judge by its model's name (it loads back; giskard-checks reads names too);
+        # any other judge as its kind and fields, so a registered user judge loads back.
+        if isinstance(value, LLMChatJudge):
+            return judge_name(value) if value.generator is not None else {"kind": value.kind}
+        if isinstance(value, BaseJudge):
+            return value.model_dump(mode="json")
         return None if value is None else judge_name(value)
 
     def resolved_judge(self) -> BaseJudge:
@@ -125,6 +135,13 @@ class BaseLLMCheck(Check, WithJudgeMixin):
         """The template variables; raise :class:`JudgeInputError` when one cannot be read."""
         return {"trace": trace}
 
+    def copy_with(self, **changes: Any) -> Self:
+        """A validated copy with some fields changed; it keeps the same judge object."""
+        data = {**self.model_dump(), **changes, "kind": self.kind}
+        if "judge" not in changes and "generator" not in changes:
+            data["judge"] = self.judge
+        return self.model_validate(data)
+
     # -- outcome wording: TraceAssert.judge overrides these for Veval's messages ----------
 
     def verdict_message(self, verdict: LLMCheckResult, passed: bool) -> str:
@@ -145,16 +162,21 @@ class BaseLLMCheck(Check, WithJudgeMixin):
             return CheckResult.error(self.error_message(str(exc)))
         details = {k: v for k, v in inputs.items() if not isinstance(v, Trace)}
         try:
-            prompt = render(self.get_prompt(), inputs, source_name=self.prompt_source_name())
+            template = self.get_prompt()
+            prompt = render(template, inputs, source_name=self.prompt_source_name())
         except PromptError as exc:
             return CheckResult.error(self.error_message(str(exc)), details=details)
         details["prompt"] = prompt
         try:
             judge = self.resolved_judge()
             details["judge"] = {"name": judge.name}
+            # giskard-style judges get the template source and its variables, trace included
+            variables = {"trace": trace, **inputs}
             calls = await asyncio.gather(
                 *(
-                    judge.ask(
+                    judge.verdict_call(
+                        template,
+                        variables,
                         judge_messages(prompt),
                         temperature=self.temperature,
                         max_retries=self.max_retries,

@@ -6,6 +6,10 @@ name); :class:`LLMChatJudge` plays it with any :class:`~scenarist.providers.Prov
 asks for the verdict schema through ``json_schema``, parses strictly, and on a malformed
 answer shows the model its mistake and asks again, up to ``max_retries`` times.
 
+Judges are kind-registered pydantic models (``@BaseJudge.register("my_judge")``, as in
+giskard-checks), so a check carrying one dumps it as ``{"kind": ..., fields}`` and loads
+it back; a user judge may implement giskard's ``judge(prompt, inputs)`` or our ``ask``.
+
 :func:`resolve_judge` turns what a user configured (a judge, a provider, a
 ``"provider/model"`` string, or nothing: the default judge) into a judge. Strings resolve
 through :func:`scenarist.providers.resolve.resolve_provider`, imported on first use, so a
@@ -15,21 +19,19 @@ install or set.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator, PrivateAttr, field_serializer
+
+from scenarist._registry import KindRegistered
 from scenarist.judges.verdict import VERDICT_SCHEMA, LLMCheckResult, parse_verdict
 from scenarist.model_defaults import get_default_judge
 from scenarist.providers.base import Message, Provider, ProviderError
+from scenarist.providers.named_model import NamedModel
 
 __all__ = ["BaseJudge", "JudgeCall", "LLMChatJudge", "judge_name", "resolve_judge"]
-
-NO_JUDGE = (
-    "No judge model is configured. Pass judge='openai/gpt-4o-mini' (or a Provider object) "
-    "to the check, call scenarist.set_default_judge('openai/gpt-4o-mini'), or set "
-    "SCENARIST_DEFAULT_JUDGE (or SCENARIST_DEFAULT_MODEL)."
-)
 
 
 def _add(total: float | None, part: float | None) -> float | None:
@@ -59,26 +61,62 @@ class JudgeCall:
         self.cost_usd = _add(self.cost_usd, cost)
 
 
-class BaseJudge(ABC):
-    """Something that answers a rubric prompt with a :class:`LLMCheckResult`."""
+class BaseJudge(KindRegistered):
+    """Something that answers a rubric with a :class:`LLMCheckResult`: a pydantic model,
+    registered by kind like checks, so a check carrying a judge dumps and loads.
+
+    Implement either protocol:
+
+    - giskard-checks': ``async def judge(self, prompt, inputs, *, output_type=...)``,
+      given the rubric's Jinja2 *source* and its variables (``trace`` included), returning
+      an :class:`LLMCheckResult` (a sync ``judge`` is accepted too);
+    - ours: ``async def ask(self, messages, *, temperature, max_retries) -> JudgeCall``,
+      given the rendered chat messages, returning the verdict with its usage.
+
+    Register it to dump and load it (``@BaseJudge.register("my_judge")``; its fields
+    forbid unknown keys, as checks' do); ``BaseJudge.model_validate({"kind": ...})``
+    rebuilds it, and ``BaseJudge.kinds()`` lists the kinds.
+    """
+
+    _family = "judge"
 
     @property
-    @abstractmethod
     def name(self) -> str:
         """How reports and dumps name this judge, e.g. ``"openai/gpt-4o-mini"``."""
+        return self.kind or type(self).__name__
 
-    @abstractmethod
+    def _implements(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(BaseJudge, method)
+
     async def ask(
         self, messages: list[Message], *, temperature: float = 0.0, max_retries: int = 2
     ) -> JudgeCall:
-        """One verdict for ``messages``; a malformed answer is retried, then reported."""
+        """One verdict for ``messages``; a malformed answer is retried, then reported.
 
-    async def judge(self, prompt: str, inputs: dict[str, Any] | None = None) -> LLMCheckResult:
+        The default serves judges that implement only :meth:`judge`: it hands them the
+        rendered rubric as the prompt, with no variables.
+        """
+        if not self._implements("judge"):
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement judge(prompt, inputs) or "
+                "ask(messages, temperature=..., max_retries=...)"
+            )
+        return await self._judge_call(messages[-1]["content"], {})
+
+    async def judge(
+        self, prompt: str, inputs: dict[str, Any] | None = None, *, output_type: Any = None
+    ) -> LLMCheckResult:
         """The verdict for ``prompt`` (a Jinja template when ``inputs`` are given).
 
         Raises :class:`ProviderError` when no valid verdict comes back; judge checks
-        never call this (they turn that case into an ERROR result).
+        never call this on judges that implement :meth:`ask` (they turn that case into an
+        ERROR result).
         """
+        if not self._implements("ask"):
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement judge(prompt, inputs) or "
+                "ask(messages, temperature=..., max_retries=...)"
+            )
         from scenarist.judges._prompts import judge_messages, render
 
         text = render(prompt, inputs, source_name="prompt") if inputs is not None else prompt
@@ -87,30 +125,100 @@ class BaseJudge(ABC):
             raise ProviderError(f"{self.name} gave no valid verdict: {call.problem}")
         return call.verdict
 
+    async def verdict_call(
+        self,
+        template: str,
+        inputs: dict[str, Any],
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_retries: int = 2,
+    ) -> JudgeCall:
+        """What a judge check asks: :meth:`ask` with the rendered ``messages`` when this
+        judge implements it, else giskard's :meth:`judge` with the ``template`` source and
+        its ``inputs``."""
+        if self._implements("ask") or not self._implements("judge"):
+            return await self.ask(messages, temperature=temperature, max_retries=max_retries)
+        return await self._judge_call(template, inputs)
 
+    async def _judge_call(self, prompt: str, inputs: dict[str, Any]) -> JudgeCall:
+        """Call a giskard-style :meth:`judge`; a verdict of another type is reported."""
+        outcome: Any = self.judge(prompt, inputs, output_type=LLMCheckResult)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        # Usage is unknown: the judge made its own calls, if any.
+        call = JudgeCall(attempts=1, tokens_in=None, tokens_out=None, cost_usd=None)
+        if isinstance(outcome, LLMCheckResult):
+            call.verdict = outcome
+        else:
+            call.problem = (
+                f"{type(self).__name__}.judge returned {type(outcome).__name__}, expected an "
+                "LLMCheckResult(passed=..., reason=...)"
+            )
+        return call
+
+
+def _check_generator(value: Any) -> Any:
+    """A chat judge's model: ``None``, ``"provider/model"``, a Provider, or a generator
+    dump (giskard's ``{"kind": ..., "model": ...}``, read by its model)."""
+    if isinstance(value, dict) and isinstance(value.get("model"), str):
+        from scenarist.providers.named_model import Generator
+
+        return Generator(model=value["model"])
+    if value is None or callable(getattr(value, "chat", None)):
+        return value
+    if isinstance(value, str) and "/" in value.strip("/"):
+        return value.strip()
+    raise ValueError(
+        f"generator must be a 'provider/model' string (e.g. 'openai/gpt-4o-mini') or a "
+        f"Provider, got {value!r}"
+    )
+
+
+@BaseJudge.register("llm")
 class LLMChatJudge(BaseJudge):
-    """A judge backed by a chat model (a Provider, or a ``"provider/model"`` string).
+    """A judge backed by a chat model: a Provider, a ``"provider/model"`` string, or
+    ``None`` for the default generator (looked up at each call, as giskard-checks does).
 
-    ``generator=`` is accepted as an alias of ``provider`` (giskard-checks' keyword). A
-    string is resolved on the first request, so building a check never needs the SDK.
+    The model is the first positional argument or ``generator=`` (giskard-checks'
+    keyword). A string is resolved on the first request, so building a check never
+    needs the SDK.
     """
 
-    def __init__(self, provider: Provider | str | None = None, *, generator: Any = None) -> None:
-        chosen = provider if provider is not None else generator
-        if chosen is None:
-            raise TypeError("LLMChatJudge needs a provider: LLMChatJudge('openai/gpt-4o-mini')")
-        self._spec: Provider | str = chosen
-        self._provider: Provider | None = None if isinstance(chosen, str) else chosen
+    generator: Annotated[Any, BeforeValidator(_check_generator)] = None
+
+    _provider: Provider | None = PrivateAttr(default=None)
+
+    def __init__(self, provider: Provider | str | None = None, /, **data: Any) -> None:
+        if provider is not None:
+            if data.get("generator") is not None:
+                raise TypeError("give LLMChatJudge a model once: positionally or generator=")
+            data["generator"] = provider
+        super().__init__(**data)
+
+    @field_serializer("generator", when_used="json")
+    def _generator_as_name(self, value: Any) -> str | None:
+        return None if value is None else judge_name(value)
 
     @property
     def name(self) -> str:
-        return judge_name(self._spec)
+        if self.generator is None:
+            from scenarist.model_defaults import get_default_generator
+
+            return judge_name(get_default_generator())
+        return judge_name(self.generator)
 
     @property
     def provider(self) -> Provider:
-        """The provider, resolved from its ``"provider/model"`` string on first use."""
+        """The provider, resolved from its ``"provider/model"`` on first use (the default
+        generator's at every use: it may change), so a missing SDK or key shows up front."""
+        if self.generator is None:
+            return _default_generator_provider()
         if self._provider is None:
-            self._provider = _resolve_provider(str(self._spec))
+            spec = self.generator
+            if isinstance(spec, NamedModel):
+                spec = spec.model
+            self._provider = _resolve_provider(spec) if isinstance(spec, str) else spec
         return self._provider
 
     async def ask(
@@ -119,8 +227,9 @@ class LLMChatJudge(BaseJudge):
         """Ask up to ``1 + max_retries`` times; each retry shows the model what was wrong."""
         call = JudgeCall()
         conversation = list(messages)
+        provider = self.provider
         for _ in range(1 + max_retries):
-            response = await self.provider.chat(
+            response = await provider.chat(
                 conversation, temperature=temperature, json_schema=VERDICT_SCHEMA
             )
             call.record(response.model, response.tokens_in, response.tokens_out, response.cost_usd)
@@ -141,17 +250,33 @@ class LLMChatJudge(BaseJudge):
         return call
 
     def __repr__(self) -> str:
-        return f"LLMChatJudge({self.name!r})"
+        return f"LLMChatJudge({self.name!r})" if self.generator is not None else "LLMChatJudge()"
 
 
-def _resolve_provider(spec: str) -> Provider:
+def _default_generator_provider() -> Provider:
+    """The default generator's adapter; when it is the built-in default and cannot be
+    used (no key), the error says how to configure a judge."""
+    from scenarist.model_defaults import BUILTIN_GENERATOR, configured
+
     try:
-        from scenarist.providers.resolve import resolve_provider
-    except ModuleNotFoundError as exc:  # pragma: no cover - the adapters ship with the core
+        return _resolve_provider(None)
+    except ProviderError as exc:
+        if configured("generator") is not None:
+            raise
+        cause = exc.__cause__ or exc
         raise ProviderError(
-            f"cannot resolve {spec!r}: scenarist.providers.resolve is unavailable ({exc})"
+            f"No judge model is configured, so the built-in default {BUILTIN_GENERATOR!r} is "
+            f"used, and {cause}. Pass judge='openai/gpt-4o-mini' (or a Provider) to the "
+            "check, call scenarist.set_default_judge(...), or set SCENARIST_DEFAULT_JUDGE "
+            "(or the default generator: set_default_generator(...), SCENARIST_DEFAULT_MODEL)."
         ) from exc
-    provider: Provider = resolve_provider(spec)
+
+
+def _resolve_provider(spec: str | None) -> Provider:
+    """The adapter for ``"provider/model"`` (``None``: the default generator's)."""
+    from scenarist.providers.resolve import resolve_provider
+
+    provider: Provider = resolve_provider(spec, purpose="generator")
     return provider
 
 
@@ -166,13 +291,13 @@ def judge_name(judge: Any) -> str:
 def resolve_judge(spec: Any = None) -> BaseJudge:
     """The judge for ``spec``; ``None`` means the default judge (then the default generator).
 
-    Raises :class:`ProviderError` when nothing is configured or the provider cannot be
-    built (missing SDK or key), with a message that says what to do.
+    Raises :class:`ProviderError` when the provider cannot be built (missing SDK or key),
+    with a message that says what to do.
     """
     if spec is None:
         spec = get_default_judge()
-        if spec is None:
-            raise ProviderError(NO_JUDGE)
+    if isinstance(spec, LLMChatJudge):
+        _ = spec.provider  # resolve now, so a missing SDK or key is reported up front
     if isinstance(spec, BaseJudge):
         return spec
     if isinstance(spec, str) or callable(getattr(spec, "chat", None)):

@@ -22,6 +22,7 @@ import re
 from typing import Any, Literal
 
 from scenarist.providers.base import Provider, ProviderError
+from scenarist.providers.named_model import NamedModel
 
 __all__ = ["Purpose", "resolve_provider"]
 
@@ -50,15 +51,21 @@ def resolve_provider(spec: Any = None, *, purpose: Purpose = "generator") -> Pro
     malformed, the SDK is missing, or the API key is not set.
     """
     if spec is None:
-        spec = _default(purpose)
-        if spec is None:
-            call, env = _HOW_TO_SET[purpose]
-            raise ProviderError(
-                f"no {purpose} model is configured: pass one explicitly, call "
-                f"scenarist.{call}, or set the {env} environment variable"
-            )
+        spec, builtin = _default(purpose)
+        if builtin:
+            try:
+                return _from_string(spec)
+            except ProviderError as exc:
+                call, env = _HOW_TO_SET[purpose]
+                raise ProviderError(
+                    f"no {purpose} model is configured, so the built-in default {spec!r} is "
+                    f"used, and {exc}; or configure another: pass one explicitly, call "
+                    f"scenarist.{call}, or set the {env} environment variable"
+                ) from exc
     if isinstance(spec, str):
         return _from_string(spec)
+    if isinstance(spec, NamedModel):  # a Generator / EmbeddingModel: its adapter, now
+        return _from_string(spec.model)
     if isinstance(spec, Provider):
         return spec
     raise ProviderError(
@@ -67,14 +74,25 @@ def resolve_provider(spec: Any = None, *, purpose: Purpose = "generator") -> Pro
     )
 
 
-def _default(purpose: Purpose) -> Any:
-    from scenarist import settings
+def _default(purpose: Purpose) -> tuple[Any, bool]:
+    """The configured model for ``purpose``, and whether it is the built-in default.
 
-    if purpose == "judge":
-        return settings.get_default_judge()
+    A judge falls back to the generator; a configured ``LLMChatJudge`` stands for its
+    provider (the same rule as :func:`scenarist.model_defaults.get_default_judge`).
+    """
+    from scenarist import model_defaults as defaults
+
     if purpose == "embedding":
-        return settings.get_default_embedding_model()
-    return settings.get_default_generator()
+        spec = defaults.configured("embedding_model")
+        return (defaults.BUILTIN_EMBEDDING_MODEL, True) if spec is None else (spec, False)
+    if purpose == "judge":
+        judge = defaults.configured("judge")
+        # a judge object stands for its model; one that follows the generator does not
+        follows_generator = hasattr(judge, "ask") and getattr(judge, "generator", None) is None
+        if judge is not None and not follows_generator:
+            return getattr(judge, "provider", judge), False
+    spec = defaults.configured("generator")
+    return (defaults.BUILTIN_GENERATOR, True) if spec is None else (spec, False)
 
 
 def _env_key(prefix: str) -> str:

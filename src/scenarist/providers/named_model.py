@@ -1,0 +1,83 @@
+"""``Generator`` and ``EmbeddingModel``: a model named ``"provider/model"``, as an object.
+
+What ``get_default_generator()`` and ``get_default_embedding_model()`` return (giskard-
+checks returns generator and embedding-model objects with a ``model`` attribute, never
+``None``). Each is a :class:`~scenarist.providers.Provider` itself: ``chat`` and
+``embed`` go to the adapter its name resolves to, on first use, so one can be passed
+anywhere a model is taken (``generator=``, ``judge=``, ``set_default_*``). Small and
+frozen; importing this module imports no SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_serializer
+
+from scenarist.providers.base import ChatResponse, Message, Provider
+
+__all__ = ["EmbeddingModel", "Generator", "NamedModel"]
+
+
+class NamedModel(BaseModel):
+    """A model by its ``"provider/model"`` name (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ClassVar[str] = ""
+    model: str
+
+    @field_validator("model")
+    @classmethod
+    def _provider_and_model(cls, value: str) -> str:
+        prefix, _, model = value.strip().partition("/")
+        if not prefix or not model:
+            raise ValueError(
+                f"model {value!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
+            )
+        return value.strip()
+
+    @model_serializer(mode="plain")
+    def _with_kind(self) -> dict[str, Any]:
+        return {"kind": self.kind, "model": self.model}
+
+    @property
+    def name(self) -> str:
+        """The ``"provider/model"`` name (the Provider protocol's)."""
+        return self.model
+
+    def resolve(self) -> Provider:
+        """The adapter this name resolves to (``ProviderError`` naming the fix if none)."""
+        from scenarist.providers.resolve import resolve_provider
+
+        provider: Provider = resolve_provider(self.model)
+        return provider
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> ChatResponse:
+        """The resolved adapter's answer."""
+        return await self.resolve().chat(
+            messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema
+        )
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """The resolved adapter's embeddings."""
+        return await self.resolve().embed(texts)
+
+
+class Generator(NamedModel):
+    """A chat model for generation and judging (``get_default_generator()``)."""
+
+    kind = "generator"
+
+
+class EmbeddingModel(NamedModel):
+    """An embedding model (``get_default_embedding_model()``)."""
+
+    kind = "embedding_model"

@@ -97,14 +97,19 @@ async def test_trace_assert_judge_reference_threshold_samples_and_no_score() -> 
     assert result.message == "Judge: Is accurate — Close to the reference."
     assert '<reference_output>\n{"status": "shipped"}\n</reference_output>' in provider.prompt
     spec = TraceAssert.judge("c", model="openai/gpt-4o-mini", threshold=0.7).to_spec()
-    assert spec == {
+    assert spec == {  # temperature, samples and max_retries at their defaults: left out
         "kind": "trace_judge",
         "judge": "openai/gpt-4o-mini",
-        "temperature": 0.0,
-        "samples": 1,
-        "max_retries": 2,
         "threshold": 0.7,
         "criteria": "c",
+    }
+    custom = TraceAssert.judge("c", model="openai/gpt-4o-mini", samples=3).copy_with(
+        temperature=0.5, max_retries=0
+    )
+    assert {k: custom.to_spec()[k] for k in ("temperature", "samples", "max_retries")} == {
+        "temperature": 0.5,
+        "samples": 3,
+        "max_retries": 0,
     }
 
 

@@ -118,9 +118,10 @@ class BaseLLMCheck(Check, WithJudgeMixin):
     template: ClassVar[str] = ""
     """The built-in template's name (``templates/<template>.j2``)."""
 
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    samples: int = Field(default=1, ge=1, le=25)
-    max_retries: int = Field(default=2, ge=0, le=10)
+    # Beyond giskard-checks; left out of dumps at their defaults, so giskard loads our files.
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, exclude_if=lambda v: v == 0.0)
+    samples: int = Field(default=1, ge=1, le=25, exclude_if=lambda v: v == 1)
+    max_retries: int = Field(default=2, ge=0, le=10, exclude_if=lambda v: v == 2)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=is_none)
 
     def get_prompt(self) -> str:

@@ -59,8 +59,9 @@ class LLMJudge(BaseLLMCheck):
     scenarist; the rubric only has to say what passes.
     """
 
-    prompt: str | None = optional()
-    prompt_path: str | None = optional()
+    # Both keys in dumps, the one not given as null (giskard-checks writes both).
+    prompt: str | None = None
+    prompt_path: str | None = None
 
     @model_validator(mode="after")
     def _one_prompt(self) -> Self:

@@ -13,6 +13,19 @@ DELIBERATE: dict[str, str] = {
         "(decisions.md: 'An empty composite never passes')"
     ),
     **{
+        f"readability:no_words:{text}": (
+            "a text with no words (empty, blank, punctuation only) has no readability: "
+            "scenarist ERRORs where giskard-checks scores it 0.0, which passes any max_score "
+            "(decisions.md: 'Readability')"
+        )
+        for text in ("empty", "dots")
+    },
+    "defaults:unset:embedding": (
+        "the built-in default embedding model is named with its provider, "
+        "'openai/text-embedding-3-small' (every scenarist model name is 'provider/model'), "
+        "giskard-checks names it 'text-embedding-3-small' (decisions.md: 'Default models')"
+    ),
+    **{
         f"suite:{index}:steps-boom-nochecks:{mode}": (
             "JUnit <error> of a scenario whose step raised: scenarist's message and type are "
             "the exception's ('target failed on ...', 'ValueError'), giskard-checks writes "

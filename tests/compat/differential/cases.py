@@ -72,6 +72,56 @@ REGO: dict[str, Any] = {"policy": REGO_POLICY, "data": {"allowed": ["Bob", "Eve"
 
 PASS_HELLO = {"cls": "StringMatching", "args": {"keyword": "Hello"}}
 
+# Texts for Readability: plain and hard prose, contractions (in capitals too), hyphens,
+# abbreviations, numbers, accents, quotes, lists, words no dictionary knows (hyphenation
+# decides their syllables), one-word and one-letter texts.
+READABILITY_TEXTS: dict[str, str] = {
+    "plain": "The cat sat on the mat. It was a sunny day, and everyone was happy.",
+    "greeting": "Hello there, friend. How are you doing today?",
+    "one_word": "hello",
+    "one_letter": "a",
+    "abbreviations": "Dr. Smith went to Washington. He arrived at 5 p.m. on Monday!",
+    "contractions": "DON'T shout. I can't hear you; we're far apart, aren't we? They'd agree.",
+    "academic": (
+        "Readability formulas estimate the educational attainment necessary to comprehend "
+        "a passage; consequently, polysyllabic terminology substantially increases the "
+        "computed difficulty."
+    ),
+    "legal": (
+        "Notwithstanding the aforementioned considerations, the interdisciplinary committee "
+        "unanimously recommended comprehensive institutional restructuring."
+    ),
+    "hyphens": "Well-known, state-of-the-art tools help. Twenty-one people came.",
+    "unknown_words": "Scenarist checks giskard agents; foobarbazqux zyxwvut qwertyuiop.",
+    "accents": "The café served naïve crème brûlée. Über cool!",
+    "numbers": "Your order #1234 has shipped. Track it within 24 hours at example.com/track.",
+    "quotes": "'Quoted' words and \"double quotes\" here, rock 'n' roll.",
+    "paragraphs": "Line one\nLine two\n\nParagraph two is here. It has more words than before.",
+    "punctuation": "Wait... what?! Really?? Yes!!!",
+    "list": "- first item\n- second item\n- third item",
+    "short_sentences": "I am. You are. We go.",
+    "science": "Photosynthesis converts light energy into chemical energy stored in glucose.",
+    "long_words": "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "possessives": "It's the dog's bone, isn't it? The dogs' bones are buried.",
+}
+READABILITY_METRICS = [
+    "flesch_reading_ease",
+    "flesch_kincaid_grade",
+    "gunning_fog",
+    "automated_readability_index",
+    "coleman_liau_index",
+    "dale_chall_readability_score",
+]
+# A typical bound per metric, which some texts meet and others do not.
+READABILITY_BOUNDS: dict[str, dict[str, float]] = {
+    "flesch_reading_ease": {"min_score": 60.0},
+    "flesch_kincaid_grade": {"max_score": 8.0},
+    "gunning_fog": {"max_score": 12.0},
+    "automated_readability_index": {"max_score": 8.0},
+    "coleman_liau_index": {"min_score": 2.0, "max_score": 10.0},
+    "dale_chall_readability_score": {"max_score": 7.0},
+}
+
 
 def check_cases() -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
@@ -210,6 +260,90 @@ def check_cases() -> list[dict[str, Any]]:
             "args": {**REGO, "rule": "data.scn.allow", "target_key": "trace.last.outputs.nope"},
         },
         OUTPUTS["doc"],
+    )
+
+    # Readability: every metric's score over the texts, typical bounds, bad values
+    for (text_id, text), metric in product(READABILITY_TEXTS.items(), READABILITY_METRICS):
+        add(
+            f"readability:{metric}:{text_id}",
+            {"cls": "Readability", "args": {"metric": metric}},
+            text,
+            metrics=True,
+            direct=text_id == "plain",
+        )
+        add(
+            f"readability:{metric}:{text_id}:bounded",
+            {"cls": "Readability", "args": {"metric": metric, **READABILITY_BOUNDS[metric]}},
+            text,
+            metrics=True,
+        )
+    for name in ("int", "none", "list", "doc"):
+        add(f"readability:value:{name}", {"cls": "Readability", "args": {}}, OUTPUTS[name])
+    for key, metric_args in [
+        ("trace.last.outputs.missing", {}),
+        ("trace.interactions[0].inputs", {"metric": "gunning_fog"}),
+        ("trace.last.outputs.name", {"max_score": 20.0}),
+        ("trace.last.metadata.lang", {"min_score": 0.0}),
+    ]:
+        add(
+            f"readability:key:{key}",
+            {"cls": "Readability", "args": {"target_key": key, **metric_args}},
+            OUTPUTS["doc"],
+        )
+    for bad_id, bad in [
+        ("range", {"min_score": 5.0, "max_score": 1.0}),
+        ("metric", {"metric": "smog_index"}),
+        ("field", {"threshold": 3}),
+    ]:
+        add(f"readability:bad:{bad_id}", {"cls": "Readability", "args": bad}, "Hello.")
+    add(
+        "readability:bounds:equal",
+        {"cls": "Readability", "args": {"metric": "gunning_fog", "min_score": 0.4}},
+        "a",
+        metrics=True,
+    )
+    # no words to score: scenarist ERRORs where giskard-checks scores 0.0 (allowlist.py)
+    for text_id, text, args in [
+        ("empty", "", {}),
+        ("dots", "...", {"metric": "gunning_fog", "max_score": 12.0}),
+    ]:
+        add(f"readability:no_words:{text_id}", {"cls": "Readability", "args": args}, text)
+
+    # judge checks with a user judge registered by kind (program.py): verdicts, the
+    # prompt it is given (the template source), errors it raises
+    prompt = "Is {{ trace.last.outputs }} fine?"
+    for keyword, (name, out) in product(
+        ["Hello", "zz"], [(k, OUTPUTS[k]) for k in ("hello", "lower", "int")]
+    ):
+        for cls, args in [
+            ("LLMJudge", {"prompt": prompt}),
+            ("Groundedness", {"context": "Hello World is a greeting."}),
+            ("Contradiction", {"context": "Hello World is a greeting."}),
+            ("Conformity", {"rule": "Be polite."}),
+            ("AnswerRelevance", {}),
+            ("Toxicity", {}),
+        ]:
+            add(
+                f"judge:{cls}:{keyword}:{name}",
+                {
+                    "cls": cls,
+                    "args": {"name": f"{cls.lower()}_check", **args},
+                    "judge": "keyword",
+                    "judge_args": {"keyword": keyword},
+                },
+                out,
+                direct=name == "hello",
+            )
+    add(
+        "judge:echo:inline_prompt",
+        {"cls": "LLMJudge", "args": {"prompt": prompt}, "judge": "echo"},
+        OUTPUTS["hello"],
+        direct=True,
+    )
+    add(
+        "judge:raises:scenario",
+        {"cls": "LLMJudge", "args": {"name": "lj", "prompt": prompt}, "judge": "raises"},
+        OUTPUTS["hello"],
     )
 
     # functions
@@ -437,6 +571,15 @@ def dump_cases() -> list[dict[str, Any]]:
         FAIL,
         {"cls": "RegexMatching", "args": {"pattern": "o+"}},
         {"cls": "JsonValid", "args": {}},
+        {"cls": "Readability", "args": {"metric": "gunning_fog", "max_score": 12.0}},
+        {"cls": "Readability", "args": {"name": "fre", "min_score": 60.0}},
+        {
+            "cls": "LLMJudge",
+            "args": {"name": "judged", "prompt": "Is {{ trace.last.outputs }} fine?"},
+            "judge": "keyword",
+            "judge_args": {"keyword": "ok"},
+        },
+        {"cls": "Conformity", "args": {"rule": "Be polite."}, "judge": "keyword"},
     ]
     for n, check in enumerate(checks):
         cases.append(

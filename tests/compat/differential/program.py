@@ -18,13 +18,58 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import sys
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from allowlist import JUNIT_EXTRAS  # stdlib only; this script's folder is on sys.path
 
+# The defaults cases start from nothing configured, whatever the caller's environment.
+for _name in (
+    "SCENARIST_DEFAULT_MODEL",
+    "SCENARIST_DEFAULT_JUDGE",
+    "SCENARIST_EMBEDDING_MODEL",
+    "GISKARD_CHECKS_DEFAULT_MODEL",
+    "GISKARD_CHECKS_DEFAULT_JUDGE",
+    "GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL",
+):
+    os.environ.pop(_name, None)
+
 gc = importlib.import_module(sys.argv[1])
+
+
+# -- user judges, registered by kind as giskard documents (no model: deterministic) -------
+
+
+@gc.BaseJudge.register("diff_keyword")
+class KeywordJudge(gc.BaseJudge):
+    """Passes when ``keyword`` is in the last output; the reason says what it saw."""
+
+    keyword: str = "ok"
+
+    async def judge(self, prompt: Any, inputs: Any, *, output_type: Any = None) -> Any:
+        text = str(inputs["trace"].last.outputs)
+        found = self.keyword in text
+        verdict = "found" if found else "missing"
+        return gc.LLMCheckResult(passed=found, reason=f"{self.keyword!r} {verdict} in {text!r}")
+
+
+@gc.BaseJudge.register("diff_echo")
+class EchoJudge(gc.BaseJudge):
+    """Passes, echoing the prompt it was given (the template source) and its inputs."""
+
+    async def judge(self, prompt: Any, inputs: Any, *, output_type: Any = None) -> Any:
+        return gc.LLMCheckResult(passed=True, reason=f"{prompt} | {sorted(inputs)}")
+
+
+@gc.BaseJudge.register("diff_raises")
+class RaisingJudge(gc.BaseJudge):
+    async def judge(self, prompt: Any, inputs: Any, *, output_type: Any = None) -> Any:
+        raise RuntimeError("judge exploded")
+
+
+JUDGES = {"keyword": KeywordJudge, "echo": EchoJudge, "raises": RaisingJudge}
 
 
 # -- named callables (cases are data; functions are referred to by name) ---------------
@@ -121,6 +166,8 @@ def build_check(spec: dict[str, Any]) -> Any:
         return gc.from_fn(CHECK_FNS[spec["fn"]], **args)
     elif cls == "FnCheck":
         args["fn"] = CHECK_FNS[spec["fn"]]
+    if "judge" in spec:
+        args["judge"] = JUDGES[spec["judge"]](**spec.get("judge_args", {}))
     return getattr(gc, cls)(**args)
 
 
@@ -255,15 +302,98 @@ async def run_check_case(case: dict[str, Any]) -> Any:
         trace = await gc.Trace.from_interactions(
             *[build_interaction(i) for i in case["interactions"]]
         )
-        return check_outcome(await check.run(trace))
-    scenario = gc.Scenario(name=case["id"])
-    for turn in case["interactions"]:
-        scenario = scenario.interact(
-            inputs=turn["inputs"], outputs=turn["outputs"], metadata=turn.get("metadata", {})
-        )
-    scenario = scenario.check(check)
-    result = await scenario.run(return_exception=True)
-    return scenario_outcome(result)["steps"][0]["results"][0]
+        result = await check.run(trace)
+    else:
+        scenario = gc.Scenario(name=case["id"])
+        for turn in case["interactions"]:
+            scenario = scenario.interact(
+                inputs=turn["inputs"], outputs=turn["outputs"], metadata=turn.get("metadata", {})
+            )
+        scenario = scenario.check(check)
+        result = (await scenario.run(return_exception=True)).steps[0].results[0]
+    out = check_outcome(result)
+    if case.get("metrics"):  # the measured numbers too (readability scores)
+        out["metrics"] = [[m.name, round(m.value, 9)] for m in result.metrics]
+    return out
+
+
+def describe_defaults() -> dict[str, Any]:
+    """What the default getters return: their types' roles and the models they name."""
+    generator = gc.get_default_generator()
+    judge = gc.get_default_judge()
+    embedding = gc.get_default_embedding_model()
+    inner = getattr(judge, "generator", None)
+    return {
+        "generator": generator.model,
+        "judge": [
+            type(judge).__name__,
+            judge.kind,
+            isinstance(judge, gc.BaseJudge),
+            None if inner is None else inner.model,
+        ],
+        "embedding": embedding.model,
+    }
+
+
+async def defaults_outcomes() -> dict[str, Any]:
+    """get_default_*() from nothing set, then after each set_default_* (one case each)."""
+    steps: list[tuple[str, Any]] = [
+        ("unset", None),
+        ("embedding_set", lambda: gc.set_default_embedding_model("openai/text-embedding-3-large")),
+        ("generator_set", lambda: gc.set_default_generator("anthropic/claude-3-5-haiku")),
+        ("judge_set", lambda: gc.set_default_judge("openai/gpt-4o")),
+        ("judge_cleared", lambda: gc.set_default_judge(None)),
+    ]
+    out: dict[str, Any] = {}
+    for state, change in steps:
+        if change is not None:
+            change()
+        for role, value in describe_defaults().items():
+            out[f"defaults:{state}:{role}"] = value
+    gc.set_default_judge(KeywordJudge(keyword="Hello"))
+    judge = gc.get_default_judge()
+    out["defaults:judge_object"] = [type(judge).__name__, judge.kind, judge.keyword]
+    trace = await gc.Trace.from_interactions(gc.Interaction(inputs="q", outputs="Hello World"))
+    check = gc.LLMJudge(name="by_default", prompt="Is {{ trace.last.outputs }} fine?")
+    out["defaults:judge_object:run"] = check_outcome(await check.run(trace))
+    gc.set_default_judge(None)
+    gc.set_default_generator(None)
+    gc.set_default_embedding_model(None)
+    out["defaults:restored"] = describe_defaults()["generator"]
+    return out
+
+
+def judge_registry_outcomes() -> dict[str, Any]:
+    """BaseJudge.register / kinds / model_validate, as user code calls them."""
+    out: dict[str, Any] = {}
+    kinds = gc.BaseJudge.kinds()
+    out["judges:kinds"] = sorted(k for k in kinds if k in {"llm", *JUDGE_KINDS})
+    out["judges:kind"] = [KeywordJudge().kind, EchoJudge.kinds() == kinds]
+    for name, data in [
+        ("keyword", {"kind": "diff_keyword", "keyword": "x"}),
+        ("llm", {"kind": "llm"}),
+        ("unknown", {"kind": "diff_nope"}),
+        ("extra", {"kind": "diff_keyword", "bogus": 1}),
+        ("no_kind", {}),
+    ]:
+        try:
+            judge = gc.BaseJudge.model_validate(data)
+            out[f"judges:validate:{name}"] = [type(judge).__name__, judge.model_dump(mode="json")]
+        except Exception as exc:
+            out[f"judges:validate:{name}"] = raised(exc)
+    try:
+
+        @gc.BaseJudge.register("diff_keyword")
+        class Duplicate(gc.BaseJudge):
+            pass
+
+        out["judges:duplicate"] = "registered"
+    except Exception as exc:
+        out["judges:duplicate"] = raised(exc)
+    return out
+
+
+JUDGE_KINDS = {"diff_keyword", "diff_echo", "diff_raises"}
 
 
 async def run_scenario_case(case: dict[str, Any]) -> Any:
@@ -343,6 +473,9 @@ async def main(cases: list[dict[str, Any]], foreign: dict[str, Any]) -> None:
             outcomes[case["id"]] = await KINDS[case["kind"]](case)
         except Exception as exc:
             outcomes[case["id"]] = raised(exc)
+    if cases:
+        outcomes.update(judge_registry_outcomes())
+        outcomes.update(await defaults_outcomes())
     if cases:  # giskard's submodules import the same names under the same module name
         outcomes["modules"] = {
             name: sorted(n for n in wanted if hasattr(_submodule(name), n))
@@ -359,8 +492,8 @@ async def main(cases: list[dict[str, Any]], foreign: dict[str, Any]) -> None:
 SUBMODULES = {
     "builtin": [
         "AllOf", "AnyOf", "Equals", "FnCheck", "GreaterThan", "GreaterThanEquals", "JsonValid",
-        "LessThan", "LessThanEquals", "Not", "NotEquals", "RegexMatching", "RegoPolicy",
-        "SemanticSimilarity", "StringMatching",
+        "LessThan", "LessThanEquals", "Not", "NotEquals", "Readability", "RegexMatching",
+        "RegoPolicy", "SemanticSimilarity", "StringMatching",
     ],
     "judges": [
         "AnswerRelevance", "BaseLLMCheck", "Conformity", "Contradiction", "Groundedness",

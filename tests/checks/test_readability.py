@@ -26,9 +26,7 @@ def test_flesch_scores_follow_the_published_formulas() -> None:
     assert score(CAT, "flesch_kincaid_grade") == pytest.approx(0.39 * 6 + 11.8 * 1 - 15.59)
     # "readability" is 5 syllables in the CMU dictionary; "is" 1, "hard" 1: 7 / 3 words
     text = "Readability is hard."
-    assert score(text, "flesch_reading_ease") == pytest.approx(
-        206.835 - 1.015 * 3 - 84.6 * 7 / 3
-    )
+    assert score(text, "flesch_reading_ease") == pytest.approx(206.835 - 1.015 * 3 - 84.6 * 7 / 3)
 
 
 def test_grade_and_difficulty_formulas() -> None:
@@ -119,9 +117,7 @@ async def test_a_key_with_no_value_is_an_error_naming_it() -> None:
     result = await Readability(target_key="trace.last.metadata.answer").run(_trace("x"))
     assert result.status is CheckStatus.ERROR
     assert result.message == "No value found for key 'trace.last.metadata.answer'."
-    scored = await Readability(target_key="trace.last.metadata.answer").run(
-        _trace("x", answer=CAT)
-    )
+    scored = await Readability(target_key="trace.last.metadata.answer").run(_trace("x", answer=CAT))
     assert scored.status is CheckStatus.PASS
 
 

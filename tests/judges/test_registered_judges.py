@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from tests.judges.conftest import FakeProvider, make_trace, verdict
 
 from scenarist import (
@@ -31,12 +31,13 @@ class KeywordJudge(BaseJudge):
     """giskard's protocol: the template source and its variables in, a verdict out."""
 
     keyword: str = "Yes"
-    seen: list[Any] = []
+    seen: list[Any] = Field(default_factory=list)
 
     async def judge(self, prompt: Any, inputs: Any, *, output_type: Any = None) -> Any:
         self.seen.append((prompt, sorted(inputs), output_type))
         found = self.keyword in str(inputs["trace"].last.outputs)
-        return LLMCheckResult(passed=found, reason=f"{self.keyword} {'seen' if found else 'absent'}")
+        reason = f"{self.keyword} {'seen' if found else 'absent'}"
+        return LLMCheckResult(passed=found, reason=reason)
 
 
 @BaseJudge.register("test_sync")

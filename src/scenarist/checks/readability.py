@@ -89,9 +89,9 @@ class Readability(Check):
 
     @model_validator(mode="after")
     def _valid_range(self) -> Self:
-        if self.min_score is not None and self.max_score is not None:
-            if self.min_score > self.max_score:
-                raise ValueError("min_score must be less than or equal to max_score")
+        low, high = self.min_score, self.max_score
+        if low is not None and high is not None and low > high:
+            raise ValueError("min_score must be less than or equal to max_score")
         _require_extra()
         return self
 
@@ -110,8 +110,7 @@ class Readability(Check):
         if not isinstance(text, str):
             details["value"] = str(text)
             return CheckResult.error(
-                f"Value for key '{self.target_key}' must be a string, but found "
-                f"{type_name(text)}.",
+                f"Value for key '{self.target_key}' must be a string, but found {type_name(text)}.",
                 details=details,
             )
         details["text"] = text

@@ -1,10 +1,39 @@
 """Shared test configuration: async tests run on asyncio through anyio's pytest plugin;
-``database_url`` gives each test a fresh SQLite file, then a fresh PostgreSQL database."""
+``database_url`` gives each test a fresh SQLite file, then a fresh PostgreSQL database;
+no test sees the caller's model settings or provider keys (with giskard's built-in default
+judge, ``openai/gpt-4o-mini``, a key in the environment would reach a real provider)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from tests.helpers.databases import database_url, pg_cluster  # noqa: F401  (fixtures)
+
+from scenarist.model_defaults import reset_settings
+
+OFFLINE_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SCENARIST_OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "SCENARIST_ANTHROPIC_BASE_URL",
+    "SCENARIST_DEFAULT_MODEL",
+    "SCENARIST_DEFAULT_JUDGE",
+    "SCENARIST_EMBEDDING_MODEL",
+    "GISKARD_CHECKS_DEFAULT_MODEL",
+    "GISKARD_CHECKS_DEFAULT_JUDGE",
+    "GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in OFFLINE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    reset_settings()  # the environment is read once and cached
+    yield
+    reset_settings()
 
 
 @pytest.fixture

@@ -111,7 +111,7 @@ async def test_a_stray_cancellation_is_raised_as_an_error_without_return_excepti
 ) -> None:
     """Re-raised as ``CancelledError`` it would read as "the run was cancelled" to whoever
     awaits the suite, and a parallel run would drop the scenario silently."""
-    with pytest.raises(AbortedCallError, match="raised asyncio.CancelledError"):
+    with pytest.raises(AbortedCallError, match=r"raised asyncio\.CancelledError"):
         await _suite(_cancels_itself).run(parallel=parallel, max_concurrency=4)
 
 

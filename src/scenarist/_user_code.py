@@ -14,6 +14,7 @@ sync calls that must stop at a deadline.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import sys
 import threading
@@ -94,10 +95,8 @@ async def _in_daemon_thread(fn: Callable[[], Any]) -> Any:
             value, ok = context.run(fn), True
         except BaseException as exc:  # handed to the awaiting task, which decides
             value, ok = exc, False
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: the run ended without it
             loop.call_soon_threadsafe(deliver, ok, value)
-        except RuntimeError:  # the loop is closed: the run ended without this call
-            pass
 
     threading.Thread(target=work, name="scenarist-timed-call", daemon=True).start()
     return await future

@@ -285,7 +285,9 @@ def _value_line(prefix: str, value: Any) -> Text:
     """``Inputs: 'hi'`` on one line; a longer value ends in an ellipsis."""
     from rich.text import Text
 
-    shown = " ".join(_cut(repr(value), _MAX_VALUE_CHARS).splitlines())
+    from scenarist._jsonable import safe_repr
+
+    shown = " ".join(_cut(safe_repr(value), _MAX_VALUE_CHARS).splitlines())
     return Text.assemble((prefix, "bold"), shown, no_wrap=True, overflow="ellipsis")
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from scenarist._jsonable import as_text, to_json_value
 from scenarist._status import FAILING
 from scenarist.results import ScenarioResult, SuiteResult
 
@@ -32,12 +33,9 @@ details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem
 
 def _e(value: Any) -> str:
     """Untrusted text, escaped (quotes included) for element content and attributes."""
-    if not isinstance(value, str):
-        try:
-            value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        except (TypeError, ValueError):
-            value = str(value)
-    return html.escape(value, quote=True)
+    data = to_json_value(value, other=as_text)  # never raises (cycles, a raising __str__)
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, indent=2)
+    return html.escape(text, quote=True)
 
 
 def _rate(rate: float | None) -> str:

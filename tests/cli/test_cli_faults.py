@@ -61,7 +61,8 @@ def exits(inputs):
     raise SystemExit(3)
 
 first = Scenario("exits", target=exits).interact("q").check(Equals(expected_value="good"))
-second = Scenario("after", target=lambda i: "good").interact("q").check(Equals(expected_value="good"))
+second = Scenario("after", target=lambda i: "good").interact("q").check(
+    Equals(expected_value="good"))
 """
 
 BLOCKS = """

@@ -429,7 +429,7 @@ def test_ctrl_c_stops_the_run_with_a_verdict_and_an_incomplete_run_log(tmp_path:
     assert line.startswith("scenarist: INTERRUPTED (exit 130): stopped by Ctrl-C"), done.stdout
     assert "1 of 3 scenarios finished" in line
     (stored,) = (tmp_path / "home" / "runs").glob("*.jsonl")
-    assert str(stored) in line
+    assert f"Run log (incomplete): {stored}" in done.stdout
     log = read_jsonl(stored)
     assert log.footer is None
     assert [r.result.scenario_name for r in log.scenarios] == ["ok_1"]

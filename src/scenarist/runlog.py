@@ -185,7 +185,8 @@ class RunLog(BaseModel):
         return [self.header, *self.scenarios, *footer]
 
     def to_suite_result(self) -> SuiteResult:
-        """The suite result again, e.g. to re-render a report from a saved run."""
+        """The suite result again, e.g. to re-render a report from a saved run (marked
+        ``incomplete`` when the log has no footer: the run did not finish)."""
         footer = self.footer or RunLogFooter()
         return SuiteResult(
             results=[r.result for r in sorted(self.scenarios, key=lambda r: r.index)],
@@ -193,6 +194,7 @@ class RunLog(BaseModel):
             suite_name=self.header.suite_name,
             started_at=self.header.started_at,
             recommendation=footer.recommendation,
+            incomplete=self.footer is None,
         )
 
 

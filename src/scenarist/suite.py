@@ -233,6 +233,7 @@ class Suite(BaseModel):
                 "started_at": started_at,
                 "recommendation": None,
                 "suite": self,
+                "incomplete": False,
             },
         )
 

@@ -62,6 +62,11 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
         f"<p>Started {_e(started)}</p>",
         f'<p class="{_e(result.status.value)}"><strong>{_e(summary)}</strong></p>',
     ]
+    if result.incomplete:
+        parts.append(
+            '<p class="error"><strong>INCOMPLETE</strong>: this run log has no end record '
+            "(the run was interrupted); only the scenarios that finished are counted</p>"
+        )
     parts.extend(_scenario(s) for s in result.results)
     parts.append("</body></html>\n")
     return "\n".join(parts)

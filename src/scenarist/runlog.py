@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, AnyStr, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
@@ -262,7 +262,11 @@ def _separators(indent: int | None) -> tuple[str, str]:
     return (",", ": ") if indent is not None else (",", ":")
 
 
-def split_jsonl(data: AnyStr) -> tuple[list[tuple[int, AnyStr]], AnyStr]:
+@overload
+def split_jsonl(data: str) -> tuple[list[tuple[int, str]], str]: ...
+@overload
+def split_jsonl(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]: ...
+def split_jsonl(data: str | bytes) -> tuple[list[tuple[int, Any]], Any]:
     """JSON Lines split the one safe way, on ``\\n`` alone: every reader uses this.
 
     ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
@@ -271,8 +275,9 @@ def split_jsonl(data: AnyStr) -> tuple[list[tuple[int, AnyStr]], AnyStr]:
     the unterminated rest (empty when ``data`` ends with a newline): where a writer that
     was interrupted mid-line leaves its torn last line.
     """
-    *lines, rest = data.split(b"\n" if isinstance(data, bytes) else "\n")  # type: ignore[arg-type]
-    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    parts: list[Any] = data.split(b"\n") if isinstance(data, bytes) else data.split("\n")
+    rest = parts.pop()
+    numbered = [(n, line) for n, line in enumerate(parts, 1) if line.strip()]
     return numbered, rest
 
 

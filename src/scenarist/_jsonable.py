@@ -14,7 +14,8 @@ datetime / date / time            ISO 8601 string
 Decimal, UUID, Path, Enum         ``str`` / the enum's value
 bytes                             ``{"__bytes__": "<base64>"}`` (lossless)
 a container holding itself        ``{"__cycle__": "builtins.dict"}`` where it recurs
-text with lone surrogates         ``{"__text__": "<the text, each surrogate as \\udXXX>"}``
+text with lone surrogates         unchanged; with ``mark_text=True``, ``{"__text__": "<the
+                                  text, each surrogate as \\udXXX>"}``
 nested deeper than 200 levels     ``{"__truncated__": "builtins.list"}`` below that depth
 anything else                     ``{"__repr__": repr(value), "__type__": "module.Name"}``
 ... whose ``repr`` raises         ``{"__repr__": null, "__type__": ..., "__error__": "..."}``
@@ -22,7 +23,10 @@ anything else                     ``{"__repr__": repr(value), "__type__": "modul
 
 ``other=`` replaces the last two rows for readers that want text (the run log and the
 Hub payload write an unknown object as its ``str``; :func:`as_text` is that, marked like
-the last row when ``str`` and ``repr`` both raise).
+the last row when ``str`` and ``repr`` both raise). ``mark_text=True`` is for writers of
+files (the run log, reports), which cannot encode a lone surrogate; the stores leave such
+text as it is, so the server keeps refusing it in a request body (422) rather than
+silently rewriting what a client sent.
 """
 
 from __future__ import annotations
@@ -49,23 +53,28 @@ recursion must never be the limit)."""
 _ATOMS = (int, bool, type(None))
 
 
-def to_json_value(value: Any, *, other: Callable[[Any], Any] | None = None) -> Any:
+def to_json_value(
+    value: Any, *, other: Callable[[Any], Any] | None = None, mark_text: bool = False
+) -> Any:
     """``value`` as JSON-compatible data (see the module docstring for the mapping)."""
-    return _Walk(other or repr_marker).value(value, 0)
+    return _Walk(other or repr_marker, mark_text).value(value, 0)
 
 
 class _Walk:
-    """One conversion: the containers on the current path (cycles) and the fallback."""
+    """One conversion: the containers on the current path (cycles) and the fallbacks."""
 
-    __slots__ = ("_open", "_other")
+    __slots__ = ("_mark_text", "_open", "_other")
 
-    def __init__(self, other: Callable[[Any], Any]) -> None:
+    def __init__(self, other: Callable[[Any], Any], mark_text: bool) -> None:
         self._other = other
+        self._mark_text = mark_text
         self._open: set[int] = set()
 
     def value(self, value: Any, depth: int) -> Any:
         if isinstance(value, str):
-            return value if _encodable(value) else {"__text__": _escaped(value)}
+            if not self._mark_text or _encodable(value):
+                return value
+            return {"__text__": _escaped(value)}
         if isinstance(value, _ATOMS):
             return value
         if isinstance(value, float):
@@ -115,10 +124,10 @@ class _Walk:
         return self.value(dataclasses.asdict(value), depth)
 
     def _key(self, key: Any) -> str:
-        text = key if isinstance(key, str) else as_text(key)
-        if not isinstance(text, str):  # str() and repr() of the key both raised
-            return f"<{_type_name(key)}>"
-        return text if _encodable(text) else _escaped(text)
+        if isinstance(key, str):
+            return key if not self._mark_text or _encodable(key) else _escaped(key)
+        text = as_text(key)
+        return text if isinstance(text, str) else f"<{_type_name(key)}>"  # both raised
 
 
 def repr_marker(value: Any) -> dict[str, Any]:
@@ -170,6 +179,8 @@ def _describe(exc: BaseException) -> str:
 
 def _encodable(text: str) -> bool:
     """Whether ``text`` can be written as UTF-8 (no lone surrogates)."""
+    if text.isascii():
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

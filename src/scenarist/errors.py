@@ -130,14 +130,13 @@ class StepTimeoutError(ScenaristError, TimeoutError):
 
 
 class AbortedCallError(ScenaristError):
-    """User code raised ``SystemExit`` or an ``asyncio.CancelledError`` nothing asked for.
+    """User code raised ``SystemExit`` or an ``asyncio.CancelledError`` nobody asked for."""
 
-    Both are ``BaseException``: left as they are, a stray ``CancelledError`` reads as "the
-    run was cancelled" to whatever awaits the scenario (serial runs stopped early and
-    reported a green run, parallel ones dropped the scenario), and ``SystemExit`` ends the
-    process without a verdict. Recorded as that scenario's ERROR, with the original
-    exception as ``__cause__``.
-    """
+    # Both are ``BaseException``: left as they are, a stray ``CancelledError`` reads as
+    # "the run was cancelled" to whatever awaits the scenario (serial runs stopped early
+    # and reported green, parallel ones dropped the scenario), and ``SystemExit`` ends the
+    # process without a verdict. Recorded as that scenario's ERROR, the original exception
+    # as ``__cause__`` (see scenarist._user_code).
 
 
 class ProviderError(ScenaristError):

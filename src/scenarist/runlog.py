@@ -246,7 +246,7 @@ def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
     try:
         return model.model_dump_json(fallback=str, indent=indent)
     except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
-        data = to_json_value(model.model_dump(), other=as_text)
+        data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
         return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
 
 
@@ -255,7 +255,7 @@ def dump_data(model: BaseModel) -> Any:
     try:
         return model.model_dump(mode="json", fallback=str)
     except Exception:
-        return to_json_value(model.model_dump(), other=as_text)
+        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
 
 
 def _separators(indent: int | None) -> tuple[str, str]:

@@ -46,17 +46,17 @@ class _Group(TyperGroup):
             _report(ctx, f"error: {exc}")
         except KeyboardInterrupt:
             _report(ctx, "error: interrupted (Ctrl-C)", code=130)
-        except OSError as exc:  # a full disk, a read-only folder, a missing file
-            where = f" ({exc.filename})" if exc.filename else ""
-            _report(
-                ctx,
-                f"error: {exc.strerror or exc}{where}; check the path, its permissions and "
-                "the free disk space",
-            )
         except Exception as exc:
-            unavailable = _database_unavailable(exc)
+            unavailable = _database_unavailable(exc)  # before OSError: refused connections
             if unavailable is not None:
                 _report(ctx, unavailable)
+            if isinstance(exc, OSError):  # a full disk, a read-only folder, a missing file
+                where = f" ({exc.filename})" if exc.filename else ""
+                _report(
+                    ctx,
+                    f"error: {exc.strerror or exc}{where}; check the path, its permissions "
+                    "and the free disk space",
+                )
             _report(
                 ctx,
                 f"error: unexpected {type(exc).__name__}: {exc} (this is a scenarist bug; "

@@ -33,7 +33,9 @@ details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem
 
 def _e(value: Any) -> str:
     """Untrusted text, escaped (quotes included) for element content and attributes."""
-    data = to_json_value(value, other=as_text)  # never raises (cycles, a raising __str__)
+    data = to_json_value(
+        value, other=as_text, mark_text=True
+    )  # never raises (cycles, a raising __str__)
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, indent=2)
     return html.escape(text, quote=True)
 

@@ -107,4 +107,4 @@ def jsonable(value: Any) -> Any:
     cycles and objects that cannot be printed are marked as :mod:`scenarist._jsonable`
     documents, so a hostile value never stops a report.
     """
-    return to_json_value(value, other=as_text)
+    return to_json_value(value, other=as_text, mark_text=True)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -260,17 +259,15 @@ def test_empty_scenario_and_scenario_without_checks_pass_but_are_flagged() -> No
 
 def test_timeout_expires_as_error_with_phase_timeout() -> None:
     async def slow(inputs: str) -> str:
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()  # never set: only the deadline ends this call
         return "late"
 
-    t0 = time.perf_counter()
     result = (
         Scenario(timeout_s=0.05)
         .interact("a")
         .check(Equals(expected_value="x"))
         .run_sync(target=slow, return_exception=True)
     )
-    assert time.perf_counter() - t0 < 2
     error = result.steps[0].error
     assert error is not None and error.phase == "timeout"
     assert "timeout_s=0.05" in error.message

@@ -1,8 +1,9 @@
 """Turning values from agents into JSON that can be stored, shown and replayed.
 
 Span inputs and outputs are whatever the agent passed: strings, dicts, pydantic models,
-dataclasses, datetimes, bytes. Stored traces hold JSON. The mapping is lossless for JSON
-values and explicit for everything else, never a silent ``repr``:
+dataclasses, datetimes, bytes, or something hostile. Stored traces hold JSON. The
+mapping is lossless for JSON values and explicit for everything else, never a silent
+``repr``, and it never raises: a value that cannot be written is written *marked*:
 
 ================================  ==============================================
 JSON values (str, int, float...)  unchanged (non-finite floats become strings)
@@ -11,9 +12,21 @@ set / frozenset                   a sorted list when sortable, else a list
 pydantic model, dataclass         their JSON dump (``model_dump(mode="json")``)
 datetime / date / time            ISO 8601 string
 Decimal, UUID, Path, Enum         ``str`` / the enum's value
-bytes                             ``{"__bytes__": "<base64>"}``
+bytes                             ``{"__bytes__": "<base64>"}`` (lossless)
+a container holding itself        ``{"__cycle__": "builtins.dict"}`` where it recurs
+text with lone surrogates         unchanged; with ``mark_text=True``, ``{"__text__": "<the
+                                  text, each surrogate as \\udXXX>"}``
+nested deeper than 200 levels     ``{"__truncated__": "builtins.list"}`` below that depth
 anything else                     ``{"__repr__": repr(value), "__type__": "module.Name"}``
+... whose ``repr`` raises         ``{"__repr__": null, "__type__": ..., "__error__": "..."}``
 ================================  ==============================================
+
+``other=`` replaces the last two rows for readers that want text (the run log and the
+Hub payload write an unknown object as its ``str``; :func:`as_text` is that, marked like
+the last row when ``str`` and ``repr`` both raise). ``mark_text=True`` is for writers of
+files (the run log, reports), which cannot encode a lone surrogate; the stores leave such
+text as it is, so the server keeps refusing it in a request body (422) rather than
+silently rewriting what a client sent.
 """
 
 from __future__ import annotations
@@ -21,7 +34,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from decimal import Decimal
 from enum import Enum
@@ -31,38 +44,149 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-__all__ = ["to_json_value"]
+__all__ = ["MAX_DEPTH", "as_text", "safe_repr", "to_json_value"]
 
-_ATOMS = (str, int, bool, type(None))
+MAX_DEPTH = 200
+"""Nesting kept in stored values; deeper parts are marked ``__truncated__`` (the readers'
+recursion must never be the limit)."""
+
+_ATOMS = (int, bool, type(None))
 
 
-def to_json_value(value: Any) -> Any:
+def to_json_value(
+    value: Any, *, other: Callable[[Any], Any] | None = None, mark_text: bool = False
+) -> Any:
     """``value`` as JSON-compatible data (see the module docstring for the mapping)."""
-    if isinstance(value, _ATOMS):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        return {str(k): to_json_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_json_value(v) for v in value]
-    if isinstance(value, set | frozenset):
-        items = [to_json_value(v) for v in value]
+    return _Walk(other or repr_marker, mark_text).value(value, 0)
+
+
+class _Walk:
+    """One conversion: the containers on the current path (cycles) and the fallbacks."""
+
+    __slots__ = ("_mark_text", "_open", "_other")
+
+    def __init__(self, other: Callable[[Any], Any], mark_text: bool) -> None:
+        self._other = other
+        self._mark_text = mark_text
+        self._open: set[int] = set()
+
+    def value(self, value: Any, depth: int) -> Any:
+        if isinstance(value, str):
+            if not self._mark_text or _encodable(value):
+                return value
+            return {"__text__": _escaped(value)}
+        if isinstance(value, _ATOMS):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else str(value)
+        if isinstance(value, Mapping | list | tuple | set | frozenset | BaseModel):
+            return self._container(value, depth)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self._container(value, depth)
+        if isinstance(value, datetime | date | time):
+            return value.isoformat()
+        if isinstance(value, Enum):
+            return self.value(value.value, depth)
+        if isinstance(value, Decimal | UUID | PurePath):
+            return str(value)
+        if isinstance(value, bytes | bytearray):
+            return {"__bytes__": base64.b64encode(bytes(value)).decode("ascii")}
+        return self._other(value)
+
+    def _container(self, value: Any, depth: int) -> Any:
+        if depth >= MAX_DEPTH:
+            return {"__truncated__": _type_name(value)}
+        key = id(value)
+        if key in self._open:
+            return {"__cycle__": _type_name(value)}
+        self._open.add(key)
         try:
-            return sorted(items)
-        except TypeError:
-            return items
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_json_value(dataclasses.asdict(value))
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return to_json_value(value.value)
-    if isinstance(value, Decimal | UUID | PurePath):
-        return str(value)
-    if isinstance(value, bytes | bytearray):
-        return {"__bytes__": base64.b64encode(bytes(value)).decode("ascii")}
+            return self._items(value, depth + 1)
+        finally:
+            self._open.discard(key)
+
+    def _items(self, value: Any, depth: int) -> Any:
+        if isinstance(value, Mapping):
+            return {self._key(k): self.value(v, depth) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v, depth) for v in value]
+        if isinstance(value, set | frozenset):
+            items = [self.value(v, depth) for v in value]
+            try:
+                return sorted(items)
+            except TypeError:
+                return items
+        if isinstance(value, BaseModel):
+            try:
+                return value.model_dump(mode="json")
+            except Exception:  # bytes, cycles or worse inside: walk its Python dump
+                return self.value(value.model_dump(), depth)
+        return self.value(dataclasses.asdict(value), depth)
+
+    def _key(self, key: Any) -> str:
+        if isinstance(key, str):
+            return key if not self._mark_text or _encodable(key) else _escaped(key)
+        text = as_text(key)
+        return text if isinstance(text, str) else f"<{_type_name(key)}>"  # both raised
+
+
+def repr_marker(value: Any) -> dict[str, Any]:
+    """``{"__repr__": repr(value), "__type__": ...}``; ``__repr__`` is ``null`` and
+    ``__error__`` says why when ``repr`` raises."""
+    marker: dict[str, Any] = {"__repr__": None, "__type__": _type_name(value)}
+    try:
+        text = repr(value)
+    except Exception as exc:
+        marker["__error__"] = f"repr() raised {_describe(exc)}"
+        return marker
+    marker["__repr__"] = text if _encodable(text) else _escaped(text)
+    return marker
+
+
+def as_text(value: Any) -> Any:
+    """``str(value)`` when that works (and is writable text), else :func:`repr_marker`."""
+    try:
+        text = str(value)
+    except Exception as exc:
+        marker = repr_marker(value)
+        marker["__error__"] = f"str() raised {_describe(exc)}" + (
+            f"; {marker['__error__']}" if "__error__" in marker else ""
+        )
+        return marker
+    return text if _encodable(text) else _escaped(text)
+
+
+def safe_repr(value: Any) -> str:
+    """``repr(value)`` for people; never raises (``<Name: repr() raised ...>`` instead)."""
+    try:
+        return repr(value)
+    except Exception as exc:
+        return f"<{_type_name(value)}: repr() raised {_describe(exc)}>"
+
+
+def _type_name(value: Any) -> str:
     kind = type(value)
-    return {"__repr__": repr(value), "__type__": f"{kind.__module__}.{kind.__qualname__}"}
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogates)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

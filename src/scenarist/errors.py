@@ -10,6 +10,7 @@
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
     │   └── InputGenerationException    an input generator could not produce an input
     ├── StepTimeoutError           an interaction did not finish within ``timeout_s``
+    ├── AbortedCallError           user code raised ``SystemExit`` or a stray ``CancelledError``
     ├── ProviderError              an LLM provider could not answer (SDK, key, HTTP, refusal)
     │   └── StructuredOutputError  the answer is not JSON matching the requested schema
     ├── JudgeInputError            a judge check cannot read a value its rubric needs (→ ERROR)
@@ -45,6 +46,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AbortedCallError",
     "CassetteError",
     "InputGenerationException",
     "InteractionGenerationError",
@@ -125,6 +127,16 @@ class InputGenerationException(InteractionGenerationError):
 
 class StepTimeoutError(ScenaristError, TimeoutError):
     """An interaction took longer than the configured ``timeout_s``."""
+
+
+class AbortedCallError(ScenaristError):
+    """User code raised ``SystemExit`` or an ``asyncio.CancelledError`` nobody asked for."""
+
+    # Both are ``BaseException``: left as they are, a stray ``CancelledError`` reads as
+    # "the run was cancelled" to whatever awaits the scenario (serial runs stopped early
+    # and reported green, parallel ones dropped the scenario), and ``SystemExit`` ends the
+    # process without a verdict. Recorded as that scenario's ERROR, the original exception
+    # as ``__cause__`` (see scenarist._user_code).
 
 
 class ProviderError(ScenaristError):

@@ -23,6 +23,7 @@ from scenarist._callables import Binding, bind
 from scenarist._construct import construct, replace
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
+from scenarist._user_code import call_in_thread
 from scenarist.errors import SerializationError, StepTimeoutError, UserError
 from scenarist.trace import Interaction, InteractionLog, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
@@ -62,8 +63,10 @@ class InteractionContext:
     """The state a spec works with while a step runs: the trace so far and how to call code.
 
     ``add`` appends an interaction (the trace is immutable; ``trace`` is replaced).
-    ``call`` runs a bound user callable with the run's rules: awaited if async, in a worker
-    thread when the run has a :class:`ThreadBudget` (parallel suites), within ``timeout_s``.
+    ``call`` runs a bound user callable with the run's rules: awaited if async, within
+    ``timeout_s``. A sync callable runs in a worker thread when the run has a
+    :class:`ThreadBudget` (parallel suites), and in a daemon thread whenever ``timeout_s``
+    is set, so the deadline holds for a call that blocks (see :mod:`scenarist._user_code`).
     """
 
     __slots__ = ("_log", "_trace", "target", "threads", "timeout_s")
@@ -115,11 +118,14 @@ class InteractionContext:
             ) from None
 
     async def _call(self, binding: Binding, values: dict[str, Any]) -> Any:
-        if self.threads is not None and not binding.is_async:
+        if binding.is_async:
+            result = binding.call(**values)
+        elif self.timeout_s is not None:  # a deadline must hold even for a blocking call
+            limiter = self.threads.limiter if self.threads is not None else None
+            result = await call_in_thread(partial(binding.call, **values), limiter)
+        elif self.threads is not None:
             result = await anyio.to_thread.run_sync(
-                partial(binding.call, **values),
-                limiter=self.threads.limiter,
-                abandon_on_cancel=self.timeout_s is not None,
+                partial(binding.call, **values), limiter=self.threads.limiter
             )
         else:
             result = binding.call(**values)

@@ -458,6 +458,10 @@ class SuiteResult(_Renderable):
     started_at: datetime | None = None
     recommendation: str | None = None
     suite: Any = Field(default=None, exclude=True, repr=False)
+    incomplete: bool = Field(default=False, kw_only=True, exclude_if=lambda value: not value)
+    """The run did not finish: read back from a run log without its end record (an
+    interrupted run), so the counts cover only the scenarios that finished. Reports say
+    ``INCOMPLETE``; left out of dumps while ``False`` (giskard-checks has no such field)."""
 
     def _count(self, status: ScenarioStatus) -> int:
         return sum(1 for r in self.results if r.status is status)
@@ -495,8 +499,9 @@ class SuiteResult(_Renderable):
 
     def summary_line(self) -> str:
         """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
-        line the CLI, the pytest plugin and the dashboard show for a run."""
-        return summary_line(
+        line the CLI, the pytest plugin and the dashboard show for a run (prefixed
+        ``INCOMPLETE run (no end record):`` for a run that did not finish)."""
+        line = summary_line(
             len(self.results),
             self.passed_count,
             self.failed_count,
@@ -504,6 +509,7 @@ class SuiteResult(_Renderable):
             self.skipped_count,
             self.pass_rate,
         )
+        return f"INCOMPLETE run (no end record): {line}" if self.incomplete else line
 
     @property
     def status(self) -> ScenarioStatus:

@@ -12,8 +12,10 @@ generated from them (``python -m scenarist.runlog``) and a test checks it is cur
 any change to the contract shows up in review. Readers accept older versions: each line
 is upgraded through :data:`MIGRATIONS` before validation.
 
-This module is the one codec of the format: :func:`read_jsonl` / :func:`decode_text` (a
-file), :func:`decode_records` (its records as JSON objects) and :func:`decode_body` (the
+This module is the one codec of the format: :func:`dump_json` writes every record (values
+JSON cannot hold in marked forms, never an error), :func:`split_jsonl` is the only line
+splitting (``\\n`` alone), :func:`read_jsonl` / :func:`decode_bytes` / :func:`decode_text`
+(a file), :func:`decode_records` (its records as JSON objects) and :func:`decode_body` (the
 ``{"header", "scenarios", "footer"}`` object ``POST /api/runs`` takes) all migrate and
 validate through the same code, so the CLI, the server's ingest and the remote upload
 accept and refuse the same logs, with the same messages (a
@@ -34,10 +36,11 @@ from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
+from scenarist._jsonable import as_text, to_json_value
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.results import ScenarioResult, SuiteResult
@@ -54,12 +57,16 @@ __all__ = [
     "ScenarioRecord",
     "collect_environment",
     "decode_body",
+    "decode_bytes",
     "decode_records",
     "decode_scenario_record",
     "decode_text",
+    "dump_data",
+    "dump_json",
     "json_schema",
     "read_jsonl",
     "run_log_from_suite_result",
+    "split_jsonl",
     "write_jsonl",
 ]
 
@@ -178,7 +185,8 @@ class RunLog(BaseModel):
         return [self.header, *self.scenarios, *footer]
 
     def to_suite_result(self) -> SuiteResult:
-        """The suite result again, e.g. to re-render a report from a saved run."""
+        """The suite result again, e.g. to re-render a report from a saved run (marked
+        ``incomplete`` when the log has no footer: the run did not finish)."""
         footer = self.footer or RunLogFooter()
         return SuiteResult(
             results=[r.result for r in sorted(self.scenarios, key=lambda r: r.index)],
@@ -186,6 +194,7 @@ class RunLog(BaseModel):
             suite_name=self.header.suite_name,
             started_at=self.header.started_at,
             recommendation=footer.recommendation,
+            incomplete=self.footer is None,
         )
 
 
@@ -225,59 +234,127 @@ def run_log_from_suite_result(
     return RunLog(header=header, scenarios=records, footer=footer)
 
 
+def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
+    """``model`` (a record, a run log) as JSON text; never fails on the values in it.
+
+    Values JSON cannot hold are written in the forms :mod:`scenarist._jsonable`
+    documents: an unknown object as its ``str``, bytes as ``{"__bytes__": <base64>}``, a
+    container that holds itself marked ``{"__cycle__": ...}``, an object whose ``str`` and
+    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``. The fast
+    path is pydantic's own dump; the marked forms are only computed when it fails.
+    """
+    try:
+        return model.model_dump_json(fallback=str, indent=indent)
+    except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
+        data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
+        return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
+
+
+def dump_data(model: BaseModel) -> Any:
+    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
+    try:
+        return model.model_dump(mode="json", fallback=str)
+    except Exception:
+        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
+
+
+def _separators(indent: int | None) -> tuple[str, str]:
+    return (",", ": ") if indent is not None else (",", ":")
+
+
+@overload
+def split_jsonl(data: str) -> tuple[list[tuple[int, str]], str]: ...
+@overload
+def split_jsonl(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]: ...
+def split_jsonl(data: str | bytes) -> tuple[list[tuple[int, Any]], Any]:
+    """JSON Lines split the one safe way, on ``\\n`` alone: every reader uses this.
+
+    ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
+    ``\\x1c``-``\\x1e``, which JSON writers leave raw inside strings, so it cuts a valid
+    record in two. Returns the terminated lines that are not blank, numbered from 1, and
+    the unterminated rest (empty when ``data`` ends with a newline): where a writer that
+    was interrupted mid-line leaves its torn last line.
+    """
+    parts: list[Any] = data.split(b"\n") if isinstance(data, bytes) else data.split("\n")
+    rest = parts.pop()
+    numbered = [(n, line) for n, line in enumerate(parts, 1) if line.strip()]
+    return numbered, rest
+
+
 def write_jsonl(
     records: RunLog | Iterable[BaseModel], path: str | PathLike[str], *, append: bool = False
 ) -> None:
     """Write a run log (or some of its records) as JSON Lines; ``append`` adds to a file.
 
-    Values that JSON cannot hold (an object used as outputs) are written as their ``str``.
+    Values that JSON cannot hold are written as :func:`dump_json` says (an object used as
+    outputs as its ``str``; bytes, cycles and unprintable objects marked).
     """
     items = records.records() if isinstance(records, RunLog) else list(records)
+    text = "".join(dump_json(record) + "\n" for record in items)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a" if append else "w", encoding="utf-8") as handle:
-        for record in items:
-            handle.write(record.model_dump_json(fallback=str) + "\n")
+        handle.write(text)
 
 
 def read_jsonl(path: str | PathLike[str], *, require_run_id: bool = False) -> RunLog:
-    """Read a run log file written by any version of scenarist (see :func:`decode_text`)."""
-    return decode_text(
-        Path(path).read_text(encoding="utf-8"),
-        source=f"run log {str(path)!r}",
-        require_run_id=require_run_id,
+    """Read a run log file written by any version of scenarist (see :func:`decode_bytes`)."""
+    return decode_bytes(
+        Path(path).read_bytes(), source=f"run log {str(path)!r}", require_run_id=require_run_id
     )
 
 
 def decode_text(text: str, *, source: str = "run log", require_run_id: bool = False) -> RunLog:
-    """The run log in ``text`` (JSON Lines): parsed, migrated and validated.
+    """The run log in ``text`` (JSON Lines): parsed, migrated and validated (as
+    :func:`decode_bytes`)."""
+    return decode_bytes(
+        text.encode("utf-8", "surrogatepass"), source=source, require_run_id=require_run_id
+    )
 
-    A last line cut off mid-write (a run interrupted while writing it: no final newline,
-    not JSON) is dropped and :attr:`RunLog.notes` says so; any other line that is not JSON
-    raises :class:`~scenarist.errors.RunLogError` naming ``source`` and the line.
+
+def decode_bytes(data: bytes, *, source: str = "run log", require_run_id: bool = False) -> RunLog:
+    """The run log in ``data`` (UTF-8 JSON Lines): parsed, migrated and validated.
+
+    Lines end at ``\\n`` only (:func:`split_jsonl`). A last line without its newline that
+    is not a whole record (a run interrupted while writing it, maybe in the middle of a
+    character) is dropped and :attr:`RunLog.notes` says so; any other line that is not
+    UTF-8 JSON raises :class:`~scenarist.errors.RunLogError` naming ``source`` and the line.
     """
-    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    numbered, rest = split_jsonl(data)
     raw: list[Any] = []
+    for number, line in numbered:
+        raw.append(_json_line(line, source, number))
     notes: list[str] = []
-    for position, (number, line) in enumerate(numbered):
+    if rest.strip():
+        number = data.count(b"\n") + 1
         try:
-            raw.append(json.loads(line))
-        except ValueError as exc:
-            if position == len(numbered) - 1 and not text.endswith("\n"):
-                notes.append(
-                    f"{source} line {number} was cut off mid-write (the run was interrupted) "
-                    "and is left out"
-                )
-                break
-            raise RunLogError(
-                f"{source} line {number} is not valid JSON ({exc}); the file is damaged: "
-                f"fix or delete line {number}, or write the log again with `scenarist run`",
-                invalid_json=True,
-            ) from exc
-    lines = [number for number, _ in numbered[: len(raw)]]
+            raw.append(json.loads(rest.decode("utf-8")))
+            numbered.append((number, rest))
+        except ValueError:  # UnicodeDecodeError too: cut inside a character
+            notes.append(
+                f"{source} line {number} was cut off mid-write (the run was interrupted) "
+                "and is left out"
+            )
+    lines = [number for number, _ in numbered]
     log = _decode(raw, source, lambda index: f"line {lines[index]}", require_run_id)
     log.notes.extend(notes)
     return log
+
+
+def _json_line(line: bytes, source: str, number: int) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        problem = f"is not UTF-8 text ({exc})"
+        error: ValueError = exc
+    except ValueError as exc:
+        problem = f"is not valid JSON ({exc})"
+        error = exc
+    raise RunLogError(
+        f"{source} line {number} {problem}; the file is damaged: fix or delete line "
+        f"{number}, or write the log again with `scenarist run`",
+        invalid_json=True,
+    ) from error
 
 
 def decode_records(

@@ -27,6 +27,7 @@ from scenarist._construct import construct, replace
 from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
+from scenarist._user_code import stray_exit
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.errors import StepTimeoutError
 from scenarist.interactions import InteractionContext, ThreadBudget
@@ -145,6 +146,24 @@ def _identified(
     )
 
 
+def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseException:
+    """What to record for an exception user code raised, or re-raise it.
+
+    ``SystemExit`` and a cancellation nobody asked for become an ``AbortedCallError``
+    (recorded, or raised with ``return_exception=False``, except ``SystemExit``, which
+    then exits as asked); anything else that is not an ``Exception`` (Ctrl-C, the run's
+    own cancellation) always propagates.
+    """
+    aborted = stray_exit(caught, who)
+    if aborted is None and not isinstance(caught, Exception):
+        raise caught
+    if not return_exception:
+        if aborted is None or isinstance(caught, SystemExit):
+            raise caught
+        raise aborted from caught
+    return aborted if aborted is not None else caught
+
+
 async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool) -> CheckResult:
     """Run one check; stamp its details with timing and identity; errors become data if asked."""
     t0 = time.perf_counter()
@@ -160,9 +179,8 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
                 f"{type(check).__name__}.run returned {type(outcome).__name__}; "
                 "a check must return a CheckResult"
             )
-    except Exception as exc:
-        if not return_exception:
-            raise
+    except BaseException as caught:
+        exc = _as_error(caught, f"check {check.label!r}", return_exception)
         outcome = CheckResult.error(
             f"Check '{check.label}' failed with error: {exc}",
             details={
@@ -197,9 +215,8 @@ async def run_step(
     for spec in step.interacts:
         try:
             await spec.run(context)
-        except Exception as exc:
-            if not return_exception:
-                raise
+        except BaseException as caught:
+            exc = _as_error(caught, "user code", return_exception)
             phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
             error = StepError.from_exception(exc, phase)
             break

@@ -9,7 +9,7 @@ stall every other scenario; the thread pool is bounded by ``max_concurrency`` to
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -157,11 +157,14 @@ class Suite(BaseModel):
         *,
         timeout_s: float | None = None,
         repeat: int = 1,
-    ) -> AsyncIterator[tuple[int, ScenarioResult]]:
+    ) -> AsyncGenerator[tuple[int, ScenarioResult], None]:
         """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
 
         Results are handed over through a small buffer, so a consumer that writes them
         away (a run log, a database) keeps memory bounded however large the suite is.
+        A consumer that may stop early (an exception in its loop) should close it in its
+        own task: ``async with contextlib.aclosing(suite.iter_results(...)) as results``;
+        left to the garbage collector, its task group is closed from another task.
         """
         max_concurrency = validate_max_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
@@ -233,6 +236,7 @@ class Suite(BaseModel):
                 "started_at": started_at,
                 "recommendation": None,
                 "suite": self,
+                "incomplete": False,
             },
         )
 

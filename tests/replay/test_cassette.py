@@ -325,3 +325,20 @@ def test_hooks_are_installed_only_while_a_cassette_is_active(
     with httpx2.Client() as http:  # outside any cassette: untouched, not recorded
         http.post(server.openai_url + "/chat/completions", json=body("free"))
     assert "free" not in (tmp_path / "hooks.jsonl").read_text()
+
+
+def test_calls_with_line_separators_in_them_replay(server: FakeLLMServer, tmp_path: Path) -> None:
+    """U+2028, U+2029 and U+0085 stay raw inside a cassette line (JSON allows it): the
+    reader splits at ``\\n`` alone, like every JSON Lines reader of scenarist."""
+    text = "one\u2028two\u2029three\x85four"
+    path = tmp_path / "separators.jsonl"
+    recorded = record(path, server.openai_url, text)
+    assert text in recorded[0] and "\u2028" in path.read_text(encoding="utf-8")
+    with (
+        ConnectionCounter() as port,
+        cassette(path, "replay") as tape,
+        httpx2.Client(headers=HEADERS) as http,
+    ):
+        replayed = answer(http.post(port.openai_url + "/chat/completions", json=body(text)))
+    assert replayed == recorded[0]
+    assert (port.connections, tape.stats.replayed) == (0, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from pathlib import Path
@@ -92,6 +93,83 @@ def test_runlog_writes_non_json_values_as_strings(tmp_path: Path) -> None:
     last = read_jsonl(path).scenarios[0].result.final_trace.last
     assert last is not None
     assert last.outputs == "<opaque>"
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no str")
+
+    def __repr__(self) -> str:
+        raise ValueError("no repr")
+
+
+def _nested(depth: int) -> list[Any]:
+    root: list[Any] = []
+    node = root
+    for _ in range(depth):
+        node.append([])
+        node = node[0]
+    return root
+
+
+def _depth(value: Any) -> int:
+    depth = 0
+    while isinstance(value, list) and value:
+        value, depth = value[0], depth + 1
+    return depth
+
+
+def test_runlog_writes_values_json_cannot_hold_in_marked_forms(tmp_path: Path) -> None:
+    """Issue 13: these stopped a run with "PydanticSerializationError ... scenarist bug"."""
+    cycle: dict[str, Any] = {"k": 1}
+    cycle["me"] = cycle
+    outputs = {
+        "bytes": b"\x00\xff\xfe",
+        "cycle": cycle,
+        "unprintable": _Unprintable(),
+        "text": "a\ud800b",
+        "deep": _nested(5000),
+        "plain": "still here",
+    }
+    trace: Trace[Any, Any] = Trace(interactions=[Interaction(inputs="q", outputs=outputs)])
+    result = ScenarioResult(scenario_name="odd", steps=[TestCaseResult()], final_trace=trace)
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(suite_of(result)), path)
+    last = read_jsonl(path).scenarios[0].result.final_trace.last
+    assert last is not None
+    out = last.outputs
+    assert out["bytes"] == {"__bytes__": "AP/+"}  # base64, lossless
+    assert base64.b64decode(out["bytes"]["__bytes__"]) == b"\x00\xff\xfe"
+    seen, node = 0, out["cycle"]
+    while "__cycle__" not in node:  # marked where it recurs
+        assert node["k"] == 1
+        node, seen = node["me"], seen + 1
+    assert node == {"__cycle__": "builtins.dict"} and seen <= 2
+    assert out["unprintable"]["__repr__"] is None
+    assert out["unprintable"]["__type__"].endswith("._Unprintable")
+    assert out["unprintable"]["__error__"] == (
+        "str() raised ValueError: no str; repr() raised ValueError: no repr"
+    )
+    assert out["text"] == {"__text__": "a\\ud800b"}
+    assert 150 < _depth(out["deep"]) < 200  # cut below MAX_DEPTH, then marked
+    assert out["plain"] == "still here"
+
+
+def test_to_json_value_marks_and_never_raises() -> None:
+    from scenarist._jsonable import MAX_DEPTH, safe_repr, to_json_value
+
+    cycle: list[Any] = [1]
+    cycle.append(cycle)
+    assert to_json_value(cycle) == [1, {"__cycle__": "builtins.list"}]
+    shared = [1, 2]
+    assert to_json_value({"a": shared, "b": shared}) == {"a": [1, 2], "b": [1, 2]}  # no cycle
+    assert to_json_value(_Unprintable())["__error__"] == "repr() raised ValueError: no repr"
+    bottom = to_json_value(_nested(MAX_DEPTH + 50))
+    for _ in range(MAX_DEPTH):
+        bottom = bottom[0]
+    assert bottom == {"__truncated__": "builtins.list"}
+    assert to_json_value({_Unprintable(): 1}) == {f"<{__name__}._Unprintable>": 1}
+    assert safe_repr(_Unprintable()).endswith("._Unprintable: repr() raised ValueError: no repr>")
 
 
 def test_runlog_migrates_format_v0(tmp_path: Path) -> None:

@@ -12,8 +12,10 @@ import httpx2
 import pytest
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
+from scenarist import Equals, Scenario, Suite
 from scenarist._sync import run_sync
 from scenarist.errors import RunLogError
+from scenarist.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.store.remote import RemoteStore
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +112,60 @@ async def test_dashboard_summary_is_the_cli_and_plugin_line(app_client: httpx2.A
     assert page["run"]["pass_rate"] == result.pass_rate
     assert verdict(result).line.endswith(" | " + line)
     assert summary_lines(SessionState(results=result.results))[0].startswith(line + " | cost ")
+
+
+# --- U+2028, U+2029, U+0085: JSON Lines split at \n alone (issue 13) ----------------------
+
+SEPARATORS = "line\u2028sep\u2029para\x85next\x0bvt\x0cff\x1crs end"
+
+
+def _separator_log(run_id: str, tmp_path: Path) -> Path:
+    """A run log file that ``scenarist`` wrote for an agent answering ``SEPARATORS``."""
+    scenario = (
+        Scenario("seps")
+        .interact("q", lambda inputs: SEPARATORS)
+        .check(Equals(expected_value=SEPARATORS, target_key="trace.last.outputs"))
+    )
+    result = Suite(name="seps", scenarios=[scenario]).run_sync()
+    path = tmp_path / f"{run_id}.jsonl"
+    write_jsonl(run_log_from_suite_result(result, run_id=run_id), path)
+    assert "\u2028" in path.read_text(encoding="utf-8")  # written raw, as JSON allows
+    return path
+
+
+async def test_ingest_ndjson_keeps_line_separators_inside_records(
+    app_client: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    body = _separator_log("seps-ndjson", tmp_path).read_bytes()
+    answer = await app_client.post(
+        "/api/runs", content=body, headers={"content-type": "application/x-ndjson"}
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["scenario_count"] == 1
+    run = (await app_client.get("/api/runs/seps-ndjson")).json()
+    assert run["complete"] is True and run["scenarios"][0]["status"] == "pass"
+    page = (await app_client.get("/runs/seps-ndjson/scenarios/0.json")).json()
+    assert page["interactions"][0]["outputs"] == SEPARATORS
+
+
+def test_remote_upload_keeps_line_separators(live_server: LiveServer, tmp_path: Path) -> None:
+    store = RemoteStore(live_server.url, retries=0)
+    uploaded = run_sync(store.upload_run_log, _separator_log("seps-remote", tmp_path))
+    assert (uploaded.created, uploaded.complete, uploaded.scenario_count) == (True, True, 1)
+    page = httpx2.get(f"{live_server.url}/runs/seps-remote/scenarios/0.json", timeout=10)
+    assert page.status_code == 200, page.text
+    assert page.json()["interactions"][0]["outputs"] == SEPARATORS
+
+
+def test_remote_upload_of_a_log_cut_inside_a_character_is_an_incomplete_run(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    log = make_run_log("cut-char", outcomes={"one": True, "caf\u00e9 \u65e5\u672c": True})
+    path = tmp_path / "cut-char.jsonl"
+    write_jsonl(log, path)
+    data = path.read_bytes()
+    second_record = data.index(b"\n", data.index(b"\n") + 1) + 1
+    inside = data.index("\u65e5".encode(), second_record) + 1  # between a character's bytes
+    path.write_bytes(data[:inside])
+    uploaded = run_sync(RemoteStore(live_server.url, retries=0).upload_run_log, path)
+    assert (uploaded.created, uploaded.complete, uploaded.scenario_count) == (True, False, 1)

@@ -1,7 +1,9 @@
 """Where the CLI keeps run logs: ``$SCENARIST_HOME/runs/<run_id>.jsonl``.
 
 ``SCENARIST_HOME`` defaults to ``.scenarist`` in the working directory, the folder of the
-database (:mod:`scenarist.store.location`).
+database (:mod:`scenarist.store.location`). When a run's results cannot be kept (a full
+disk, a read-only folder, a locked database), :func:`write_problem` and
+:func:`database_problem` give the one line that says which file, why, and what to do.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from pathlib import Path
 from scenarist.errors import UserError
 from scenarist.runlog import RunLog, read_jsonl, write_jsonl
 
-__all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log", "store_in_local_database"]
+__all__ = [
+    "HOME_FIX",
+    "database_problem",
+    "find_run_log",
+    "load_run_log",
+    "runs_dir",
+    "save_run_log",
+    "store_in_local_database",
+    "write_problem",
+]
+
+HOME_FIX = "set SCENARIST_HOME to a writable folder (it holds the run logs and the database)"
 
 
 def runs_dir() -> Path:
@@ -56,8 +69,12 @@ def load_run_log(reference: str, *, exclude: str | None = None) -> RunLog:
 def save_run_log(log: RunLog, path: Path) -> None:
     """Write ``log`` atomically (a reader never sees half a file)."""
     partial = path.with_name(f".{path.name}.partial")
-    write_jsonl(log, partial)
-    os.replace(partial, path)
+    try:
+        write_jsonl(log, partial)
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk must not keep half a file around
+        raise
 
 
 def store_in_local_database(log: RunLog) -> str:
@@ -71,3 +88,50 @@ def store_in_local_database(log: RunLog) -> str:
     store = default_store()
     run_sync(store.ingest_run_log, log)
     return database_label(store.url)
+
+
+def write_problem(what: str, path: object, exc: OSError, fix: str) -> str:
+    """``cannot write the run log /x: No space left on device; <fix>`` (no traceback)."""
+    return f"cannot write {what} {path}: {_os_reason(exc)}; {fix}"
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def database_problem(exc: Exception, kept: Path | None) -> str | None:
+    """The line for a run that could not be stored in the database (locked, full,
+    read-only, a bad URL), or ``None`` for an exception that is not about the database.
+
+    The driver's first line only: SQLAlchemy's full message carries the SQL and its
+    parameters (the run's data), which is noise here and may be private.
+    """
+    from scenarist.store.location import database_label
+
+    sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")
+    if isinstance(exc, OSError):
+        reason = _os_reason(exc)
+    elif isinstance(exc, UserError):
+        reason = str(exc)
+    elif sqlalchemy_errors is not None and isinstance(exc, sqlalchemy_errors.SQLAlchemyError):
+        original = getattr(exc, "orig", None)
+        text = str(original if original is not None else exc).strip()
+        reason = (text.splitlines() or [type(exc).__name__])[0][:300]
+    else:
+        return None
+    try:
+        label = database_label()
+    except UserError:
+        label = "(SCENARIST_DATABASE_URL)"
+    if "locked" in reason:
+        fix = (
+            "another program holds a write lock on it: run again when it is done, or set "
+            "SCENARIST_DATABASE_URL to another database"
+        )
+    else:
+        fix = (
+            "check that it is writable and the disk has space, or set SCENARIST_DATABASE_URL "
+            "to another database"
+        )
+    kept_note = f" (the run log is kept: {kept})" if kept is not None else ""
+    return f"could not store the run in the database {label}: {reason}; {fix}{kept_note}"

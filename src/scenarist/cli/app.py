@@ -2,11 +2,12 @@
 
 Exit codes (every command): 0 success; 1 scenarios failed (``run``, ``replay``); 2 an
 error: a usage error (bad path, bad option value, a file that does not load), a
-scenario that errored, or a feature that is not installed. Problems the user can fix
-are :class:`~scenarist.errors.UserError` and print as one ``error: ...`` line on stderr,
-without a traceback; ``--debug`` adds the traceback. An unexpected exception is reported
-the same way (exit 2) with a request to report it, never as exit 1, which means
-"failures" and nothing else.
+scenario that errored, a feature that is not installed, or a file or database that
+cannot be written (a full disk, a read-only folder, a lock); 130 interrupted (Ctrl-C).
+Problems the user can fix are :class:`~scenarist.errors.UserError` and print as one
+``error: ...`` line on stderr, without a traceback; ``--debug`` adds the traceback. An
+unexpected exception is reported the same way (exit 2) with a request to report it,
+never as exit 1, which means "failures" and nothing else.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ __all__ = ["DEBUG_KEY", "app"]
 DEBUG_KEY = "scenarist.debug"
 EXIT_CODES_HELP = (
     "Exit codes: 0 passed (or pass rate at least --fail-under); 1 scenarios failed; "
-    "2 errors: a usage error, a file that could not be loaded, an errored scenario, or a "
-    "feature that is not installed."
+    "2 errors: a usage error, a file that could not be loaded, an errored scenario, results "
+    "that could not be saved, or a feature that is not installed; 130 interrupted (Ctrl-C)."
 )
 
 
@@ -43,10 +44,19 @@ class _Group(TyperGroup):
             raise
         except UserError as exc:
             _report(ctx, f"error: {exc}")
+        except KeyboardInterrupt:
+            _report(ctx, "error: interrupted (Ctrl-C)", code=130)
         except Exception as exc:
-            unavailable = _database_unavailable(exc)
+            unavailable = _database_unavailable(exc)  # before OSError: refused connections
             if unavailable is not None:
                 _report(ctx, unavailable)
+            if isinstance(exc, OSError):  # a full disk, a read-only folder, a missing file
+                where = f" ({exc.filename})" if exc.filename else ""
+                _report(
+                    ctx,
+                    f"error: {exc.strerror or exc}{where}; check the path, its permissions "
+                    "and the free disk space",
+                )
             _report(
                 ctx,
                 f"error: unexpected {type(exc).__name__}: {exc} (this is a scenarist bug; "
@@ -67,11 +77,11 @@ def _database_unavailable(exc: Exception) -> str | None:
     )
 
 
-def _report(ctx: Any, line: str) -> None:
+def _report(ctx: Any, line: str, code: int = 2) -> None:
     if ctx.meta.get(DEBUG_KEY):
         traceback.print_exc(file=sys.stderr)
     typer.echo(line, err=True)
-    raise typer.Exit(2)
+    raise typer.Exit(code)
 
 
 app = typer.Typer(

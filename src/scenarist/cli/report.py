@@ -49,7 +49,9 @@ def report(
 
         text = to_junit_xml(result)
     elif format is ReportFormat.json:
-        text = log.model_dump_json(indent=2, fallback=str) + "\n"
+        from scenarist.runlog import dump_json
+
+        text = dump_json(log, indent=2) + "\n"
     else:
         from scenarist.report.html import to_html
 

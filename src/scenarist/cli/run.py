@@ -11,6 +11,7 @@ code, so the two cannot disagree.
 from __future__ import annotations
 
 import time
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
-from scenarist.cli._runs import load_run_log, runs_dir, save_run_log, store_in_local_database
+from scenarist.cli._outputs import Outputs, check_upload
+from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
 from scenarist.errors import ReplayError, UserError
 from scenarist.results import ScenarioResult, SuiteResult
@@ -40,8 +42,9 @@ HELP = (
     "and JSON files hold one scenario or a suite (in folders: *.scenario.yaml, "
     "*.suite.yaml).\n\n"
     "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
-    "2 errors: a usage error, a file that could not be loaded, a cassette problem, or an "
-    "errored scenario (unless --fail-under is met)."
+    "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
+    "that could not be saved (a full disk, a read-only folder, a locked database), or an "
+    "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C."
 )
 
 CASSETTE_DIR = ".cassettes"
@@ -56,15 +59,38 @@ class Verdict:
 
 
 def verdict(
-    result: SuiteResult, *, file_errors: int = 0, fail_under: float | None = None
+    result: SuiteResult,
+    *,
+    file_errors: int = 0,
+    fail_under: float | None = None,
+    write_errors: int = 0,
+    collected: int | None = None,
+    interrupted: bool = False,
 ) -> Verdict:
-    """Exit code and verdict line for a finished run (see the module docstring)."""
+    """Exit code and verdict line for a finished run (see the module docstring).
+
+    Errors come first: a file that did not load or run, scenarios collected that have no
+    result, results that could not all be saved (``write_errors``): exit 2 whatever the
+    scenarios did. ``interrupted`` (Ctrl-C) is exit 130, the shell's code for it.
+    """
     rate = result.pass_rate
     counts = result.summary_line()
     threshold = "" if fail_under is None else f"{fail_under * 100:.1f}%"
-    if file_errors:
+    finished = len(result.results)
+    missing = max(0, (collected or 0) - finished)
+    if interrupted:
+        code, word = 130, "INTERRUPTED"
+        of = f" of {collected}" if collected is not None else ""
+        reason = f"stopped by Ctrl-C after {finished}{of} scenarios finished"
+    elif file_errors:
         code, word = 2, "ERROR"
         reason = f"{file_errors} file(s) could not be loaded or run"
+    elif missing:
+        code, word = 2, "ERROR"
+        reason = f"{missing} of {collected} scenarios did not finish"
+    elif write_errors:
+        code, word = 2, "ERROR"
+        reason = f"the results could not all be saved ({write_errors} error(s) above)"
     elif not result.failed_count and not result.errored_count:
         code, word, reason = 0, "PASSED", "no scenario failed"
     elif fail_under is not None and rate is not None and rate >= fail_under:
@@ -165,78 +191,50 @@ def run(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
         )
     mode = "refresh" if record else "replay" if replay else None
+    upload_url = check_upload(upload)
     plan = _Plan(files, parallel, repeat, mode, quiet)
-    result, header, run_errors = _execute(plan, _suite_name(found))
-    run_id = header.run_id
+    ran = _execute(plan, _suite_name(found))
+    result, header = ran.result, ran.header
     from rich.console import Console
 
     console = Console()
+    collected = sum(len(f.scenarios) for f in files)
+    if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
+        console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
+        outcome = verdict(result, collected=collected, interrupted=True)
+        console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
+        raise typer.Exit(outcome.exit_code)
     if not quiet:
         result.print_report(console=console)
-    for message in run_errors:
+    for message in ran.errors:
         typer.echo(f"error: {message}", err=True)
     if previous is not None:
         comparison = result.compare(previous.to_suite_result())
         if not quiet:
             console.print(f"Compared with run {previous.header.run_id}:")
             comparison.print_report(console=console)
+    outputs = Outputs(console, quiet)
     if junit is not None:
-        result.to_junit_xml(junit)
-    stored = runs_dir() / f"{run_id}.jsonl"
+        outputs.junit(result, junit)
     log = run_log_from_suite_result(
         result,
-        run_id=run_id,
+        run_id=header.run_id,
         settings=header.settings,
         environment=header.environment,
     )
-    save_run_log(log, stored)
-    if json_file is not None:
-        write_jsonl(log, json_file)
-    if not quiet:
-        console.print(f"Run log: {stored}", highlight=False, soft_wrap=True)
-    database = store_in_local_database(log)
-    if not quiet:
-        console.print(
-            f"Stored in the database {database} (open it with `scenarist serve`)",
-            highlight=False,
-            soft_wrap=True,
-        )
-    _upload(log, upload, console)
+    kept = outputs.run_log(log, ran.stream, json_file)
+    outputs.database(log, ran.stream if kept else None)
+    if upload_url is not None:
+        outputs.upload(log, upload_url)
     outcome = verdict(
-        result, file_errors=len(found.errors) + len(run_errors), fail_under=fail_under
+        result,
+        file_errors=len(found.errors) + len(ran.errors),
+        fail_under=fail_under,
+        write_errors=len(outputs.problems),
+        collected=collected,
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
-
-
-def _upload(log: Any, wanted: bool | None, console: Any) -> None:
-    """Send the run log to the configured server; a server that is down spools it."""
-    import os
-
-    url = os.environ.get("SCENARIST_URL")
-    if wanted is False or (wanted is None and not url):
-        return
-    if not url:
-        raise UserError("--upload needs a server: set SCENARIST_URL (and SCENARIST_API_KEY)")
-    from scenarist._sync import run_sync
-    from scenarist.store.remote import RemoteStore, http_library
-
-    try:
-        http_library()
-    except ImportError:
-        raise UserError("uploading needs httpx2: pip install 'scenarist[remote]'") from None
-
-    store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"))
-    result = run_sync(store.upload_run_log, log)
-    if result.spooled:
-        console.print(
-            f"Server {url} unreachable: run {result.run_id} spooled to {result.spooled}; "
-            "send it later with `scenarist sync`",
-            highlight=False,
-            soft_wrap=True,
-        )
-    else:
-        console.print(f"Uploaded run {result.run_id} to {url}", highlight=False, soft_wrap=True)
 
 
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
@@ -257,9 +255,21 @@ def _suite_name(found: Discovery) -> str:
     return "scenarist run"
 
 
-def _execute(plan: _Plan, suite_name: str) -> tuple[SuiteResult, RunLogHeader, list[str]]:
-    """Run every file's scenarios; the results in discovery order, the run log header,
-    and the errors that stopped a file (a cassette that cannot be used, a replay miss)."""
+@dataclass
+class _Ran:
+    """What running the files gave: the results so far, the header, the errors that
+    stopped a file, the streamed run log, and whether Ctrl-C stopped it all."""
+
+    result: SuiteResult
+    header: RunLogHeader
+    errors: list[str]
+    stream: Path
+    interrupted: bool
+
+
+def _execute(plan: _Plan, suite_name: str) -> _Ran:
+    """Run every file's scenarios; results in discovery order, streamed to the run log
+    (header first: a runs folder that cannot be written stops here, before any run)."""
     from scenarist._progress import Progress
     from scenarist._sync import run_sync
 
@@ -271,26 +281,39 @@ def _execute(plan: _Plan, suite_name: str) -> tuple[SuiteResult, RunLogHeader, l
         settings=RunSettings(concurrency=plan.parallel, repeat=plan.repeat),
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
-    write_jsonl([header], stream)
+    try:
+        write_jsonl([header], stream)
+    except OSError as exc:
+        raise UserError(write_problem("the run log in", runs_dir(), exc, HOME_FIX)) from exc
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     errors: list[str] = []
+    streaming = [True]  # off after a failed append (a full disk): the end rewrites it all
     progress = None if plan.quiet else Progress(scenarios, plain_lines=True)
     t0 = time.perf_counter()
+
+    def keep(index: int, result: ScenarioResult) -> None:
+        results[index] = result
+        if streaming[0]:
+            try:
+                write_jsonl([ScenarioRecord.from_result(index, result)], stream, append=True)
+            except OSError:
+                streaming[0] = False
+        if progress is not None:
+            progress.advance(index, result)
 
     async def run_file(file: SourceFile, offset: int) -> None:
         from scenarist.suite import Suite
 
         suite = Suite(name=suite_name, scenarios=file.scenarios)
-        async for index, result in suite.iter_results(
+        stream_of_results = suite.iter_results(
             return_exception=True,
             parallel=plan.parallel > 1,
             max_concurrency=plan.parallel,
             repeat=plan.repeat,
-        ):
-            results[offset + index] = result
-            write_jsonl([ScenarioRecord.from_result(offset + index, result)], stream, append=True)
-            if progress is not None:
-                progress.advance(offset + index, result)
+        )
+        async with aclosing(stream_of_results) as finished:  # closed here, in this task
+            async for index, result in finished:
+                keep(offset + index, result)
 
     async def run_all() -> None:
         offset = 0
@@ -308,8 +331,11 @@ def _execute(plan: _Plan, suite_name: str) -> tuple[SuiteResult, RunLogHeader, l
                 errors.append(f"{file.path}: {exc}")
             offset += len(file.scenarios)
 
+    interrupted = False
     try:
         run_sync(run_all)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
         if progress is not None:
             progress.close()
@@ -320,4 +346,4 @@ def _execute(plan: _Plan, suite_name: str) -> tuple[SuiteResult, RunLogHeader, l
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return result, header, errors
+    return _Ran(result, header, errors, stream, interrupted)

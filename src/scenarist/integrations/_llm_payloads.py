@@ -133,8 +133,11 @@ class SSEParser:
 
 def parse_ndjson(body: bytes) -> list[Any]:
     """Every JSON line of an NDJSON body (Ollama's stream); lines that are not JSON skipped."""
+    from scenarist.runlog import split_jsonl  # the one line splitting of JSON Lines
+
+    numbered, rest = split_jsonl(body)
     out: list[Any] = []
-    for line in body.splitlines():
+    for line in [line for _, line in numbered] + [rest]:
         if line.strip():
             try:
                 out.append(_decode_json(line.decode("utf-8", "replace")))

@@ -71,13 +71,16 @@ def read(path: Path) -> list[CassetteRecord]:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise CassetteError(f"{path}: not UTF-8 text ({error}); {_RERECORD}") from None
-    lines = text.split("\n")
-    _check_header(path, lines[0])
-    records = []
-    for number, line in enumerate(lines[1:], start=2):
-        if line.strip():
-            records.append(_record(path, number, line))
-    return records
+    from scenarist.runlog import split_jsonl  # the one line splitting of JSON Lines
+
+    numbered, rest = split_jsonl(text)
+    if rest.strip():  # a last line without its newline is still read (and checked)
+        numbered.append((text.count("\n") + 1, rest))
+    first = numbered[0] if numbered else (1, "")
+    if first[0] != 1:  # the header must be the first line, not after blank ones
+        first = (1, "")
+    _check_header(path, first[1])
+    return [_record(path, number, line) for number, line in numbered[1:]]
 
 
 def _check_header(path: Path, line: str) -> None:

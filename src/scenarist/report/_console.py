@@ -138,6 +138,12 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
 
         yield Rule(Text("Recommendation"))
         yield Markdown(result.recommendation)
+    if result.incomplete:
+        yield Text(
+            "INCOMPLETE: this run log has no end record (the run was interrupted); only the "
+            f"{len(result.results)} scenario(s) that finished are counted",
+            style="bold red",
+        )
     yield Rule()
     yield _summary_line(result)
 
@@ -145,7 +151,11 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
 def _summary_line(result: SuiteResult) -> Text:
     from rich.text import Text
 
-    line = Text(f"Summary: {len(result.results)} total")
+    line = Text("Summary: ")
+    if result.incomplete:
+        line.append("INCOMPLETE", "bold red")
+        line.append(" | ")
+    line.append(f"{len(result.results)} total")
     for status, word in _COUNT_WORDS:
         count = sum(1 for r in result.results if r.status == status)
         if count:
@@ -285,7 +295,9 @@ def _value_line(prefix: str, value: Any) -> Text:
     """``Inputs: 'hi'`` on one line; a longer value ends in an ellipsis."""
     from rich.text import Text
 
-    shown = " ".join(_cut(repr(value), _MAX_VALUE_CHARS).splitlines())
+    from scenarist._jsonable import safe_repr
+
+    shown = " ".join(_cut(safe_repr(value), _MAX_VALUE_CHARS).splitlines())
     return Text.assemble((prefix, "bold"), shown, no_wrap=True, overflow="ellipsis")
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from scenarist._jsonable import as_text, to_json_value
 from scenarist._status import FAILING
 from scenarist.results import ScenarioResult, SuiteResult
 
@@ -32,12 +33,11 @@ details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem
 
 def _e(value: Any) -> str:
     """Untrusted text, escaped (quotes included) for element content and attributes."""
-    if not isinstance(value, str):
-        try:
-            value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        except (TypeError, ValueError):
-            value = str(value)
-    return html.escape(value, quote=True)
+    data = to_json_value(
+        value, other=as_text, mark_text=True
+    )  # never raises (cycles, a raising __str__)
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, indent=2)
+    return html.escape(text, quote=True)
 
 
 def _rate(rate: float | None) -> str:
@@ -64,6 +64,11 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
         f"<p>Started {_e(started)}</p>",
         f'<p class="{_e(result.status.value)}"><strong>{_e(summary)}</strong></p>',
     ]
+    if result.incomplete:
+        parts.append(
+            '<p class="error"><strong>INCOMPLETE</strong>: this run log has no end record '
+            "(the run was interrupted); only the scenarios that finished are counted</p>"
+        )
     parts.extend(_scenario(s) for s in result.results)
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -13,15 +13,10 @@ that is not JSON becomes a string.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Mapping
-from datetime import date, datetime, time
-from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel
-
+from scenarist._jsonable import as_text, to_json_value
 from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 from scenarist.trace import Interaction, Trace
 
@@ -108,22 +103,8 @@ def _interaction(interaction: Interaction[Any, Any]) -> dict[str, Any]:
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON data: containers recurse, models dump, the rest is ``str``.
 
-    Non-finite floats become strings too, so the result is valid strict JSON.
+    Non-finite floats become strings too, so the result is valid strict JSON. Bytes,
+    cycles and objects that cannot be printed are marked as :mod:`scenarist._jsonable`
+    documents, so a hostile value never stops a report.
     """
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Enum):
-        return jsonable(value.value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    if isinstance(value, BaseModel):
-        return jsonable(dict(value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return str(value)
+    return to_json_value(value, other=as_text, mark_text=True)

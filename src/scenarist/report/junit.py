@@ -56,9 +56,13 @@ def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -
     if result.started_at is not None:
         root.set("timestamp", result.started_at.isoformat(timespec="seconds"))
     root.set("hostname", _clean(socket.gethostname()))
-    if (cost := result.cost_usd) is not None:
+    cost = result.cost_usd
+    if cost is not None or result.incomplete:
         properties = ET.SubElement(root, "properties")
-        ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
+        if cost is not None:
+            ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
+        if result.incomplete:  # the run did not finish: its log has no end record
+            ET.SubElement(properties, "property", {"name": "incomplete", "value": "true"})
     for scenario in result.results:
         _testcase(root, scenario, suite_name)
 

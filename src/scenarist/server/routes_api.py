@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
-from scenarist.runlog import RunLog, decode_body, decode_text
+from scenarist.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server.schemas import KeyCreateBody
@@ -72,12 +72,8 @@ _RUN_LOG_BODY = {
 def _run_log(raw: bytes, content_type: str) -> RunLog:
     """The run log in a request body (a JSON object, or JSON Lines), through the one codec."""
     source = "request body"
-    if "ndjson" in content_type or "jsonl" in content_type:
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError as exc:
-            raise RunLogError(f"{source} is not UTF-8 text: {exc}", invalid_json=True) from exc
-        return decode_text(text, source=source, require_run_id=True)
+    if "ndjson" in content_type or "jsonl" in content_type:  # lines split at \n alone
+        return decode_bytes(raw, source=source, require_run_id=True)
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -258,7 +258,9 @@ class RemoteStore:
             source = read_jsonl(source, require_run_id=True)
             for note in source.notes:
                 logger.warning("%s", note)
-        body = json.loads(source.model_dump_json(fallback=str))
+        from scenarist.runlog import dump_data
+
+        body = dump_data(source)
         run_id = source.header.run_id
         footer = source.footer
         scenarios = source.scenarios
@@ -299,10 +301,10 @@ def read_run_log_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a run log file as JSON objects, read through the one codec
     (:func:`scenarist.runlog.read_jsonl`: migrated, validated; a last line cut off
     mid-write is left out)."""
-    from scenarist.runlog import read_jsonl
+    from scenarist.runlog import dump_data, read_jsonl
 
     log = read_jsonl(path, require_run_id=True)
-    return [json.loads(record.model_dump_json(fallback=str)) for record in log.records()]
+    return [dump_data(record) for record in log.records()]
 
 
 def _message(response: Any) -> str:

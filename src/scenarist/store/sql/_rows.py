@@ -60,6 +60,8 @@ def dumps(model: BaseModel) -> str:
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:
     """The ``runs`` row, the ``scenario_results`` rows and the ``check_results`` rows."""
+    from scenarist.runlog import dump_json
+
     header, footer = log.header, log.footer
     check_name(header.run_id, "run_id")
     suite_name = check_name(header.suite_name, "suite_name")
@@ -92,7 +94,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                 "flaky": record.flaky,
                 "check_count": record.check_count,
                 "no_checks": record.no_checks,
-                "document": record.model_dump_json(fallback=str),
+                "document": dump_json(record),
             }
         )
         for step_index, step in enumerate(result.steps):

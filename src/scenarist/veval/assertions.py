@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from scenarist._user_code import stray_exit
 from scenarist.checks.base import Check
 
 if TYPE_CHECKING:
@@ -71,8 +72,11 @@ async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Trace[Any, Any
         return prefix + (verdict.message or f"{assertion.label} did not pass")
     try:
         message = await assertion.evaluate_async(ctx)
-    except Exception as exc:
-        return f"[ERROR] {type(assertion).__name__} raised {type(exc).__name__}: {exc}"
+    except BaseException as exc:  # a stray exit or cancellation is this assertion's error
+        error = exc if isinstance(exc, Exception) else stray_exit(exc, type(assertion).__name__)
+        if error is None:
+            raise
+        return f"[ERROR] {type(assertion).__name__} raised {type(error).__name__}: {error}"
     if message is None or message == "":
         return None
     if not isinstance(message, str):

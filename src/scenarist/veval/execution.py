@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from scenarist._user_code import stray_exit
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
@@ -42,7 +43,10 @@ def check_agent(agent: Any, what: str = "agent") -> None:
 async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Executed:
     """Run ``agent(ctx)`` with tracing and LLM-call capture; store and return its record.
 
-    An exception from the agent is returned, not raised: the run is stored either way.
+    An exception from the agent is returned, not raised: the run is stored either way. So
+    are ``SystemExit`` and a cancellation the agent raised itself (nothing cancelled the
+    item), as :class:`~scenarist.errors.AbortedCallError`; a cancellation of the run
+    propagates.
     """
     from scenarist.integrations.http_capture import capture_llm_calls
 
@@ -56,8 +60,11 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
                 if inspect.isawaitable(output):
                     output = await output
                 ctx.output = output
-            except Exception as exc:
-                error = exc
+            except BaseException as exc:  # a stray exit or cancellation is the item's error
+                aborted = exc if isinstance(exc, Exception) else stray_exit(exc, "the agent")
+                if aborted is None:
+                    raise
+                error = aborted
     finally:
         _trace_writes.reset(token)
     record = TraceRecord.from_context(ctx, error=error)

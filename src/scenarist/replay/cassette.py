@@ -186,6 +186,7 @@ class Cassette:
     def __enter__(self) -> Cassette:
         if self._stack is not None:
             raise UserError(f"cassette {str(self.path)!r} is already active; enter it once")
+        files.refuse_directory(self.path)
         exists = self.path.exists()
         self._replaying = self.mode == "replay" or (self.mode == "once" and exists)
         if self._replaying and not exists:

@@ -64,9 +64,7 @@ def loads(text: str | bytes, *, strict_values: bool = True) -> Any:
     return value
 
 
-def check_json(
-    value: Any, *, strict_values: bool = True, path: tuple[str | int, ...] = ()
-) -> None:
+def check_json(value: Any, *, strict_values: bool = True, path: tuple[str | int, ...] = ()) -> None:
     """Raise :class:`JsonLimitError` if parsed JSON ``value`` breaks a limit; ``path`` is
     where ``value`` sits in a larger document (it counts towards the depth)."""
     if _ok(value, MAX_DEPTH - len(path), strict_values):
@@ -117,9 +115,8 @@ def _ok(value: Any, depth_left: int, strict_values: bool) -> bool:
             kind = type(child)
             if kind is dict or kind is list:
                 stack.append((child, depth + 1))
-            elif strict_values and (kind is str or kind is float):
-                if _bad_scalar(child) is not None:
-                    return False
+            elif strict_values and (kind is str or kind is float) and _bad_scalar(child):
+                return False
     return True
 
 

@@ -106,7 +106,8 @@ def test_a_re_recording_keeps_the_order_and_spelling_of_unchanged_calls(recorded
             ":2: the response 'body_base64' is not valid base64",
         ),
         pytest.param(
-            HEADER + '\n{"request": {"method": "POST", "path": "/x", "body": '
+            HEADER
+            + '\n{"request": {"method": "POST", "path": "/x", "body": '
             + "[" * 50_000
             + "]" * 50_000
             + '}, "response": {"status": 200, "text": ""}}',
@@ -114,7 +115,8 @@ def test_a_re_recording_keeps_the_order_and_spelling_of_unchanged_calls(recorded
             id="50000-deep",
         ),
         pytest.param(
-            HEADER + '\n{"request": {"method": "POST", "path": "/x", "body": '
+            HEADER
+            + '\n{"request": {"method": "POST", "path": "/x", "body": '
             + "[" * 900
             + "]" * 900
             + '}, "response": {"status": 200, "text": ""}}',

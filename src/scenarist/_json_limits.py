@@ -130,7 +130,7 @@ def _locate(
             return JsonLimitError(_too_deep(), path, "too_deep")
         items = value.items() if kind is dict else enumerate(value)
         for key, child in items:
-            if strict_values and kind is dict and not key.isascii() and _surrogate(key):
+            if strict_values and isinstance(key, str) and _bad_scalar(key):
                 return JsonLimitError(_surrogate_message(key), (*path, key), "surrogate")
             found = _locate(child, (*path, key), depth_left - 1, strict_values)
             if found is not None:

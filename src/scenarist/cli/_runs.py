@@ -6,6 +6,7 @@ database (:mod:`scenarist.store.location`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -17,9 +18,14 @@ __all__ = ["find_run_log", "load_run_log", "runs_dir", "save_run_log", "store_in
 
 
 def runs_dir() -> Path:
+    """The runs folder, made owner-only (``0700``) when it does not exist yet."""
+    from scenarist._owner_only import owner_only_dir
     from scenarist.store.location import scenarist_home
 
-    return scenarist_home() / "runs"
+    folder = scenarist_home() / "runs"
+    with contextlib.suppress(OSError):  # unwritable: reading works, a write says why
+        owner_only_dir(folder)
+    return folder
 
 
 def find_run_log(reference: str, *, exclude: str | None = None) -> Path:

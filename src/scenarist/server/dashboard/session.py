@@ -34,6 +34,7 @@ from urllib.parse import quote
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import RedirectResponse
 
+from scenarist._owner_only import owner_only_dir
 from scenarist.server.auth import requires
 from scenarist.server.dashboard._render import page_format
 
@@ -67,7 +68,7 @@ def _secret_from_home() -> bytes:
         return path.read_text().strip().encode()
     except FileNotFoundError:
         pass
-    home.mkdir(parents=True, exist_ok=True)
+    owner_only_dir(home)
     value = secrets.token_hex(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

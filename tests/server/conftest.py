@@ -29,7 +29,7 @@ async def app_client(database_url: str) -> AsyncIterator[httpx2.AsyncClient]:
     app = create_app(database_url)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             client.app = app  # type: ignore[attr-defined]
             yield client
 

@@ -67,7 +67,7 @@ async def test_ingest_over_the_limit_is_429_with_retry_after(database_url: str) 
     app = create_app(database_url, rate_limit=RateLimit(rate_per_s=0.5, burst=2))
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             trace = {"trace_id": "t1"}
             assert (await client.post("/v1/traces", json=trace)).status_code == 201
             assert (await client.post("/v1/traces", json=trace)).status_code == 201

@@ -99,7 +99,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {name: value for name, value in scope.get("headers", [])}
+        headers: dict[bytes, bytes] = dict(scope.get("headers", []))
         refusal = self._refusal(scope, headers)
         if refusal is None:
             await self.app(scope, receive, send)

@@ -26,7 +26,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonLimitError", "check_json", "loads"]
+__all__ = ["MAX_DEPTH", "JsonLimitError", "check_json", "finite", "loads", "parse"]
 
 MAX_DEPTH = 128
 """Containers nested in containers that a JSON document may have (``[[1]]`` is 2)."""
@@ -53,13 +53,19 @@ class JsonLimitError(ValueError):
         return ".".join(parts)
 
 
-def loads(text: str | bytes, *, strict_values: bool = True) -> Any:
-    """``json.loads`` with the limits of this module. ``strict_values=False`` checks the
-    depth only (for files scenarist wrote itself, which keep NaN as Python writes it)."""
+def parse(text: str | bytes) -> Any:
+    """``json.loads``, with nesting too deep for the parser itself (``RecursionError``)
+    raised as :class:`JsonLimitError`; the value is not checked (see :func:`check_json`)."""
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except RecursionError:
         raise JsonLimitError(_too_deep(), kind="too_deep") from None
+
+
+def loads(text: str | bytes, *, strict_values: bool = True) -> Any:
+    """:func:`parse` then :func:`check_json`. ``strict_values=False`` checks the depth
+    only (for files scenarist wrote itself, which keep NaN as Python writes it)."""
+    value = parse(text)
     check_json(value, strict_values=strict_values)
     return value
 
@@ -155,3 +161,17 @@ def _surrogate_message(text: str) -> str:
         f"contains an unpaired UTF-16 surrogate ({shown}), which is not Unicode text and "
         "cannot be stored; send the character itself or its full surrogate pair"
     )
+
+
+def finite(value: Any) -> Any:
+    """A copy of parsed JSON ``value`` with ``NaN`` and infinities as ``None``: for
+    writing what was stored before these limits (or by a path that kept them) as JSON
+    every reader parses."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {k: finite(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [finite(v) for v in value]
+    return value

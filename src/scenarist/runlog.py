@@ -38,6 +38,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
+from scenarist import _json_limits
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.results import ScenarioResult, SuiteResult
@@ -261,7 +262,12 @@ def decode_text(text: str, *, source: str = "run log", require_run_id: bool = Fa
     notes: list[str] = []
     for position, (number, line) in enumerate(numbered):
         try:
-            raw.append(json.loads(line))
+            raw.append(_json_limits.parse(line))
+        except _json_limits.JsonLimitError as exc:
+            raise RunLogError(
+                f"{source} line {number}: {exc.problem}; {_FIX}",
+                fields=[_field(f"line {number}", exc.problem, exc.kind)],
+            ) from exc
         except ValueError as exc:
             if position == len(numbered) - 1 and not text.endswith("\n"):
                 notes.append(
@@ -336,12 +342,26 @@ def _decode(
                 f"object; {_FIX}",
                 fields=[_field(_record_path(raw, index), "not a JSON object", "dict_type")],
             )
+        try:  # depth, NaN/Infinity, lone surrogates: what no reader after us can take
+            _json_limits.check_json(record)
+        except _json_limits.JsonLimitError as exc:
+            field = ".".join(part for part in (_record_path(raw, index), exc.field) if part)
+            raise RunLogError(
+                f"{source} {where(index)}: field {field}: {exc.problem}; {_FIX}",
+                fields=[_field(field, exc.problem, exc.kind)],
+            ) from exc
     version = raw[0].get("format_version", 0)
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise RunLogError(
             f"{source} has format_version {version!r}, newer than this scenarist supports "
             f"({FORMAT_VERSION}); upgrade scenarist to read it",
             fields=[_field("header.format_version", "newer than supported", "version")],
+        )
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        message = f"not a format version (a whole number from 0 to {FORMAT_VERSION})"
+        raise RunLogError(
+            f"{source} has format_version {version!r}, {message}; {_FIX}",
+            fields=[_field("header.format_version", message, "version")],
         )
     if require_run_id and (not isinstance(raw[0].get("run_id"), str) or not raw[0]["run_id"]):
         # a made-up run id would store a retried upload twice

@@ -106,7 +106,9 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(_allowed_methods(request)) or headers.get("Allow", "")
-    return error_response(exc.status_code, str(exc.detail), headers=headers or None)
+    fields = getattr(exc, "fields", None)  # _input_limits.InvalidInput names them
+    extra = {"fields": fields} if fields is not None else {}
+    return error_response(exc.status_code, str(exc.detail), headers=headers or None, **extra)
 
 
 def _allowed_methods(request: Request) -> list[str]:

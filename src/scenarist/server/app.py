@@ -15,11 +15,13 @@ from scenarist._version import __version__
 
 try:
     from fastapi import FastAPI
+    from fastapi.datastructures import Default
 except ImportError as exc:
     raise missing_extra("server", exc) from exc
 
 from scenarist.server._errors import ERROR_RESPONSES, BodySizeLimit, install_error_handlers
 from scenarist.server._request_guard import RequestGuard, allowed_hosts_from_env
+from scenarist.server._responses import FiniteJSONResponse
 from scenarist.server._unavailable import install_database_errors
 from scenarist.server.auth import is_loopback
 from scenarist.server.dashboard.routes import install_dashboard
@@ -81,6 +83,7 @@ def create_app(
         summary="Store and API for scenarist runs, traces, scenario items and snapshots.",
         lifespan=lifespan,
         responses=ERROR_RESPONSES,  # documented on every operation (the pages are hidden)
+        default_response_class=Default(FiniteJSONResponse),  # Default: keeps pydantic's path
     )
     app.state.store = the_store
     app.state.open_mode_allowed = is_loopback(host)

@@ -15,6 +15,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel
 
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard._csrf import FIELD, CsrfError, csrf_token, set_cookie, verify_csrf
 from scenarist.server.dashboard._render import render
 from scenarist.server.dashboard.session import (
@@ -28,7 +29,7 @@ from scenarist.store.sql.keys import parse_key_id
 
 __all__ = ["LoginPage", "csrf_failed", "install_sessions", "parse_form", "render_form", "router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 
 
 class LoginPage(BaseModel):

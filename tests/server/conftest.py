@@ -35,12 +35,15 @@ async def app_client(database_url: str) -> AsyncIterator[httpx2.AsyncClient]:
 
 
 class LiveServer:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
+        """``app`` on uvicorn; ``options`` are more ``uvicorn.Config`` settings."""
         import uvicorn
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", **options
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -32,7 +32,8 @@ server's own, each turned into an HTTP answer by its route: ``store.sql.compare.
 (503), ``server.ratelimit.RateLimited`` (429), ``server.dashboard._csrf.CsrfError`` (403),
 ``server.dashboard.session.LoginRequired`` (a redirect to the login page), and the
 request errors ``server._input_limits.InvalidInput``, ``server.routes_api._BadLog`` and
-``server.routes_veval._ItemError`` (422). The core never imports the server, so they stay in its modules.
+``server.routes_veval._ItemError`` (422). The core never imports the server, so they stay
+in its modules.
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case

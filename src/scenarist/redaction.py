@@ -7,8 +7,9 @@ dashboard. Cassettes and trace-backed replay redact with the same function, so a
 request, its recording and the recorded span agree on what they hold (and a replay key
 never needs a secret).
 
-What is redacted: every mapping entry, at any depth of a JSON body (request or response),
-whose key is a redacted field name, and every query parameter of a recorded URL whose
+What is redacted: every mapping entry, at any depth of a JSON body (request or response;
+in a response ``token`` is left alone, as it is data there: logprobs), whose key is a
+redacted field name, and every query parameter of a recorded URL whose
 name is one or looks like a credential (contains ``key``, ``token``, ``secret``,
 ``sig``, ``password``, ``auth`` or ``credential``: a query string carries no prompt, so
 guessing wide costs nothing there, while in a body ``max_tokens`` must stay). The value
@@ -42,9 +43,12 @@ __all__ = [
     "DEFAULT_REDACTED_FIELDS",
     "ENV_VAR",
     "REDACTED",
+    "RESPONSE_DATA_FIELDS",
+    "TOO_DEEP",
     "redact",
     "redact_url",
     "redacted_fields",
+    "response_fields",
     "set_redacted_fields",
 ]
 
@@ -73,6 +77,10 @@ DEFAULT_REDACTED_FIELDS = frozenset(
 )
 """Field names always redacted (normalised: lower case, ``_`` for ``-``)."""
 
+RESPONSE_DATA_FIELDS = frozenset({"token"})
+"""Names a response uses for data, never redacted there: OpenAI's logprobs give each
+generated ``token``. (In a request, ``token`` is a credential.)"""
+
 _QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth", "credential")
 
 _configured: frozenset[str] = frozenset()
@@ -92,6 +100,11 @@ def redacted_fields(extra: Iterable[str] = ()) -> frozenset[str]:
     """The field names redacted now: the defaults, ``SCENARIST_REDACT_FIELDS``, those set
     with :func:`set_redacted_fields`, and ``extra``; normalised."""
     return _fields(os.environ.get(ENV_VAR, ""), _configured, tuple(extra))
+
+
+def response_fields(fields: frozenset[str]) -> frozenset[str]:
+    """The names redacted in a response body: ``fields`` but :data:`RESPONSE_DATA_FIELDS`."""
+    return fields - RESPONSE_DATA_FIELDS
 
 
 def set_redacted_fields(names: Iterable[str] | None) -> None:

@@ -4,7 +4,11 @@ its URL and the cassette hold the same redacted request, through the real openai
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import openai
@@ -147,3 +151,63 @@ def test_trace_backed_replay_matches_requests_on_the_redacted_body(
             },
         )
     assert calls.served == 1 and len(server.requests) == before  # served, not live
+
+
+class _LogprobsHandler(BaseHTTPRequestHandler):
+    """A chat completion with logprobs: each entry's ``token`` is data, not a secret."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        entry = {"token": "Hello", "logprob": -0.1, "top_logprobs": [{"token": "Hi"}]}
+        body = json.dumps(
+            {
+                "id": "c1",
+                "model": "gpt-4o-mini",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Hello"},
+                        "logprobs": {"content": [entry]},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def logprobs_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LogprobsHandler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_response_keeps_its_logprob_tokens(logprobs_url: str, tmp_path: Path) -> None:
+    """``token`` is a secret in a request and data in a response (OpenAI's logprobs)."""
+    path = tmp_path / "logprobs.jsonl"
+    request = {"model": "gpt-4o-mini", "messages": [], "logprobs": True, "token": "s3cret"}
+    with cassette(path), active_run() as ctx, httpx2.Client() as http:
+        http.post(logprobs_url + "/chat/completions", json=request)
+    (span,) = llm_spans(ctx)
+    assert span.input["token"] == REDACTED
+    logprobs = span.output["choices"][0]["logprobs"]["content"][0]
+    assert (logprobs["token"], logprobs["top_logprobs"][0]["token"]) == ("Hello", "Hi")
+    text = path.read_text(encoding="utf-8")
+    assert "s3cret" not in text and '"token":"Hello"' in text
+    with cassette(path, "replay"), httpx2.Client() as http:
+        replayed = http.post(logprobs_url + "/chat/completions", json=request).json()
+    assert replayed["choices"][0]["logprobs"]["content"][0]["token"] == "Hello"

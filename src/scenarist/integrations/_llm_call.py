@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.pricing import cost_usd
-from scenarist.redaction import redact, redact_url
+from scenarist.redaction import redact, redact_url, redacted_fields, response_fields
 from scenarist.trace import SpanError
 from scenarist.tracing.recorder import RunRecorder
 
@@ -118,7 +118,7 @@ class LLMCall:
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
             self._describe(output)
-            output = redact(output)
+            output = redact(output, response_fields(redacted_fields()))
         except Exception as problem:  # never break the caller's call over a payload
             metadata["capture_error"] = f"{type(problem).__name__}: {problem}"
         if error is not None:

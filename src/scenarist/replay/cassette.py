@@ -57,7 +57,7 @@ from scenarist._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
 from scenarist.integrations._network_guard import NetworkGuard, guard_network
 from scenarist.integrations.http_capture import serve_llm_calls
-from scenarist.redaction import redacted_fields
+from scenarist.redaction import redacted_fields, response_fields
 from scenarist.replay import _cassette_file as files
 from scenarist.replay import _cassette_http as http
 from scenarist.replay._request_key import (
@@ -313,7 +313,9 @@ class Cassette:
 
         def done(chunks: list[bytes] | None) -> None:
             if chunks is not None:
-                slot[1] = http.stored_response(module, status, headers, chunks, self._redact)
+                slot[1] = http.stored_response(
+                    module, status, headers, chunks, response_fields(self._redact)
+                )
 
         return http.tap(module, response, done)
 

@@ -203,3 +203,16 @@ async def test_values_the_library_stored_itself_never_break_a_page(
     ):
         answer = await app_client.get(page)
         assert answer.status_code == 200, (page, answer.text[:300])
+
+
+async def test_nul_in_free_text_and_step_ids_is_stored_as_sent(
+    app_client: httpx2.AsyncClient,
+) -> None:
+    """Only ids and names that are looked up refuse NUL; text inside a document keeps it."""
+    steps = [{**VEVAL_TRACE["steps"][0], "step_id": "s\u0000", "name": "n\u0000"}]
+    trace = {**VEVAL_TRACE, "trace_id": "nul-text", "output": "a\u0000b", "steps": steps}
+    assert (await app_client.post("/v1/traces", json=trace)).status_code == 201
+    stored = (await app_client.get("/v1/traces/nul-text")).json()
+    assert stored["output"] == "a\u0000b"
+    assert stored["steps"][0]["name"] == "n\u0000"
+    assert (await app_client.get("/traces/nul-text?format=html")).status_code == 200

@@ -47,9 +47,9 @@ class VevalStep(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    step_id: Ident = Field(min_length=1, max_length=200)
-    parent_step_id: Ident | None = None
-    name: Ident = Field(max_length=1000)
+    step_id: str = Field(min_length=1, max_length=200)  # in the document only: NUL is fine
+    parent_step_id: str | None = None
+    name: str = Field(max_length=1000)
     type: str | None = "custom"
     input: Any = None
     output: Any = None

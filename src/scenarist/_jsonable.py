@@ -16,7 +16,7 @@ bytes                             ``{"__bytes__": "<base64>"}`` (lossless)
 a container holding itself        ``{"__cycle__": "builtins.dict"}`` where it recurs
 text with lone surrogates         unchanged; with ``mark_text=True``, ``{"__text__": "<the
                                   text, each surrogate as \\udXXX>"}``
-nested deeper than 200 levels     ``{"__truncated__": "builtins.list"}`` below that depth
+nested deeper than 112 levels     ``{"__truncated__": "builtins.list"}`` below that depth
 anything else                     ``{"__repr__": repr(value), "__type__": "module.Name"}``
 ... whose ``repr`` raises         ``{"__repr__": null, "__type__": ..., "__error__": "..."}``
 ================================  ==============================================
@@ -44,11 +44,14 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from scenarist import _json_limits
+
 __all__ = ["MAX_DEPTH", "as_text", "safe_repr", "to_json_value"]
 
-MAX_DEPTH = 200
-"""Nesting kept in stored values; deeper parts are marked ``__truncated__`` (the readers'
-recursion must never be the limit)."""
+MAX_DEPTH = _json_limits.MAX_DEPTH - 16
+"""Nesting kept in stored values; deeper parts are marked ``__truncated__``. Below the
+readers' limit (:data:`scenarist._json_limits.MAX_DEPTH`), with room for the record a
+value is written in, so whatever a writer of ours wrote, our readers read."""
 
 _ATOMS = (int, bool, type(None))
 

@@ -25,13 +25,16 @@
 
 Defined elsewhere, never seen by users (each is caught where it is raised):
 ``providers._retry.Transient`` (an attempt worth retrying, becomes ``ProviderError`` when
-retries run out), ``checks.comparison._Unsupported`` (becomes the check's ERROR), and the
+retries run out), ``checks.comparison._Unsupported`` (becomes the check's ERROR),
+``_json_limits.JsonLimitError`` (JSON over a limit: each reader turns it into its own
+``CassetteError``, ``RunLogError`` or 422), and the
 server's own, each turned into an HTTP answer by its route: ``store.sql.compare.CompareError``
 (404), ``server.trace_actions.TraceNotFound`` (404), ``server.judging.JudgeNotConfigured``
 (503), ``server.ratelimit.RateLimited`` (429), ``server.dashboard._csrf.CsrfError`` (403),
 ``server.dashboard.session.LoginRequired`` (a redirect to the login page), and the
-request-body errors ``server.routes_api._BadLog`` and ``server.routes_veval._ItemError``
-(422). The core never imports the server, so they stay in its modules.
+request errors ``server._input_limits.InvalidInput``, ``server.routes_api._BadLog`` and
+``server.routes_veval._ItemError`` (422). The core never imports the server, so they stay
+in its modules.
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case

@@ -40,6 +40,7 @@ from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
+from scenarist import _json_limits
 from scenarist._jsonable import as_text, to_json_value
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
@@ -240,14 +241,20 @@ def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
     Values JSON cannot hold are written in the forms :mod:`scenarist._jsonable`
     documents: an unknown object as its ``str``, bytes as ``{"__bytes__": <base64>}``, a
     container that holds itself marked ``{"__cycle__": ...}``, an object whose ``str`` and
-    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``. The fast
-    path is pydantic's own dump; the marked forms are only computed when it fails.
+    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``, parts
+    nested past what the readers accept cut and marked ``{"__truncated__": ...}``. The
+    fast path is pydantic's own dump; the marked forms are only computed when it fails
+    or writes deeper than :data:`scenarist._json_limits.MAX_DEPTH`.
     """
     try:
-        return model.model_dump_json(fallback=str, indent=indent)
+        text = model.model_dump_json(fallback=str, indent=indent)
     except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
-        data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
-        return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
+        pass
+    else:
+        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
+            return text
+    data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
+    return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
 
 
 def dump_data(model: BaseModel) -> Any:
@@ -328,7 +335,7 @@ def decode_bytes(data: bytes, *, source: str = "run log", require_run_id: bool =
     if rest.strip():
         number = data.count(b"\n") + 1
         try:
-            raw.append(json.loads(rest.decode("utf-8")))
+            raw.append(_json_limits.parse(rest.decode("utf-8")))
             numbered.append((number, rest))
         except ValueError:  # UnicodeDecodeError too: cut inside a character
             notes.append(
@@ -343,7 +350,12 @@ def decode_bytes(data: bytes, *, source: str = "run log", require_run_id: bool =
 
 def _json_line(line: bytes, source: str, number: int) -> Any:
     try:
-        return json.loads(line.decode("utf-8"))
+        return _json_limits.parse(line.decode("utf-8"))
+    except _json_limits.JsonLimitError as exc:
+        raise RunLogError(
+            f"{source} line {number}: {exc.problem}; {_FIX}",
+            fields=[_field(f"line {number}", exc.problem, exc.kind)],
+        ) from exc
     except UnicodeDecodeError as exc:
         problem = f"is not UTF-8 text ({exc})"
         error: ValueError = exc
@@ -413,12 +425,26 @@ def _decode(
                 f"object; {_FIX}",
                 fields=[_field(_record_path(raw, index), "not a JSON object", "dict_type")],
             )
+        try:  # depth, NaN/Infinity, lone surrogates: what no reader after us can take
+            _json_limits.check_json(record)
+        except _json_limits.JsonLimitError as exc:
+            field = ".".join(part for part in (_record_path(raw, index), exc.field) if part)
+            raise RunLogError(
+                f"{source} {where(index)}: field {field}: {exc.problem}; {_FIX}",
+                fields=[_field(field, exc.problem, exc.kind)],
+            ) from exc
     version = raw[0].get("format_version", 0)
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise RunLogError(
             f"{source} has format_version {version!r}, newer than this scenarist supports "
             f"({FORMAT_VERSION}); upgrade scenarist to read it",
             fields=[_field("header.format_version", "newer than supported", "version")],
+        )
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        message = f"not a format version (a whole number from 0 to {FORMAT_VERSION})"
+        raise RunLogError(
+            f"{source} has format_version {version!r}, {message}; {_FIX}",
+            fields=[_field("header.format_version", message, "version")],
         )
     if require_run_id and (not isinstance(raw[0].get("run_id"), str) or not raw[0]["run_id"]):
         # a made-up run id would store a retried upload twice

@@ -17,9 +17,9 @@ from scenarist.integrations._llm_payloads import (
     is_token_event,
     parse_event,
     parse_sse,
-    redact_url,
     usage_of,
 )
+from scenarist.redaction import redact_url
 
 
 @pytest.mark.parametrize(

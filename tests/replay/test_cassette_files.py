@@ -75,7 +75,10 @@ def test_a_re_recording_keeps_the_order_and_spelling_of_unchanged_calls(recorded
     [
         ("", ":1: not a scenarist cassette"),
         ("not json\n", ":1: not a scenarist cassette"),
-        ('{"format_version": 99}\n', ":1: cassette format_version 99 was written by a newer"),
+        (
+            '{"format_version": 99, "kind": "scenarist.cassette"}\n',
+            ":1: cassette format_version 99 was written by a newer",
+        ),
         (HEADER + "\n{broken\n", ":2: invalid JSON"),
         (HEADER + "\n\n[1, 2]\n", ":3: a call must be a JSON object"),
         (HEADER + '\n{"request": {"path": "/x"}, "response": {}}\n', ":2: the request needs"),
@@ -92,6 +95,34 @@ def test_a_re_recording_keeps_the_order_and_spelling_of_unchanged_calls(recorded
             '"response": {"status": 200, "events": [1]}}',
             ":2: the response 'events' must be a list of strings",
         ),
+        (
+            '{"format_version": 1, "kind": "scenarist.runlog"}\n',
+            ":1: not a scenarist cassette (the header's kind is 'scenarist.runlog'",
+        ),
+        ('{"format_version": 1}\n', ":1: not a scenarist cassette (the header's kind is None"),
+        (
+            HEADER + '\n{"request": {"method": "POST", "path": "/x"}, '
+            '"response": {"status": 200, "body_base64": "not base64!"}}',
+            ":2: the response 'body_base64' is not valid base64",
+        ),
+        pytest.param(
+            HEADER
+            + '\n{"request": {"method": "POST", "path": "/x", "body": '
+            + "[" * 50_000
+            + "]" * 50_000
+            + '}, "response": {"status": 200, "text": ""}}',
+            ":2: nested deeper than 128 levels",
+            id="50000-deep",
+        ),
+        pytest.param(
+            HEADER
+            + '\n{"request": {"method": "POST", "path": "/x", "body": '
+            + "[" * 900
+            + "]" * 900
+            + '}, "response": {"status": 200, "text": ""}}',
+            ":2: nested deeper than 128 levels",
+            id="900-deep",
+        ),
     ],
 )
 def test_bad_files_are_refused_naming_file_and_line(
@@ -105,6 +136,18 @@ def test_bad_files_are_refused_naming_file_and_line(
         assert str(caught.value).startswith(f"{path}{expected}")
         assert "mode='refresh'" in str(caught.value)
     assert path.read_text() == content  # never touched
+
+
+@pytest.mark.parametrize("mode", ["replay", "once", "record", "refresh"])
+def test_a_directory_given_as_the_cassette_is_refused_in_every_mode(
+    tmp_path: Path, mode: str
+) -> None:
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    with pytest.raises(CassetteError) as caught, cassette(folder, mode):  # type: ignore[arg-type]
+        pass
+    assert str(caught.value).startswith(f"{folder}: is a directory, not a cassette file")
+    assert list(folder.iterdir()) == []  # nothing written into it
 
 
 def test_a_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def test_runlog_writes_values_json_cannot_hold_in_marked_forms(tmp_path: Path) -
         "str() raised ValueError: no str; repr() raised ValueError: no repr"
     )
     assert out["text"] == {"__text__": "a\\ud800b"}
-    assert 150 < _depth(out["deep"]) < 200  # cut below MAX_DEPTH, then marked
+    assert 90 < _depth(out["deep"]) < 112  # cut below what the readers accept, then marked
     assert out["plain"] == "still here"
 
 
@@ -231,3 +231,15 @@ def test_runlog_flags_passing_scenarios_that_checked_nothing() -> None:
 def test_runlog_settings_ignore_the_retired_target_name() -> None:
     settings = RunSettings.model_validate({"target_name": "agent", "concurrency": 2})
     assert settings == RunSettings(concurrency=2)
+
+
+def test_an_output_pydantic_writes_whole_but_too_deep_to_read_is_cut(tmp_path: Path) -> None:
+    """pydantic dumps 150 levels without complaint; the readers refuse past 128, so the
+    writer cuts and marks it rather than write a log nobody can read."""
+    trace: Trace[Any, Any] = Trace(interactions=[Interaction(inputs="q", outputs=_nested(150))])
+    result = ScenarioResult(scenario_name="deep", steps=[TestCaseResult()], final_trace=trace)
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(suite_of(result)), path)
+    last = read_jsonl(path).scenarios[0].result.final_trace.last
+    assert last is not None
+    assert 90 < _depth(last.outputs) < 112

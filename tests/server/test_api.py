@@ -315,7 +315,7 @@ async def test_oversized_bodies_get_413(database_url: str) -> None:
     app = create_app(database_url, max_body_bytes=1000)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             big = VEVAL_TRACE | {"input": "x" * 5000}
             declared = await client.post("/v1/traces", json=big)
             assert declared.status_code == 413

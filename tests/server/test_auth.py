@@ -84,7 +84,7 @@ async def test_auth_non_loopback_app_is_never_open(database_url: str) -> None:
     app = create_app(database_url, host="0.0.0.0")
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             assert (await client.get("/api/runs")).status_code == 401
             assert (await client.get("/api/health")).status_code == 200
 

@@ -71,7 +71,7 @@ async def test_a_local_run_shows_up_in_the_server_with_nothing_to_set_up(
     server = create_app()  # the default database: what `scenarist serve` opens
     async with server.router.lifespan_context(server):
         transport = httpx2.ASGITransport(app=server)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             listed = (await http.get("/api/runs")).json()
     runs = listed.get("runs", listed.get("items", listed))
     assert len(runs) == 2

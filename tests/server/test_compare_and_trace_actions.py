@@ -218,8 +218,10 @@ async def test_trace_page_forms_refuse_forged_posts(client: httpx2.AsyncClient) 
         other_origin = await client.post(
             url, data={**form, "csrf_token": token}, headers={"origin": "http://evil.example"}
         )
-        for response in (no_token, wrong, other_origin):
+        for response in (no_token, wrong):
             assert response.status_code == 403
             assert response.json()["error"]["code"] == "csrf_failed"
+        assert other_origin.status_code == 403  # refused before any form is read
+        assert other_origin.json()["error"]["code"] == "cross_origin"
     assert (await client.get("/items/evil.json")).json()["items"] == []
     assert (await client.get("/v1/snapshots/evil")).status_code == 404

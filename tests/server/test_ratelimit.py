@@ -67,7 +67,7 @@ async def test_ingest_over_the_limit_is_429_with_retry_after(database_url: str) 
     app = create_app(database_url, rate_limit=RateLimit(rate_per_s=0.5, burst=2))
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             trace = {"trace_id": "t1"}
             assert (await client.post("/v1/traces", json=trace)).status_code == 201
             assert (await client.post("/v1/traces", json=trace)).status_code == 201
@@ -162,3 +162,72 @@ def test_load_many_clients_for_a_bounded_time_lose_and_double_nothing(
     ids = anyio.run(stored_ids)
     assert len(ids) == len(set(ids)) == len(acknowledged)  # no duplicate, none lost
     assert set(ids) == acknowledged
+
+
+@pytest.mark.anyio
+async def test_a_key_has_one_bucket_however_its_header_is_spelled(database_url: str) -> None:
+    app = create_app(database_url, rate_limit=RateLimit(rate_per_s=0.01, burst=2))
+    async with app.router.lifespan_context(app):
+        _, key = await app.state.store.create_api_key(["ingest"])
+        _, other = await app.state.store.create_api_key(["ingest"])
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            spellings = [
+                f"Bearer {key}",
+                "Bearer" + " " * 7 + key,
+                f"bearer {key} ",
+                f"BEARER {key}",
+            ]
+            statuses = []
+            for number, header in enumerate(spellings):
+                answer = await client.post(
+                    "/v1/traces", json={"trace_id": f"t{number}"}, headers={"Authorization": header}
+                )
+                statuses.append(answer.status_code)
+            assert statuses == [201, 201, 429, 429]  # one key, one bucket
+            fresh = await client.post(
+                "/v1/traces", json={"trace_id": "o"}, headers={"Authorization": f"Bearer {other}"}
+            )
+            assert fresh.status_code == 201  # another key: its own bucket
+
+
+def _flood(url: str, forwarded_for: list[str]) -> list[int]:
+    import httpx2 as http
+
+    with http.Client(base_url=url) as client:
+        return [
+            client.post(
+                "/v1/traces", json={"trace_id": f"x{n}"}, headers={"X-Forwarded-For": address}
+            ).status_code
+            for n, address in enumerate(forwarded_for)
+        ]
+
+
+def test_forwarded_for_is_ignored_unless_the_proxy_is_trusted(database_url: str) -> None:
+    """As ``scenarist serve`` runs uvicorn: a client on loopback that makes up a new
+    X-Forwarded-For for each request still has one bucket, unless 127.0.0.1 is configured
+    as a trusted proxy (then each forwarded client has its own)."""
+    from scenarist.server.cli import uvicorn_options
+
+    limit = RateLimit(rate_per_s=0.01, burst=2)
+    spoofed = [f"10.0.0.{n}" for n in range(1, 5)]
+    with LiveServer(create_app(database_url, rate_limit=limit), **uvicorn_options(None)) as server:
+        assert _flood(server.url, spoofed) == [201, 201, 429, 429]
+    options = uvicorn_options(["127.0.0.1"])
+    with LiveServer(create_app(database_url, rate_limit=limit), **options) as server:
+        assert _flood(server.url, spoofed) == [201] * 4  # four clients behind the proxy
+        # a client cannot hide behind an address it prepends: the proxy appends the real one
+        assert _flood(server.url, [f"1.2.3.{n}, 10.0.0.9" for n in range(3)]) == [201, 201, 429]
+
+
+def test_trusted_proxies_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarist.server.cli import uvicorn_options
+
+    monkeypatch.delenv("SCENARIST_TRUSTED_PROXIES", raising=False)
+    assert uvicorn_options(None) == {"proxy_headers": False}
+    monkeypatch.setenv("SCENARIST_TRUSTED_PROXIES", "10.1.2.3, 192.168.0.0/16")
+    assert uvicorn_options(None) == {
+        "proxy_headers": True,
+        "forwarded_allow_ips": "10.1.2.3,192.168.0.0/16",
+    }
+    assert uvicorn_options(["127.0.0.1"])["forwarded_allow_ips"] == "127.0.0.1"

@@ -3,6 +3,8 @@ checks, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import time
 from pathlib import Path
@@ -54,14 +56,18 @@ def _secret_file(home: Path) -> tuple[bytes, int]:
 def test_session_cookie_is_signed_and_expires() -> None:
     secret = b"s" * 32
     now = int(time.time())
-    value = sign_session(secret, "abc123", now + 60)
-    assert read_session(secret, value) == "abc123"
+    value = sign_session(secret, "abc123", now + 60, "s1")
+    assert read_session(secret, value) == ("abc123", "s1", now + 60)
     assert read_session(b"t" * 32, value) is None  # another server's secret
     assert read_session(secret, value, now=now + 61) is None  # expired
-    version, key_id, expires, signature = value.split(".")
-    assert read_session(secret, f"{version}.other.{expires}.{signature}") is None
-    assert read_session(secret, f"{version}.{key_id}.{int(expires) + 9}.{signature}") is None
-    for garbage in ("", "v1", "v1.a.b.c", "v2.a.1.x", "v1..1.x", value + ".x"):
+    version, key_id, session_id, expires, signature = value.split(".")
+    assert read_session(secret, f"{version}.other.{session_id}.{expires}.{signature}") is None
+    assert read_session(secret, f"{version}.{key_id}.s2.{expires}.{signature}") is None
+    later = int(expires) + 9
+    assert read_session(secret, f"{version}.{key_id}.{session_id}.{later}.{signature}") is None
+    v1 = f"v1.{key_id}.{expires}."  # the old format, without a session id to end
+    v1 += hmac.new(secret, v1[:-1].encode(), hashlib.sha256).hexdigest()
+    for garbage in ("", "v2", "v2.a.b.c", "v2.a..1.x", "v2..s.1.x", value + ".x", v1):
         assert read_session(secret, garbage) is None
     assert [safe_next(v) for v in ("/runs/1?x=2", "//evil.example", "https://x", None)] == [
         "/runs/1?x=2",
@@ -126,11 +132,11 @@ async def test_session_logout_and_expiry_and_tampering(app_client: httpx2.AsyncC
 
     app = app_client.app  # type: ignore[attr-defined]
     secret: bytes = app.state.session_secret
-    expired = sign_session(secret, info.key_id, int(time.time()) - 1)
+    expired = sign_session(secret, info.key_id, int(time.time()) - 1, "old")
     app_client.cookies.clear()
     app_client.cookies.set(SESSION_COOKIE, expired)
     assert (await app_client.get("/", headers=HTML)).status_code == 303
-    forged = sign_session(b"x" * 32, info.key_id, int(time.time()) + 3600)
+    forged = sign_session(b"x" * 32, info.key_id, int(time.time()) + 3600, "forged")
     app_client.cookies.clear()
     app_client.cookies.set(SESSION_COOKIE, forged)
     assert (await app_client.get("/", headers=HTML)).status_code == 303
@@ -161,7 +167,9 @@ async def test_session_secret_survives_a_restart_and_can_be_configured(
         app = create_app(database_url)
         async with app.router.lifespan_context(app):
             transport = httpx2.ASGITransport(app=app)
-            async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+            async with httpx2.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1"
+            ) as client:
                 client.app = app  # type: ignore[attr-defined]
                 if not keys:
                     keys.append((await app.state.store.create_api_key(["read"]))[1])
@@ -228,7 +236,8 @@ async def test_settings_lists_creates_once_and_revokes_keys(
         data={**create, "scope": "admin"},
         headers={"Origin": "https://evil.example"},
     )
-    assert cross_site.status_code == 401  # a session is not used for a foreign origin
+    assert cross_site.status_code == 403  # a foreign origin changes nothing, session or not
+    assert cross_site.json()["error"]["code"] == "cross_origin"
     assert len(await store.list_api_keys()) == 2
 
     new_id = keys[1]["key_id"]
@@ -240,3 +249,43 @@ async def test_settings_lists_creates_once_and_revokes_keys(
     revoke_own = {"csrf_token": token, "action": "revoke", "key_id": info.key_id}
     assert (await app_client.post("/settings", data=revoke_own)).status_code == 303
     assert (await app_client.get("/settings", headers=HTML)).status_code == 303  # signed out
+
+
+async def test_logout_revokes_the_session_on_the_server(
+    database_url: str, app_client: httpx2.AsyncClient
+) -> None:
+    """A cookie copied before ``POST /logout`` (another tab, a stolen copy) opens nothing
+    after it, also once the server restarted; the key's other sessions go on."""
+    store = _store(app_client)
+    _, admin_key = await store.create_api_key(["admin"], "owner")
+    assert (await _login(app_client, admin_key, next_url="/settings")).status_code == 303
+    copied = app_client.cookies[SESSION_COOKIE]
+    assert (await app_client.get("/settings", headers=HTML)).status_code == 200
+    app_client.cookies.clear()
+    assert (await _login(app_client, admin_key)).status_code == 303
+    other_tab = app_client.cookies[SESSION_COOKIE]
+    assert other_tab != copied  # each login is its own session
+    app_client.cookies.clear()
+    app_client.cookies.set(SESSION_COOKIE, copied)
+    token = await _token(app_client, "/settings")
+    out = await app_client.post("/logout", data={"csrf_token": token})
+    assert (out.status_code, out.headers["location"]) == (303, "/login")
+
+    app_client.cookies.clear()
+    app_client.cookies.set(SESSION_COOKIE, copied)
+    replayed = await app_client.get("/settings", headers=HTML)
+    assert replayed.status_code == 303 and replayed.headers["location"].startswith("/login")
+    assert (await app_client.get("/settings.json")).status_code == 401
+    assert (await app_client.get("/api/runs")).status_code == 401
+    app_client.cookies.clear()
+    app_client.cookies.set(SESSION_COOKIE, other_tab)
+    assert (await app_client.get("/settings", headers=HTML)).status_code == 200
+
+    restarted = create_app(database_url)  # same database, same secret file
+    async with restarted.router.lifespan_context(restarted):
+        transport = httpx2.ASGITransport(app=restarted)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            http.cookies.set(SESSION_COOKIE, copied)
+            assert (await http.get("/settings.json")).status_code == 401
+            http.cookies.set(SESSION_COOKIE, other_tab)
+            assert (await http.get("/settings.json")).status_code == 200

@@ -82,7 +82,7 @@ async def test_unreachable_postgresql_answers_503_not_500() -> None:
     app = create_app(store=gone)  # no lifespan: the database "went away" after the start
     transport = httpx2.ASGITransport(app=app)
     try:
-        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             for method, path in (("GET", "/api/runs"), ("POST", "/v1/traces")):
                 body = {"trace_id": "t1"} if method == "POST" else None
                 response = await client.request(method, path, json=body)

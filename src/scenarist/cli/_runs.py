@@ -8,6 +8,7 @@ disk, a read-only folder, a locked database), :func:`write_problem` and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -30,9 +31,14 @@ HOME_FIX = "set SCENARIST_HOME to a writable folder (it holds the run logs and t
 
 
 def runs_dir() -> Path:
+    """The runs folder, made owner-only (``0700``) when it does not exist yet."""
+    from scenarist._owner_only import owner_only_dir
     from scenarist.store.location import scenarist_home
 
-    return scenarist_home() / "runs"
+    folder = scenarist_home() / "runs"
+    with contextlib.suppress(OSError):  # unwritable: reading works, a write says why
+        owner_only_dir(folder)
+    return folder
 
 
 def find_run_log(reference: str, *, exclude: str | None = None) -> Path:

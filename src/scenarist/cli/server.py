@@ -76,9 +76,28 @@ def serve(
     database_url: Annotated[
         str | None, typer.Option(help="Database URL (default: SCENARIST_DATABASE_URL or SQLite).")
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A host name to answer to besides 127.0.0.1, localhost and [::1] (repeat "
+            "it; default SCENARIST_ALLOWED_HOSTS, comma-separated)."
+        ),
+    ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A reverse proxy (address or network) whose X-Forwarded-For and "
+            "X-Forwarded-Proto are believed (repeat it; default SCENARIST_TRUSTED_PROXIES)."
+        ),
+    ] = None,
 ) -> None:
     """Start the dashboard and API server (needs the server)."""
-    _call("serve", "serve", host=host, port=port, database_url=database_url)
+    options: dict[str, Any] = {}
+    if allowed_host:
+        options["allowed_hosts"] = allowed_host
+    if trusted_proxy:
+        options["trusted_proxies"] = trusted_proxy
+    _call("serve", "serve", host=host, port=port, database_url=database_url, **options)
 
 
 DatabaseUrl = Annotated[str | None, typer.Option(help="Database URL.")]

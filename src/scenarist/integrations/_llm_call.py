@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.pricing import cost_usd
+from scenarist.redaction import redact, redact_url, redacted_fields, response_fields
 from scenarist.trace import SpanError
 from scenarist.tracing.recorder import RunRecorder
 
@@ -60,10 +61,9 @@ class LLMCall:
         except Exception:  # a streamed request body that was not read
             body = b""
         self.endpoint = endpoint
-        self.span = recorder.open(endpoint.name, "llm", payloads.parse_body(body))
-        self.span.metadata.update(
-            provider=endpoint.provider, url=payloads.redact_url(str(request.url))
-        )
+        # the one redaction, before anything is recorded (see scenarist.redaction)
+        self.span = recorder.open(endpoint.name, "llm", redact(payloads.parse_body(body)))
+        self.span.metadata.update(provider=endpoint.provider, url=redact_url(str(request.url)))
         self.status = _Status(0, False, "")
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
@@ -118,6 +118,7 @@ class LLMCall:
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
             self._describe(output)
+            output = redact(output, response_fields(redacted_fields()))
         except Exception as problem:  # never break the caller's call over a payload
             metadata["capture_error"] = f"{type(problem).__name__}: {problem}"
         if error is not None:

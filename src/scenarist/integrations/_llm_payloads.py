@@ -12,10 +12,8 @@ exception inside the caller's HTTP call.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "Endpoint",
@@ -31,7 +29,6 @@ __all__ = [
     "parse_event",
     "parse_ndjson",
     "parse_sse",
-    "redact_url",
     "stream_finished",
     "usage_of",
 ]
@@ -49,7 +46,6 @@ _ENDPOINTS: tuple[tuple[str, str, str], ...] = (
     ("/api/chat", "ollama", "ollama.chat"),
     ("/api/generate", "ollama", "ollama.generate"),
 )
-_SECRET_PARAMS = ("key", "token", "secret", "sig", "password", "auth", "credential")
 _decode_json = json.JSONDecoder().decode
 
 
@@ -81,20 +77,6 @@ def classify(method: str, path: str) -> Endpoint | None:
                 return None
             return Endpoint(provider, name)
     return None
-
-
-@functools.lru_cache(maxsize=256)
-def redact_url(url: str) -> str:
-    """``url`` without user info, and with secret-looking query values replaced."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode(
-        [
-            (k, "[redacted]" if any(s in k.lower() for s in _SECRET_PARAMS) else v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        ]
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def parse_body(body: bytes) -> Any:

@@ -30,8 +30,9 @@ Design:
   events are parsed as they pass, for the time to first token; the assembled message
   becomes the span output and the raw events, as received, go to ``metadata["stream_sse"]``
   (one string: compact, and exactly what replay must serve; ``parse_sse`` decodes it).
-* **No secrets.** Spans hold the request JSON and the response, never headers; query
-  parameters that look like keys are redacted from ``metadata["url"]``.
+* **No secrets.** Spans hold the request JSON and the response, never headers; secret
+  fields of both and credential-like query parameters of ``metadata["url"]`` are redacted
+  when the call is captured (``LLMCall``, through :mod:`scenarist.redaction`).
 * **Replay seam.** Each hooked call goes through one place that holds the request and
   decides where the response comes from: the original transport method, or the
   :class:`ResponseSource` active in the calling context (:func:`serve_llm_calls`; replay's

@@ -15,18 +15,22 @@ else is kept: no URL host or query, no request headers, only a few response head
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from scenarist import _json_limits
 from scenarist.errors import CassetteError
 
 __all__ = ["FORMAT_VERSION", "CassetteRecord", "dumps", "read", "resolve_path", "write"]
 
 FORMAT_VERSION = 1
-_HEADER = {"format_version": FORMAT_VERSION, "kind": "scenarist.cassette"}
+KIND = "scenarist.cassette"
+_HEADER = {"format_version": FORMAT_VERSION, "kind": KIND}
 _BODY_FIELDS = ("body", "text", "body_base64", "events")
 _RERECORD = "re-record it with mode='refresh' (or SCENARIST_RECORD_MODE=refresh)"
 
@@ -67,10 +71,13 @@ def dumps(value: Any) -> str:
 
 def read(path: Path) -> list[CassetteRecord]:
     """Every call recorded in ``path``, validated; a bad file raises :class:`CassetteError`."""
+    refuse_directory(path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise CassetteError(f"{path}: not UTF-8 text ({error}); {_RERECORD}") from None
+    except OSError as error:
+        raise CassetteError(f"{path}: cannot be read ({error.strerror or error})") from None
     from scenarist.runlog import split_jsonl  # the one line splitting of JSON Lines
 
     numbered, rest = split_jsonl(text)
@@ -83,9 +90,18 @@ def read(path: Path) -> list[CassetteRecord]:
     return [_record(path, number, line) for number, line in numbered[1:]]
 
 
+def refuse_directory(path: Path) -> None:
+    """A :class:`CassetteError` if ``path`` is a directory (a cassette is one file)."""
+    if path.is_dir():
+        raise CassetteError(
+            f"{path}: is a directory, not a cassette file; give a file path such as "
+            f"{str(path / 'calls.jsonl')!r}"
+        )
+
+
 def _check_header(path: Path, line: str) -> None:
     try:
-        header = json.loads(line)
+        header = _json_limits.loads(line, strict_values=False)
     except ValueError:
         header = None
     version = header.get("format_version") if isinstance(header, dict) else None
@@ -93,6 +109,12 @@ def _check_header(path: Path, line: str) -> None:
         raise CassetteError(
             f"{path}:1: not a scenarist cassette (the first line must be a header like "
             f"{dumps(_HEADER)}); {_RERECORD}"
+        )
+    assert isinstance(header, dict)
+    if header.get("kind") != KIND:
+        raise CassetteError(
+            f"{path}:1: not a scenarist cassette (the header's kind is "
+            f"{_printable(header.get('kind'))}, not {KIND!r}); {_RERECORD}"
         )
     if version > FORMAT_VERSION:
         raise CassetteError(
@@ -108,7 +130,9 @@ def _record(path: Path, number: int, line: str) -> CassetteRecord:
         return CassetteError(f"{path}:{number}: {problem}; fix or delete the line, or {_RERECORD}")
 
     try:
-        value = json.loads(line)
+        value = _json_limits.loads(line, strict_values=False)
+    except _json_limits.JsonLimitError as error:
+        raise bad(error.problem + (f" (at {error.field})" if error.path else "")) from None
     except ValueError as error:
         raise bad(f"invalid JSON ({error})") from None
     if not isinstance(value, dict):
@@ -130,6 +154,11 @@ def _record(path: Path, number: int, line: str) -> CassetteRecord:
         raise bad(f"the response needs exactly one of {', '.join(_BODY_FIELDS)}")
     if present[0] in ("text", "body_base64") and not isinstance(response[present[0]], str):
         raise bad(f"the response {present[0]!r} must be a string")
+    if present[0] == "body_base64":
+        try:
+            base64.b64decode(response["body_base64"], validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise bad(f"the response 'body_base64' is not valid base64 ({error})") from None
     events = response.get("events", [])
     if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
         raise bad("the response 'events' must be a list of strings")
@@ -137,6 +166,12 @@ def _record(path: Path, number: int, line: str) -> CassetteRecord:
     if lane is not None and not isinstance(lane, str):
         raise bad(f"the call's 'lane' must be a string (a scenario or item), not {lane!r}")
     return CassetteRecord(number, request, response, lane)
+
+
+def _printable(value: Any) -> str:
+    """``value``'s repr, cut short: a hand-edited header may hold anything."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def write(

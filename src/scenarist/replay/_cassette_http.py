@@ -14,7 +14,7 @@ from typing import Any
 
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations._llm_call import REPLAYED
-from scenarist.replay._request_key import redact
+from scenarist.redaction import redact
 
 __all__ = ["serve", "stored_response", "tap"]
 

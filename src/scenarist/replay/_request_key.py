@@ -4,7 +4,8 @@ A request is stored as ``{"method", "path", "body"}``: the path without host or 
 recording made against one base URL replays against another; query strings carry keys
 and API versions, not prompts), and the JSON body without the volatile fields (who is
 calling, bookkeeping: they never change what the model says) and with secret or
-configured fields replaced by ``"[redacted]"``. The key is a hash of exactly that stored
+configured fields replaced by ``"[redacted]"`` (:mod:`scenarist.redaction`, the one
+redaction the capture applies to spans too). The key is a hash of exactly that stored
 form, so a request and its recording are compared on what the file holds, and a
 recording never needs a secret to be matched.
 """
@@ -17,15 +18,14 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from scenarist.redaction import redact
+
 __all__ = [
-    "REDACTED",
-    "SECRET_FIELDS",
     "VOLATILE_FIELDS",
     "MatchOn",
     "RequestMatcher",
     "describe",
     "nearest_diff",
-    "redact",
     "stored_request",
 ]
 
@@ -36,27 +36,14 @@ VOLATILE_FIELDS = frozenset({"user", "metadata", "store", "prompt_cache_key", "s
 instead of JSON, a usage event or not), which a recording must match.
 """
 
-SECRET_FIELDS = frozenset({"api_key", "api-key", "apikey", "x-api-key", "authorization"})
-"""Body fields (at any depth, any case) never written, in addition to configured ones."""
-
-REDACTED = "[redacted]"
-
 MatchOn = Sequence[str] | Callable[[dict[str, Any]], Any] | None
 """What a key covers besides method and path: body field names, or a function of the
 stored request returning any JSON value; ``None`` for the whole stored body."""
 
 
-def redact(value: Any, names: frozenset[str]) -> Any:
-    """``value`` with every mapping entry whose lower-cased key is in ``names`` replaced."""
-    if isinstance(value, dict):
-        return {k: REDACTED if k.lower() in names else redact(v, names) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, names) for v in value]
-    return value
-
-
 def stored_request(method: str, path: str, content: bytes, names: frozenset[str]) -> dict[str, Any]:
-    """The request as a cassette stores it (see the module docstring)."""
+    """The request as a cassette stores it (see the module docstring); ``names``: the
+    redacted field names (``scenarist.redaction.redacted_fields``)."""
     body: Any
     try:
         body = json.loads(content) if content else None

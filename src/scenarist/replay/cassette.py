@@ -57,10 +57,10 @@ from scenarist._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
 from scenarist.integrations._network_guard import NetworkGuard, guard_network
 from scenarist.integrations.http_capture import serve_llm_calls
+from scenarist.redaction import redacted_fields, response_fields
 from scenarist.replay import _cassette_file as files
 from scenarist.replay import _cassette_http as http
 from scenarist.replay._request_key import (
-    SECRET_FIELDS,
     MatchOn,
     RequestMatcher,
     describe,
@@ -150,7 +150,7 @@ class Cassette:
         self.misses: list[ReplayMissError] = []
         if isinstance(redact, str):
             raise UserError(f"redact takes a list of field names, got {redact!r}")
-        self._redact = SECRET_FIELDS | {name.lower() for name in redact}
+        self._redact_extra = tuple(redact)
         self._matcher = RequestMatcher(match_on)
         self._lock = threading.Lock()
         self._replaying = False
@@ -181,11 +181,17 @@ class Cassette:
         """The messages of the connections the network guard refused (replay mode)."""
         return list(self._guard.refused)
 
+    @property
+    def _redact(self) -> frozenset[str]:
+        """The field names redacted now (``scenarist.redaction``) plus this cassette's."""
+        return redacted_fields(self._redact_extra)
+
     # -- session ---------------------------------------------------------------------------
 
     def __enter__(self) -> Cassette:
         if self._stack is not None:
             raise UserError(f"cassette {str(self.path)!r} is already active; enter it once")
+        files.refuse_directory(self.path)
         exists = self.path.exists()
         self._replaying = self.mode == "replay" or (self.mode == "once" and exists)
         if self._replaying and not exists:
@@ -307,7 +313,9 @@ class Cassette:
 
         def done(chunks: list[bytes] | None) -> None:
             if chunks is not None:
-                slot[1] = http.stored_response(module, status, headers, chunks, self._redact)
+                slot[1] = http.stored_response(
+                    module, status, headers, chunks, response_fields(self._redact)
+                )
 
         return http.tap(module, response, done)
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from scenarist._usage import is_captured_call
 from scenarist.errors import ReplayMissError
+from scenarist.redaction import redact, redacted_fields
 from scenarist.replay._cassette_http import serve
 from scenarist.replay._request_key import VOLATILE_FIELDS, canonical, describe, stored_request
 from scenarist.trace import Span
@@ -50,7 +51,8 @@ def _key(path: str, body: Any) -> str:
 
 
 def _span_key(span: Span) -> str:
-    return _key(urlsplit(str(span.metadata["url"])).path, span.input)
+    # redacted again: a span recorded before the capture redacted bodies holds its secrets
+    return _key(urlsplit(str(span.metadata["url"])).path, redact(span.input))
 
 
 def _response(span: Span) -> dict[str, Any]:
@@ -142,7 +144,9 @@ class RecordedCalls:
         return lane[0] if lane else None
 
     def _take(self, request: Any) -> Span | None:
-        stored = stored_request(request.method, request.url.path, request.content, frozenset())
+        stored = stored_request(
+            request.method, request.url.path, request.content, redacted_fields()
+        )
         key = _key(stored["path"], stored["body"])
         with self._lock:
             index = self._pick(key)

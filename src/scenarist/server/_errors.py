@@ -44,6 +44,7 @@ _CODES = {
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    421: "host_not_allowed",
     422: "invalid_payload",
     429: "rate_limited",
 }
@@ -105,7 +106,9 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(_allowed_methods(request)) or headers.get("Allow", "")
-    return error_response(exc.status_code, str(exc.detail), headers=headers or None)
+    fields = getattr(exc, "fields", None)  # _input_limits.InvalidInput names them
+    extra = {"fields": fields} if fields is not None else {}
+    return error_response(exc.status_code, str(exc.detail), headers=headers or None, **extra)
 
 
 def _allowed_methods(request: Request) -> list[str]:
@@ -140,9 +143,11 @@ def _described(description: str) -> dict[str, Any]:
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _described("the body is not valid JSON"),
     401: _described("no API key, or a wrong one"),
-    403: _described("the key lacks the scope"),
+    403: _described("the key lacks the scope, or the request came from another origin"),
     404: _described("not found"),
     413: _described("the body is larger than the server accepts"),
+    415: _described("the body is not JSON (``Content-Type``)"),
+    421: _described("the ``Host`` is not a name this server answers to"),
     422: _described("the request does not fit the schema (``fields`` lists why)"),
     429: _described("rate limited (``Retry-After``)"),
     503: _described("the database is locked or unreachable (``database_unavailable``)"),

@@ -7,7 +7,7 @@ handlers hold no SQL: they validate, call the store, and shape the answer.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 
 from scenarist._extras import missing_extra
@@ -15,10 +15,13 @@ from scenarist._version import __version__
 
 try:
     from fastapi import FastAPI
+    from fastapi.datastructures import Default
 except ImportError as exc:
     raise missing_extra("server", exc) from exc
 
 from scenarist.server._errors import ERROR_RESPONSES, BodySizeLimit, install_error_handlers
+from scenarist.server._request_guard import RequestGuard, allowed_hosts_from_env
+from scenarist.server._responses import FiniteJSONResponse
 from scenarist.server._unavailable import install_database_errors
 from scenarist.server.auth import is_loopback
 from scenarist.server.dashboard.routes import install_dashboard
@@ -47,6 +50,7 @@ def create_app(
     store: SqlStore | None = None,
     rate_limit: RateLimit | str | None = None,
     retention_days: float | None = None,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The scenarist server app.
 
@@ -58,6 +62,9 @@ def create_app(
     ``rate_limit``: ingest requests allowed per API key or address (``"20/s"``, default
     ``SCENARIST_RATE_LIMIT``, else none; see :mod:`.ratelimit`). ``retention_days``: prune
     older runs and traces at start (default ``SCENARIST_RETENTION_DAYS``, else keep all).
+    ``allowed_hosts``: host names served besides the loopback ones (default
+    ``SCENARIST_ALLOWED_HOSTS``; see :mod:`._request_guard`, which also refuses writes
+    from other origins).
     """
     the_store = store if store is not None else SqlStore(database_url, pooled=True)
 
@@ -76,12 +83,18 @@ def create_app(
         summary="Store and API for scenarist runs, traces, scenario items and snapshots.",
         lifespan=lifespan,
         responses=ERROR_RESPONSES,  # documented on every operation (the pages are hidden)
+        default_response_class=Default(FiniteJSONResponse),  # Default: keeps pydantic's path
     )
     app.state.store = the_store
     app.state.open_mode_allowed = is_loopback(host)
     install_error_handlers(app)
     install_database_errors(app)  # locked or gone → 503 database_unavailable
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
+    app.add_middleware(  # outermost: nothing is read for a foreign host or origin
+        RequestGuard,
+        loopback_only=is_loopback(host),
+        allowed_hosts=allowed_hosts_from_env() if allowed_hosts is None else allowed_hosts,
+    )
     app.include_router(veval_router)
     app.include_router(api_router)
     app.include_router(ops_router)

@@ -22,6 +22,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("server", exc) from exc
 
+from scenarist.store.sql.keys import parse_key_id
+
 __all__ = ["is_loopback", "requires"]
 
 
@@ -57,6 +59,7 @@ def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
         scopes = await store.verify_api_key(key.strip())
         if scopes is None:
             raise _unauthorized("the API key is not valid (unknown, malformed or revoked)")
+        request.state.api_key_id = parse_key_id(key.strip())  # the caller, for rate limits
         if scope not in scopes and "admin" not in scopes:
             raise HTTPException(
                 status_code=403,

@@ -4,6 +4,10 @@ are re-exported here for old callers."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
 from scenarist.errors import UserError
 from scenarist.store.admin import (
     create_key,
@@ -19,6 +23,7 @@ from scenarist.store.location import database_label
 
 __all__ = [
     "DEFAULT_PORT",
+    "TRUSTED_PROXIES_ENV",
     "create_key",
     "db_upgrade",
     "import_local",
@@ -28,9 +33,24 @@ __all__ = [
     "revoke_key",
     "serve",
     "sync",
+    "uvicorn_options",
 ]
 
 DEFAULT_PORT = 8480
+TRUSTED_PROXIES_ENV = "SCENARIST_TRUSTED_PROXIES"
+
+
+def uvicorn_options(trusted_proxies: Sequence[str] | None) -> dict[str, Any]:
+    """How uvicorn treats ``X-Forwarded-For`` / ``X-Forwarded-Proto``: honoured only from
+    ``trusted_proxies`` (addresses or networks; default ``SCENARIST_TRUSTED_PROXIES``,
+    comma-separated), else ignored. uvicorn's own default trusts 127.0.0.1, which lets
+    any local client choose the address it is rate-limited as."""
+    if trusted_proxies is None:
+        trusted_proxies = os.environ.get(TRUSTED_PROXIES_ENV, "").split(",")
+    trusted = [proxy.strip() for proxy in trusted_proxies if proxy.strip()]
+    if not trusted:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": ",".join(trusted)}
 
 
 def open_mode_notice(host: str, port: int) -> str:
@@ -52,11 +72,15 @@ def serve(
     *,
     max_body_bytes: int | None = None,
     log_level: str = "info",
+    allowed_hosts: Sequence[str] | None = None,
+    trusted_proxies: Sequence[str] | None = None,
 ) -> None:
     """Run the server until interrupted (migrating the database first).
 
     Refuses a non-loopback ``host`` unless an API key exists: the API would otherwise be
-    open to the network. Create one with :func:`create_key` first.
+    open to the network. Create one with :func:`create_key` first. ``allowed_hosts``:
+    host names served besides the loopback ones (default ``SCENARIST_ALLOWED_HOSTS``);
+    ``trusted_proxies``: see :func:`uvicorn_options`.
     """
     from scenarist.server.auth import is_loopback
 
@@ -74,8 +98,13 @@ def serve(
             "could read and write your runs. Create an API key first (scenarist keys create, "
             "or scenarist.server.cli.create_key), or listen on 127.0.0.1"
         )
-    app = create_app(database_url, host=host, max_body_bytes=max_body_bytes)
+    app = create_app(
+        database_url,
+        host=host,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=allowed_hosts or None,
+    )
     print(f"scenarist serve: database {database_label(database_url)}", flush=True)
     if is_loopback(host) and not has_keys(database_url):
         print(open_mode_notice(host, port), flush=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, **uvicorn_options(trusted_proxies))

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scenarist.providers.base import Provider, ProviderError
-from scenarist.server.schemas import VevalTrace
+from scenarist.server.schemas import Ident, VevalTrace
 
 __all__ = ["JudgeBody", "JudgeNotConfigured", "JudgeVerdict", "judge_trace", "server_judge"]
 
@@ -26,7 +26,7 @@ class JudgeBody(BaseModel):
 
     criteria: str = Field(min_length=1, max_length=20_000)
     trace: VevalTrace | None = None
-    trace_id: str | None = Field(default=None, min_length=1, max_length=200)
+    trace_id: Ident | None = Field(default=None, min_length=1, max_length=200)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     reference_output: Any = None
     samples: int | None = Field(default=None, ge=1, le=9)

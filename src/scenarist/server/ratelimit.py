@@ -14,7 +14,6 @@ the limit applies to each.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import time
@@ -119,10 +118,15 @@ class RateLimiter:
 
 
 def client_identity(request: Request) -> str:
-    """The bucket of a request: its API key (hashed), else its client address."""
-    header = request.headers.get("authorization")
-    if header:
-        return "key:" + hashlib.sha256(header.encode()).hexdigest()[:32]
+    """The bucket of a request: the id of the key it was authenticated with (a header or
+    a dashboard session), else, anonymous (open mode), the peer's address. Never the raw
+    header: ``"Bearer" + " " * n + key`` is one key, and one bucket. The address is the
+    socket's unless the ASGI server was told to trust a proxy (``scenarist serve
+    --trusted-proxy``): a client cannot pick its own with ``X-Forwarded-For``."""
+    state = request.state
+    key_id = getattr(state, "api_key_id", None) or getattr(state, "session_key_id", None)
+    if key_id:
+        return f"key:{key_id}"
     host = request.client.host if request.client else "unknown"
     return f"addr:{host}"
 

@@ -4,16 +4,17 @@ JSON twins of the dashboard pages grow from these."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
+from scenarist import _json_limits
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -42,7 +43,7 @@ from scenarist.store.sql.records import (
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api", tags=["scenarist"])
+router = APIRouter(prefix="/api", tags=["scenarist"], route_class=CheckedRoute)
 
 _RUN_LOG_BODY = {
     "required": True,
@@ -75,7 +76,12 @@ def _run_log(raw: bytes, content_type: str) -> RunLog:
     if "ndjson" in content_type or "jsonl" in content_type:  # lines split at \n alone
         return decode_bytes(raw, source=source, require_run_id=True)
     try:
-        data = json.loads(raw)
+        data = _json_limits.parse(raw)  # checked record by record as it is decoded
+    except _json_limits.JsonLimitError as exc:
+        raise RunLogError(
+            f"the {source}: {exc.problem}",
+            fields=[{"field": "(body)", "message": exc.problem, "type": exc.kind}],
+        ) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise RunLogError(f"the {source} is not valid JSON: {exc}", invalid_json=True) from exc
     return decode_body(data, source=source, require_run_id=True)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 
 from scenarist.server._deps import Admin, Ingest, Store
 from scenarist.server._errors import error_response
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.judging import (
     JudgeBody,
     JudgeNotConfigured,
@@ -20,7 +21,7 @@ from scenarist.store.sql.retention import PruneResult, retention_days_from_env
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(tags=["operations"], route_class=CheckedRoute)
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "not found"}}
 
 

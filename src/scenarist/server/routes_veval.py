@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
 from scenarist.store.sql._rows import dumps
 from scenarist.store.sql.records import Page, SnapshotInfo
@@ -24,7 +25,7 @@ from scenarist.veval.wire import from_veval, to_veval
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["veval"])
+router = APIRouter(prefix="/v1", tags=["veval"], route_class=CheckedRoute)
 ItemData = Annotated[dict[str, Any], Body(description="a scenario item")]
 Name = Path(min_length=1, max_length=1000, description="scenario name (URL-encoded)")
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "not found"}}

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from scenarist.veval.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
+    "Ident",
     "ItemsBody",
     "KeyCreateBody",
     "ScenarioRunBody",
@@ -30,12 +31,23 @@ MAX_COUNT = 2**31 - 1
 """Counts land in 32-bit integer columns (PostgreSQL's ``integer``)."""
 
 
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("contains a NUL character, which no id or name holds")
+    return value
+
+
+Ident = Annotated[str, AfterValidator(_no_nul)]
+"""An id or a name: what lands in an indexed column or is looked up (PostgreSQL refuses
+NUL in text, even to compare)."""
+
+
 class VevalStep(BaseModel):
     """One step of a Veval trace (flat, pre-order, parent by ``parent_step_id``)."""
 
     model_config = ConfigDict(extra="allow")
 
-    step_id: str = Field(min_length=1, max_length=200)
+    step_id: str = Field(min_length=1, max_length=200)  # in the document only: NUL is fine
     parent_step_id: str | None = None
     name: str = Field(max_length=1000)
     type: str | None = "custom"
@@ -58,11 +70,11 @@ class VevalTrace(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    trace_id: str = Field(min_length=1, max_length=200)
-    agent_name: str | None = Field(default=None, max_length=1000)
+    trace_id: Ident = Field(min_length=1, max_length=200)
+    agent_name: Ident | None = Field(default=None, max_length=1000)
     input: Any = None
     output: Any = None
-    status: str | None = Field(default="success", max_length=32)
+    status: Ident | None = Field(default="success", max_length=32)
     error: str | None = None
     started_at: datetime | None = None
     completed_at: datetime | None = None
@@ -81,7 +93,7 @@ class VevalItemResult(BaseModel):
     passed: bool
     failures: list[Any] = Field(default_factory=list)
     judgments: list[Any] = Field(default_factory=list)
-    trace_id: str | None = None
+    trace_id: Ident | None = None
     duration_ms: float | None = None
     cost_usd: float | None = None
 
@@ -95,7 +107,7 @@ class ScenarioRunBody(BaseModel):
     fail_count: int = Field(ge=0, le=MAX_COUNT)
     results: list[VevalItemResult] = Field(default_factory=list)
     items: list[ItemSummary] = Field(default_factory=list)
-    run_id: str | None = Field(default=None, min_length=1, max_length=200)
+    run_id: Ident | None = Field(default=None, min_length=1, max_length=200)
     started_at: datetime | None = None
     ended_at: datetime | None = None
     duration_ms: float | None = None
@@ -147,14 +159,14 @@ class SnapshotBody(BaseModel):
     snapshot of that stored trace) or ``source_trace_id`` and ``steps`` (a run's steps).
     """
 
-    name: str = Field(min_length=1, max_length=1000)
+    name: Ident = Field(min_length=1, max_length=1000)
     snapshot: dict[str, Any] | None = None
-    trace_id: str | None = Field(default=None, min_length=1, max_length=1000)
-    source_trace_id: str | None = Field(default=None, max_length=1000)
+    trace_id: Ident | None = Field(default=None, min_length=1, max_length=1000)
+    source_trace_id: Ident | None = Field(default=None, max_length=1000)
     steps: list[dict[str, Any]] | None = None
     pinned: bool = False
 
 
 class KeyCreateBody(BaseModel):
     scopes: list[str] = Field(default_factory=lambda: ["ingest", "read"])
-    name: str | None = Field(default=None, max_length=200)
+    name: Ident | None = Field(default=None, max_length=200)

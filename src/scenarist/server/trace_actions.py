@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from scenarist.errors import UserError
 from scenarist.replay.snapshots import SnapshotData, save_snapshot_async
+from scenarist.server.schemas import Ident
 from scenarist.store.sql._rows import check_name, dumps
 from scenarist.store.sql.store import SqlStore
 from scenarist.veval.items import ScenarioItem
@@ -42,14 +43,14 @@ class TraceNotFound(Exception):
 class TraceItemBody(BaseModel):
     """Make the trace an item of ``scenario_name`` (named ``name``, optional)."""
 
-    scenario_name: str = Field(min_length=1, max_length=1000)
-    name: str | None = Field(default=None, max_length=1000)
+    scenario_name: Ident = Field(min_length=1, max_length=1000)
+    name: Ident | None = Field(default=None, max_length=1000)
 
 
 class TraceSnapshotBody(BaseModel):
     """Save the trace as the snapshot ``name``."""
 
-    name: str = Field(min_length=1, max_length=1000)
+    name: Ident = Field(min_length=1, max_length=1000)
 
 
 class TraceItemCreated(BaseModel):

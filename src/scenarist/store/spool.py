@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scenarist._owner_only import owner_only_dir
 from scenarist.errors import SendError
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Spool:
 
     def put(self, payload: SpooledPayload) -> Path:
         """Write ``payload`` atomically; replaces an older file of the same kind and id."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        owner_only_dir(self.directory)
         suffix = f"-{payload.kind}-{_digest(payload.kind, payload.payload_id)}.json"
         older = list(self.directory.glob(f"*{suffix}"))
         target = self.directory / f"{time.time_ns():020d}{suffix}"
@@ -119,8 +120,7 @@ class Spool:
 
     def reject(self, path: Path) -> Path:
         """Move a file the server refused for good to ``rejected/``."""
-        folder = self.directory / "rejected"
-        folder.mkdir(exist_ok=True)
+        folder = owner_only_dir(self.directory / "rejected")
         target = folder / path.name
         os.replace(path, target)
         return target

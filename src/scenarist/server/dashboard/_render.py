@@ -24,7 +24,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel
 
+from scenarist._json_limits import finite
 from scenarist._version import __version__
+from scenarist.server._responses import FiniteJSONResponse
 
 __all__ = ["SECURITY_HEADERS", "not_found", "page_format", "render", "script_json", "url_part"]
 
@@ -50,7 +52,10 @@ def script_json(value: Any) -> Markup:
     """``value`` as JSON that is inert inside ``<script type="application/json">``."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or an infinity stored by the library: JSON.parse would fail
+        text = json.dumps(finite(value), ensure_ascii=False, separators=(",", ":"))
     for char, escape in _SCRIPT_ESCAPES.items():
         text = text.replace(char, escape)
     return Markup(text)  # every character that could end the block is escaped above
@@ -130,7 +135,7 @@ def render(
 ) -> Response:
     """The page as its template, or as JSON (the same model, nothing more)."""
     if wants_json:
-        return JSONResponse(page.model_dump(mode="json"), status_code=status_code)
+        return FiniteJSONResponse(page.model_dump(mode="json"), status_code=status_code)
     html = _env.get_template(template).render(page=page, **extra)
     return HTMLResponse(html, status_code=status_code, headers=SECURITY_HEADERS)
 

@@ -3,7 +3,8 @@
 ``GET /login`` shows the form; ``POST /login`` (CSRF-checked) verifies the key, sets the
 signed session cookie (:mod:`.session`) and redirects (303) to ``next``, a local path.
 A wrong key answers 401 and a key without ``read`` (or ``admin``) 403, with the form
-again. ``POST /logout`` (CSRF-checked) clears the cookie. :func:`install_sessions` adds
+again. ``POST /logout`` (CSRF-checked) ends the session on the server and clears the
+cookie. :func:`install_sessions` adds
 these routes, the settings page (:mod:`.settings`) and the login redirect to the app.
 """
 
@@ -15,11 +16,13 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel
 
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard._csrf import FIELD, CsrfError, csrf_token, set_cookie, verify_csrf
 from scenarist.server.dashboard._render import render
 from scenarist.server.dashboard.session import (
     LoginRequired,
     clear_session_cookie,
+    end_session,
     login_redirect,
     safe_next,
     set_session_cookie,
@@ -28,7 +31,7 @@ from scenarist.store.sql.keys import parse_key_id
 
 __all__ = ["LoginPage", "csrf_failed", "install_sessions", "parse_form", "render_form", "router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 
 
 class LoginPage(BaseModel):
@@ -104,6 +107,7 @@ async def logout(request: Request) -> Response:
         verify_csrf(request, form.get(FIELD))
     except CsrfError as exc:
         return csrf_failed(exc)
+    await end_session(request)  # on the server: a copy of the cookie is dead too
     response = RedirectResponse("/login", status_code=303)
     clear_session_cookie(request, response)
     return response

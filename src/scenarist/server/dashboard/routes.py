@@ -30,6 +30,7 @@ from fastapi.staticfiles import StaticFiles
 
 from scenarist.errors import UserError
 from scenarist.server._deps import Cursor, Ingest, Read, Store
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard import pages
 from scenarist.server.dashboard._csrf import (
     FIELD,
@@ -46,7 +47,7 @@ from scenarist.veval.items import NO_INPUT_MESSAGE, ScenarioItem
 
 __all__ = ["install_dashboard", "router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 STATIC = Path(__file__).resolve().parent.parent / "static"
 PageSize = Annotated[int, Query(ge=1, le=200, description="page size")]
 

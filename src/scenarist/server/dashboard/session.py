@@ -1,9 +1,15 @@
 """Dashboard sessions: a signed cookie, given after entering an API key with ``read``.
 
-- The cookie ``scenarist_session`` is ``v1.<key id>.<expiry, unix seconds>.<signature>``,
-  the signature being ``HMAC-SHA256(server secret, "v1.<key id>.<expiry>")``. It holds no
-  key and no scopes: every request looks the key id up again, so revoking a key ends its
-  sessions at once, and a key's scopes are the session's scopes.
+- The cookie ``scenarist_session`` is
+  ``v2.<key id>.<session id>.<expiry, unix seconds>.<signature>``, the signature being
+  ``HMAC-SHA256(server secret, "v2.<key id>.<session id>.<expiry>")`` and the session id
+  random per login. It holds no key and no scopes: every request looks the key id up
+  again (one read, which also checks the session was not ended), so revoking a key ends
+  its sessions at once, and a key's scopes are the session's scopes.
+- ``POST /logout`` ends the session on the server (its id is kept among the revoked
+  sessions until the cookie would have expired), so a copy of the cookie taken before
+  opens nothing afterwards; the key's other sessions go on. ``v1`` cookies (no session
+  id, so no way to end them early) are no longer accepted: sign in again.
 - It is ``HttpOnly``, ``SameSite=Strict``, ``Secure`` when the login came over https, and
   expires after :data:`SESSION_TTL` (12 hours; the signed expiry is checked, not only the
   browser's ``Max-Age``).
@@ -27,13 +33,15 @@ import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import RedirectResponse
 
+from scenarist._owner_only import owner_only_dir
 from scenarist.server.auth import requires
 from scenarist.server.dashboard._render import page_format
 
@@ -41,11 +49,13 @@ __all__ = [
     "SESSION_COOKIE",
     "SESSION_TTL",
     "LoginRequired",
+    "SessionCookie",
     "clear_session_cookie",
+    "current_session",
+    "end_session",
     "login_redirect",
     "read_session",
     "safe_next",
-    "session_key_id",
     "session_or_key",
     "session_secret",
     "set_session_cookie",
@@ -55,7 +65,7 @@ __all__ = [
 SESSION_COOKIE = "scenarist_session"
 SESSION_TTL = timedelta(hours=12)
 SECRET_FILE = "secret_key"
-_VERSION = "v1"
+_VERSION = "v2"
 _NOT_PAGES = ("/api/", "/v1/", "/static/", "/docs", "/redoc", "/openapi.json")
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -67,7 +77,7 @@ def _secret_from_home() -> bytes:
         return path.read_text().strip().encode()
     except FileNotFoundError:
         pass
-    home.mkdir(parents=True, exist_ok=True)
+    owner_only_dir(home)
     value = secrets.token_hex(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -93,28 +103,40 @@ def _signature(secret: bytes, payload: str) -> str:
     return hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()
 
 
-def sign_session(secret: bytes, key_id: str, expires_at: int) -> str:
-    """The cookie value for a session of ``key_id`` valid until ``expires_at``."""
-    payload = f"{_VERSION}.{key_id}.{expires_at}"
+class SessionCookie(NamedTuple):
+    """What a valid session cookie says: whose key, which session, until when."""
+
+    key_id: str
+    session_id: str
+    expires_at: int
+    """Unix seconds."""
+
+
+def sign_session(secret: bytes, key_id: str, expires_at: int, session_id: str) -> str:
+    """The cookie value for session ``session_id`` of ``key_id``, valid until
+    ``expires_at``."""
+    payload = f"{_VERSION}.{key_id}.{session_id}.{expires_at}"
     return f"{payload}.{_signature(secret, payload)}"
 
 
-def read_session(secret: bytes, value: str, now: float | None = None) -> str | None:
-    """The key id of a well-signed, unexpired cookie ``value``, else ``None``."""
+def read_session(secret: bytes, value: str, now: float | None = None) -> SessionCookie | None:
+    """The session of a well-signed, unexpired cookie ``value``, else ``None`` (whether
+    it was ended by logout is the store's to say)."""
     parts = value.split(".")
-    if len(parts) != 4 or parts[0] != _VERSION or not parts[1] or not parts[2].isdigit():
+    if len(parts) != 5 or parts[0] != _VERSION or not all(parts[1:3]) or not parts[3].isdigit():
         return None
-    expected = _signature(secret, ".".join(parts[:3]))
-    if not hmac.compare_digest(expected, parts[3]):
+    expected = _signature(secret, ".".join(parts[:4]))
+    if not hmac.compare_digest(expected, parts[4]):
         return None
-    if int(parts[2]) <= (time.time() if now is None else now):
+    if int(parts[3]) <= (time.time() if now is None else now):
         return None
-    return parts[1]
+    return SessionCookie(parts[1], parts[2], int(parts[3]))
 
 
 def set_session_cookie(request: Request, response: Response, key_id: str) -> None:
     ttl = int(SESSION_TTL.total_seconds())
-    value = sign_session(session_secret(request), key_id, int(time.time()) + ttl)
+    expires_at = int(time.time()) + ttl
+    value = sign_session(session_secret(request), key_id, expires_at, secrets.token_hex(16))
     response.set_cookie(
         SESSION_COOKIE,
         value,
@@ -141,23 +163,33 @@ def _same_origin(request: Request) -> bool:
     return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
 
 
-def session_key_id(request: Request) -> str | None:
-    """The key id of this request's valid session cookie (signature and expiry only)."""
+def current_session(request: Request) -> SessionCookie | None:
+    """This request's valid session cookie (signature and expiry only)."""
     value = request.cookies.get(SESSION_COOKIE)
     if not value or len(value) > 500:
         return None
     return read_session(session_secret(request), value)
 
 
+async def end_session(request: Request) -> None:
+    """End this request's session on the server (logout): its cookie, or any copy of
+    it, opens nothing afterwards."""
+    session = current_session(request)
+    if session is not None:
+        expires_at = datetime.fromtimestamp(session.expires_at, UTC)
+        await request.app.state.store.revoke_session(session.session_id, expires_at)
+
+
 async def _session_scopes(request: Request) -> list[str] | None:
     if request.method not in _SAFE_METHODS and not _same_origin(request):
         return None
-    key_id = session_key_id(request)
-    if key_id is None:
+    session = current_session(request)
+    if session is None:
         return None
-    scopes: list[str] | None = await request.app.state.store.active_key_scopes(key_id)
+    store = request.app.state.store
+    scopes: list[str] | None = await store.session_scopes(session.key_id, session.session_id)
     if scopes is not None:
-        request.state.session_key_id = key_id
+        request.state.session_key_id = session.key_id
     return scopes
 
 

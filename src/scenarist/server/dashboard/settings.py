@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from scenarist.errors import UserError
 from scenarist.server._deps import Admin, Store
+from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard._csrf import FIELD, CsrfError, verify_csrf
 from scenarist.server.dashboard._render import page_format, render
 from scenarist.server.dashboard.login import csrf_failed, parse_form, render_form
@@ -24,7 +25,7 @@ from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["CreatedKey", "SettingsPage", "router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 
 
 class CreatedKey(BaseModel):

@@ -49,6 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import NullPool
 
 from scenarist._extras import missing_extra
+from scenarist._owner_only import owner_only_dir, owner_only_file
 from scenarist.errors import UserError
 from scenarist.integrations._network_guard import unguarded
 from scenarist.store.location import default_database_url, resolve_database_url
@@ -109,8 +110,8 @@ def make_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
                 f"the database URL {url!r} is an in-memory SQLite database, which every "
                 "connection would see empty; give a file, e.g. sqlite:///scenarist.db"
             )
-        try:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        try:  # owner-only: created 0600 before SQLite opens it (its -wal/-shm follow)
+            owner_only_file(owner_only_dir(Path(database).parent) / Path(database).name)
         except OSError as exc:
             raise UserError(
                 f"cannot make the folder of the database file {database!r} ({exc}); point "

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from scenarist.errors import UserError
 from scenarist.store.sql.engine import Database
-from scenarist.store.sql.models import ApiKeyRow, table_of
+from scenarist.store.sql.models import ApiKeyRow, RevokedSessionRow, table_of
 from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
@@ -26,6 +26,7 @@ __all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
 KEY_PREFIX = "sk_scen_"
 SCOPES = ("ingest", "read", "admin")
 _KEYS = table_of(ApiKeyRow)
+_REVOKED = table_of(RevokedSessionRow)
 
 
 def hash_key(key: str) -> str:
@@ -99,14 +100,31 @@ class KeyQueries(Database):
             )
         return found is not None
 
-    async def active_key_scopes(self, key_id: str) -> list[str] | None:
-        """The scopes of the active key ``key_id``, or ``None`` (unknown or revoked): how a
-        dashboard session, which holds only the key id, is checked on every request."""
+    async def session_scopes(self, key_id: str, session_id: str) -> list[str] | None:
+        """The scopes of a dashboard session of ``key_id``: the key's while it is active
+        and the session was not ended by logout (:meth:`revoke_session`); else ``None``.
+        One read per request, as for a key alone."""
+        ended = select(_REVOKED.c.session_id).where(_REVOKED.c.session_id == session_id)
+        query = select(_KEYS.c.scopes).where(
+            _KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None), ~ended.exists()
+        )
         async with self._read() as connection:
-            scopes = await connection.scalar(
-                select(_KEYS.c.scopes).where(_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None))
-            )
+            scopes = await connection.scalar(query)
         return None if scopes is None else str(scopes).split(",")
+
+    async def revoke_session(self, session_id: str, expires_at: datetime) -> None:
+        """End the dashboard session ``session_id`` now (its cookie expires at
+        ``expires_at``); sessions whose cookies have expired are forgotten meanwhile."""
+        now = datetime.now(UTC)
+        async with self._write() as connection:
+            await connection.execute(delete(_REVOKED).where(_REVOKED.c.expires_at < now))
+            if expires_at > now:
+                statement = self._insert(_REVOKED).on_conflict_do_nothing(
+                    index_elements=["session_id"]
+                )
+                await connection.execute(
+                    statement, [{"session_id": session_id, "expires_at": expires_at}]
+                )
 
     async def verify_api_key(self, key: str) -> list[str] | None:
         """The scopes of ``key`` if it is an active key, else ``None``."""

@@ -35,6 +35,7 @@ __all__ = [
     "ApiKeyRow",
     "Base",
     "CheckResultRow",
+    "RevokedSessionRow",
     "RunRow",
     "ScenarioItemRow",
     "ScenarioResultRow",
@@ -84,6 +85,19 @@ class ApiKeyRow(Base):
     name: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class RevokedSessionRow(Base):
+    """A dashboard session ended by ``POST /logout`` before its cookie expires: its
+    cookie opens nothing any more. Kept until ``expires_at`` (then the cookie is dead
+    anyway and the row is deleted)."""
+
+    __tablename__ = "revoked_sessions"
+
+    session_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index(None, "expires_at"),)
 
 
 class RunRow(Base):

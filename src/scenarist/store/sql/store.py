@@ -189,6 +189,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
 
         Saving the same content as the latest version adds no version, so a re-sent
         upload is stored once."""
+        check_name(name, "snapshot name")  # before the name is looked up
         for attempt in range(5):
             try:
                 async with self._write() as connection:

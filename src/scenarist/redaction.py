@@ -1,0 +1,163 @@
+"""Secrets kept out of everything scenarist records: one redaction, applied at capture.
+
+An LLM request is redacted where the HTTP capture first sees it, before it becomes a
+span's input, so nothing downstream ever holds the secret: not the trace, the run log,
+a cassette, the local database, the server's database, ``/v1/traces/{id}`` nor the
+dashboard. Cassettes and trace-backed replay redact with the same function, so a live
+request, its recording and the recorded span agree on what they hold (and a replay key
+never needs a secret).
+
+What is redacted: every mapping entry, at any depth of a JSON body (request or response;
+in a response ``token`` is left alone, as it is data there: logprobs), whose key is a
+redacted field name, and every query parameter of a recorded URL whose
+name is one or looks like a credential (contains ``key``, ``token``, ``secret``,
+``sig``, ``password``, ``auth`` or ``credential``: a query string carries no prompt, so
+guessing wide costs nothing there, while in a body ``max_tokens`` must stay). The value
+becomes ``"[redacted]"``; the key stays, so a reader sees that something was sent.
+Request headers are never recorded at all (cassettes keep three response headers:
+``content-type``, ``x-request-id``, ``request-id``).
+
+Names match case-insensitively, with ``-`` and ``_`` alike (``X-Api-Key`` is
+``x_api_key``). The defaults are :data:`DEFAULT_REDACTED_FIELDS`; add your own with the
+``SCENARIST_REDACT_FIELDS`` environment variable (comma-separated:
+``SCENARIST_REDACT_FIELDS=customer_email,session_id``), with
+:func:`set_redacted_fields` in code, or for one cassette with ``cassette(redact=[...])``.
+The defaults cannot be switched off.
+
+A value nested deeper than :data:`scenarist._json_limits.MAX_DEPTH` levels is recorded as
+``"[nested too deep]"``: every reader of a recording (a run log, the server) refuses
+deeper JSON, so what is recorded stays readable.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from scenarist._json_limits import MAX_DEPTH
+
+__all__ = [
+    "DEFAULT_REDACTED_FIELDS",
+    "ENV_VAR",
+    "REDACTED",
+    "RESPONSE_DATA_FIELDS",
+    "TOO_DEEP",
+    "redact",
+    "redact_url",
+    "redacted_fields",
+    "response_fields",
+    "set_redacted_fields",
+]
+
+REDACTED = "[redacted]"
+TOO_DEEP = "[nested too deep]"
+ENV_VAR = "SCENARIST_REDACT_FIELDS"
+
+DEFAULT_REDACTED_FIELDS = frozenset(
+    {
+        "authorization",
+        "proxy_authorization",
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "x_goog_api_key",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "password",
+        "secret",
+        "client_secret",
+        "cookie",
+        "set_cookie",
+    }
+)
+"""Field names always redacted (normalised: lower case, ``_`` for ``-``)."""
+
+RESPONSE_DATA_FIELDS = frozenset({"token"})
+"""Names a response uses for data, never redacted there: OpenAI's logprobs give each
+generated ``token``. (In a request, ``token`` is a credential.)"""
+
+_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth", "credential")
+
+_configured: frozenset[str] = frozenset()
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_")
+
+
+@functools.lru_cache(maxsize=32)
+def _fields(env: str, configured: frozenset[str], extra: tuple[str, ...]) -> frozenset[str]:
+    names = [*env.split(","), *extra]
+    return DEFAULT_REDACTED_FIELDS | configured | {_normal(n.strip()) for n in names if n.strip()}
+
+
+def redacted_fields(extra: Iterable[str] = ()) -> frozenset[str]:
+    """The field names redacted now: the defaults, ``SCENARIST_REDACT_FIELDS``, those set
+    with :func:`set_redacted_fields`, and ``extra``; normalised."""
+    return _fields(os.environ.get(ENV_VAR, ""), _configured, tuple(extra))
+
+
+def response_fields(fields: frozenset[str]) -> frozenset[str]:
+    """The names redacted in a response body: ``fields`` but :data:`RESPONSE_DATA_FIELDS`."""
+    return fields - RESPONSE_DATA_FIELDS
+
+
+def set_redacted_fields(names: Iterable[str] | None) -> None:
+    """Redact these field names too, from now on, in every capture and cassette of the
+    process (in addition to the defaults and ``SCENARIST_REDACT_FIELDS``; ``None``
+    clears what was set)."""
+    global _configured
+    if isinstance(names, str):
+        raise TypeError(f"set_redacted_fields takes a list of field names, got {names!r}")
+    _configured = frozenset(_normal(n.strip()) for n in names or () if n.strip())
+
+
+def redact(value: Any, fields: frozenset[str] | None = None) -> Any:
+    """``value`` (parsed JSON) with every mapping entry named in ``fields`` (default
+    :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy."""
+    return _redact(value, redacted_fields() if fields is None else fields, MAX_DEPTH)
+
+
+def _redact(value: Any, fields: frozenset[str], depth_left: int) -> Any:
+    if isinstance(value, dict):
+        if depth_left < 1:
+            return TOO_DEEP
+        return {
+            k: REDACTED
+            if isinstance(k, str) and _normal(k) in fields
+            else _redact(v, fields, depth_left - 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        if depth_left < 1:
+            return TOO_DEEP
+        return [_redact(v, fields, depth_left - 1) for v in value]
+    return value
+
+
+def redact_url(url: str, fields: frozenset[str] | None = None) -> str:
+    """``url`` without user info, and with credential-like query values redacted."""
+    return _redact_url(url, redacted_fields() if fields is None else fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _redact_url(url: str, fields: frozenset[str]) -> str:
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urlencode(
+        [
+            (k, REDACTED if _secret_parameter(k, fields) else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secret_parameter(name: str, fields: frozenset[str]) -> bool:
+    normal = _normal(name)
+    return normal in fields or any(word in normal for word in _QUERY_WORDS)

@@ -86,7 +86,12 @@ async def test_ingest_over_the_limit_is_429_with_retry_after(database_url: str) 
 
 def test_remote_store_waits_out_429s_instead_of_failing(database_url: str) -> None:
     app = create_app(database_url, rate_limit="10/s")  # burst 20
-    app.state.rate_limiter.limit = RateLimit(rate_per_s=10.0, burst=1)
+    # A clock that moves 0.05 s per request, whatever the machine's speed: with 10/s and a
+    # burst of 1, every other request finds its bucket empty (a 429 the store waits out).
+    ticks = iter(range(1_000_000))
+    app.state.rate_limiter = RateLimiter(
+        RateLimit(rate_per_s=10.0, burst=1), clock=lambda: next(ticks) * 0.05
+    )
     with LiveServer(app) as server:
         store = RemoteStore(server.url, retries=5)
         for i in range(4):

@@ -16,6 +16,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from scenarist._construct import construct
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
 from scenarist.trace import Span, SpanError
@@ -23,6 +24,14 @@ from scenarist.tracing.record import TraceRecord
 
 __all__ = ["merge_records", "records_from_spans", "span_from_wire"]
 
+_SPAN_DEFAULTS: dict[str, Any] = {
+    "input": None,
+    "output": None,
+    "model": None,
+    "tokens_in": None,
+    "tokens_out": None,
+    "cost_usd": None,
+}
 _INDEXED = re.compile(r"^(?P<prefix>.+?)\.(?P<index>\d+)\.(?P<rest>.+)$")
 
 
@@ -287,7 +296,8 @@ def _llm_fields(wire: WireSpan, fields: dict[str, Any], metadata: dict[str, Any]
     from scenarist.pricing import cost_usd
 
     a = wire.attributes
-    fields["model"] = _first(a, m.MODEL)
+    model = _first(a, m.MODEL)
+    fields["model"] = None if model is None else str(model)
     fields["tokens_in"] = _int_or_none(_first(a, m.TOKENS_IN))
     fields["tokens_out"] = _int_or_none(_first(a, m.TOKENS_OUT))
     provider = _first(a, m.PROVIDER)
@@ -383,7 +393,11 @@ def span_from_wire(wire: WireSpan) -> Span:
     fields["status"] = "error" if error is not None else "success"
     fields["error"] = error
     fields["metadata"] = metadata
-    return Span.model_validate(fields)
+    cost = fields.get("cost_usd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        fields["cost_usd"] = None
+    # every value is already of its field's type: built without validation (the hot path)
+    return construct(Span, {**_SPAN_DEFAULTS, **fields, "children": []})
 
 
 def _tree(spans: list[Span]) -> list[Span]:

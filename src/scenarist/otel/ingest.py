@@ -7,6 +7,7 @@ merged with the new spans rather than replaced.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,11 +31,20 @@ class Ingested:
 
 async def store_records(store: Store, records: list[TraceRecord]) -> None:
     """Save ``records``, each merged with the stored OTel trace of the same id, if any."""
-    for record in records:
-        stored = await store.get_trace(record.trace_id)
-        if stored is not None and stored.metadata.get("source") == "otel":
-            record = merge_records(stored, record)
-        await store.save_trace(record)
+    # Concurrent reads, then concurrent writes: the SQL store groups concurrent small
+    # writes into one transaction, so a batch of traces costs one commit, not one each.
+    ids = [r.trace_id for r in records]
+    get_many = getattr(store, "get_traces", None)  # the SQL store: one query for the batch
+    if get_many is not None:
+        found = await get_many(ids)
+        stored = [found.get(i) for i in ids]
+    else:
+        stored = list(await asyncio.gather(*(store.get_trace(i) for i in ids)))
+    merged = [
+        merge_records(old, new) if old is not None and old.metadata.get("source") == "otel" else new
+        for old, new in zip(stored, records, strict=True)
+    ]
+    await asyncio.gather(*(store.save_trace(r) for r in merged))
 
 
 async def ingest_otlp(store: Store, data: bytes, content_type: str | None = None) -> Ingested:

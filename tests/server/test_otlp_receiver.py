@@ -185,3 +185,45 @@ def test_an_instrumented_agent_exports_to_serve_and_its_trace_replays_offline(
         (outcome,) = result.results
         assert outcome.passed, outcome.failures
         assert outcome.output == "It shipped."
+
+
+def test_live_export_sends_each_run_to_the_otlp_endpoint(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scenarist.otel import live_export
+    from scenarist.store.memory import MemoryStore
+
+    def agent(ctx: Any) -> str:
+        with ctx.step("plan", input={"q": ctx.input}, kind="custom"):
+            ctx.track_step("lookup", "A1", lambda: {"status": "shipped"})
+        return "shipped"
+
+    with LiveServer(create_app(database_url)) as server:
+        monkeypatch.setenv("SCENARIST_OTLP_ENDPOINT", server.url + "/otlp")
+        client = Client(store=MemoryStore())
+        client.run("support", agent, input="where is A1?")
+        assert live_export.flush(timeout=10)
+        (local,) = client.store.traces.values()  # type: ignore[attr-defined]
+        store = SqlStore(database_url)
+        remote = run_sync(store.get_trace, local.trace_id)
+        run_sync(store.close)
+    assert remote is not None
+    assert remote.model_dump(mode="json") == local.model_dump(mode="json")
+    assert [s.name for s in remote.spans] == ["plan", "lookup"]
+
+
+def test_live_export_failures_never_break_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers.databases import free_port
+
+    from scenarist.otel import live_export
+    from scenarist.store.memory import MemoryStore
+
+    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("SCENARIST_OTLP_ENDPOINT", endpoint)
+    monkeypatch.delenv("SCENARIST_OTLP_HEADERS", raising=False)
+    client = Client(store=MemoryStore())
+    client.run("support", lambda ctx: "ok", input="x")
+    assert live_export.flush(timeout=10)
+    exporter = live_export._exporters[f"{endpoint}\n"]
+    assert exporter.failed >= 1 and exporter.url.endswith("/v1/traces")
+    assert len(client.store.traces) == 1  # type: ignore[attr-defined]

@@ -293,6 +293,14 @@ def test_one_document_with_two_traces_gives_two_records_and_orphans_become_roots
     assert second.trace_id == f"tr_{other}"
 
 
+def test_parent_ids_in_a_cycle_lose_no_span() -> None:
+    doc = d.document(
+        d.span(1, "a", {}, parent=2), d.span(2, "b", {}, parent=1), d.span(3, "c", {}, parent=3)
+    )
+    (record,) = parse_otlp(d.encoded(doc))
+    assert sorted(s.name for s in record.spans) == ["a", "b", "c"]
+
+
 def test_spans_of_one_trace_sent_in_two_exports_merge() -> None:
     child = parse_otlp(d.encoded(d.document(d.span(2, "child", {}, parent=1))))[0]
     root = parse_otlp(
@@ -349,6 +357,18 @@ def test_hostile_protobuf_is_refused() -> None:
         parse_otlp(b"\xff\xff\xff\xff", "application/x-protobuf")
     with pytest.raises(OtlpError, match="not OTLP JSON"):
         parse_otlp(b"{nope", "application/json")
+
+
+def test_json_nested_beyond_the_parser_is_refused() -> None:
+    with pytest.raises(OtlpError, match="nested too deeply"):
+        parse_otlp(b'{"resourceSpans": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+
+
+def test_an_attribute_of_json_nested_too_deep_stays_text() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    doc = d.document(d.span(1, "x", {"input.value": deep}))
+    (span,) = parse_otlp(d.encoded(doc))[0].steps
+    assert span.input == deep
 
 
 def test_deeply_nested_values_are_refused() -> None:

@@ -50,7 +50,7 @@ def _json_or_text(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: text
             return value
     return value
 
@@ -412,11 +412,23 @@ def _tree(spans: list[Span]) -> list[Span]:
     )
     for span in ordered:
         parent = by_id.get(span.parent_id) if span.parent_id else None
-        if parent is not None and parent is not span:
+        if parent is not None and not _in_cycle(span, by_id):
             parent.children.append(span)
         else:
             roots.append(span)
     return roots
+
+
+def _in_cycle(span: Span, by_id: dict[str, Span]) -> bool:
+    """Whether following parent ids up from ``span`` comes back to it (hostile ids)."""
+    seen = {span.span_id}
+    current = span.parent_id
+    while current is not None and current in by_id:
+        if current in seen:
+            return True
+        seen.add(current)
+        current = by_id[current].parent_id
+    return False
 
 
 def _last_user_text(span: Span) -> Any:

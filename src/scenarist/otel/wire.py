@@ -59,6 +59,8 @@ def decode(data: bytes, content_type: str | None = None) -> list[WireSpan]:
         document = json.loads(data)
     except ValueError as exc:
         raise OtlpError(f"not OTLP JSON: {exc}") from exc
+    except RecursionError:  # JSON nested thousands of levels deep
+        raise OtlpError("not OTLP JSON: nested too deeply") from None
     return decode_json(document)
 
 

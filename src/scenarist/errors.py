@@ -5,6 +5,7 @@
     │   ├── SerializationError     something that cannot be written as JSON (a callable)
     │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
+    │   ├── OtlpError              an OTLP trace payload that cannot be read (names the field)
     │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
     ├── StepGenerationError        a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
@@ -55,6 +56,7 @@ __all__ = [
     "InteractionGenerationError",
     "JudgeInputError",
     "LiveCallBlockedError",
+    "OtlpError",
     "PathSyntaxError",
     "PromptError",
     "ProviderError",
@@ -80,6 +82,10 @@ class ScenaristError(Exception):
 
 class UserError(ScenaristError, ValueError):
     """The API was used in a way that cannot work; the message says how to fix it."""
+
+
+class OtlpError(UserError):
+    """An OTLP trace payload that cannot be read; the message names the field."""
 
 
 class SerializationError(UserError):

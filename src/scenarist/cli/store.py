@@ -5,7 +5,9 @@ reads (:mod:`scenarist.store.location`). Commands that write say which database 
 Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
 shape (:class:`~scenarist.tracing.record.TraceRecord`) or, with ``--format veval``,
 Veval's wire format (:mod:`scenarist.veval.wire`); an items file holds a list of
-:class:`~scenarist.veval.items.ScenarioItem`.
+:class:`~scenarist.veval.items.ScenarioItem`. ``traces import`` also reads OpenTelemetry
+OTLP files (JSON or protobuf, detected; :mod:`scenarist.otel`) and ``traces export
+--format otlp`` writes OTLP/JSON. ``items add --trace ID`` makes one trace-backed item.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ items_app = typer.Typer(help="Scenario items in the database.", no_args_is_help=
 class TraceFormat(StrEnum):
     scenarist = "scenarist"
     veval = "veval"
+    otlp = "otlp"
 
 
 def _store() -> SqlStore:
@@ -89,6 +92,23 @@ def _read_json(path: Path) -> Any:
         raise UserError(f"{path}: not valid JSON: {exc}") from exc
 
 
+def _is_otlp(raw: bytes) -> bool:
+    """An OTLP file: protobuf bytes, or a JSON object with ``resourceSpans``."""
+    head = raw.lstrip()[:1]
+    if head not in (b"{", b"["):
+        return True
+    return head == b"{" and b'"resourceSpans"' in raw[:4096]
+
+
+def _otlp_traces(path: Path, raw: bytes) -> list[TraceRecord]:
+    from scenarist.otel import parse_otlp
+
+    try:
+        return parse_otlp(raw)
+    except UserError as exc:
+        raise UserError(f"{path}: not an OTLP trace file: {exc}") from exc
+
+
 def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
     from pydantic import ValidationError
 
@@ -96,6 +116,13 @@ def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
     from scenarist.tracing.record import TraceRecord
     from scenarist.veval.wire import from_veval
 
+    if format is not TraceFormat.veval:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read the file: {exc}") from exc
+        if format is TraceFormat.otlp or _is_otlp(raw):
+            return _otlp_traces(path, raw)
     data = _read_json(path)
     rows = data if isinstance(data, list) else [data]
     traces = []
@@ -159,38 +186,57 @@ def traces_export(
     ] = None,
     format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
 ) -> None:
-    """Export traces from the database as a JSON list."""
+    """Export traces from the database as a JSON list (``--format otlp``: one OTLP/JSON
+    export request, GenAI semantic-convention names)."""
     from scenarist._jsonable import to_json_value
     from scenarist.veval.wire import to_veval
 
     store = _store()
-    rows = []
+    records = []
     for trace_id in trace_ids:
         record = _sync(store.get_trace, trace_id)
         if record is None:
             raise UserError(f"trace {trace_id!r} is not in the database {_where(store)}")
-        rows.append(
-            to_veval(record) if format is TraceFormat.veval else to_json_value(record.model_dump())
-        )
+        records.append(record)
+    rows: Any
+    if format is TraceFormat.otlp:
+        from scenarist.otel import to_otlp_json
+
+        rows = to_otlp_json(records)
+    else:
+        rows = [
+            to_veval(r) if format is TraceFormat.veval else to_json_value(r.model_dump())
+            for r in records
+        ]
     text = json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n"
     if output is None:
         typer.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
-        typer.echo(f"exported {len(rows)} trace(s) to {output}", err=True)
+        typer.echo(f"exported {len(records)} trace(s) to {output}", err=True)
 
 
 @traces_app.command("import")
 def traces_import(
-    file: Annotated[Path, typer.Argument(help="A JSON file: one trace or a list.")],
+    file: Annotated[
+        Path, typer.Argument(help="A JSON file (one trace or a list), or an OTLP file.")
+    ],
     format: Annotated[TraceFormat, typer.Option("--format")] = TraceFormat.scenarist,
 ) -> None:
-    """Import traces from a JSON file into the database."""
+    """Import traces into the database: scenarist or Veval JSON, or OpenTelemetry OTLP
+    (JSON or protobuf, detected; spans of a trace already imported are merged)."""
+    from scenarist.otel.ingest import store_records
+
     traces = _traces_from(file, format)
     store = _store()
+    otel = [r for r in traces if r.metadata.get("source") == "otel"]
+    if otel:
+        _sync(store_records, store, otel)
     for record in traces:
-        _sync(store.save_trace, record)
-    typer.echo(f"imported {len(traces)} trace(s) into {_where(store)}")
+        if record.metadata.get("source") != "otel":
+            _sync(store.save_trace, record)
+    spans = sum(len(r.spans) for r in traces)
+    typer.echo(f"imported {len(traces)} trace(s) ({spans} spans) into {_where(store)}")
 
 
 @items_app.command("list")
@@ -251,3 +297,31 @@ def items_import(
     store = _store()
     _sync(store.save_items, scenario, items)
     typer.echo(f"imported {len(items)} item(s) for scenario {scenario!r} into {_where(store)}")
+
+
+@items_app.command("add")
+def items_add(
+    scenario: Annotated[str, typer.Argument(help="The scenario name.")],
+    trace: Annotated[
+        str, typer.Option("--trace", help="A stored trace id (recorded, or imported from OTel).")
+    ],
+    name: Annotated[str | None, typer.Option("--name", help="The item's name.")] = None,
+) -> None:
+    """Add one trace-backed item to a scenario: running it replays the trace."""
+    from scenarist.veval.items import ScenarioItem
+
+    store = _store()
+    record = _sync(store.get_trace, trace)
+    if record is None:
+        raise UserError(
+            f"--trace {trace!r}: no such trace in the database {_where(store)}; "
+            "import it first (scenarist traces import FILE)"
+        )
+    item_id = _sync(store.add_item, scenario, ScenarioItem(name=name, trace_id=trace))
+    typer.echo(f"added item {item_id} (trace {trace}) to scenario {scenario!r} in {_where(store)}")
+    if record.metadata.get("source") == "otel":
+        from scenarist.otel.replay import content_problem
+
+        problem = content_problem(record)
+        if problem is not None:
+            typer.echo(f"warning: this item will error when run: {problem}", err=True)

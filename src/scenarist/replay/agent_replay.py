@@ -8,6 +8,8 @@ become the :class:`~scenarist.replay.step_replay.ReplayResult`'s failures. With
 ``ReplayOptions.compare_with_recording`` the replayed steps are also compared with the
 recorded ones (:func:`~scenarist.replay.snapshots.compare_snapshots`) into
 ``recording_diff``. ``client.replay_async`` and trace-backed scenario items both come here.
+A trace imported from OpenTelemetry has its LLM calls served by
+:class:`~scenarist.otel.replay.OtelCalls` (its other spans are a record, not steps to bind).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from scenarist.tracing.record import TraceRecord
 from scenarist.veval.assertions import Assertion, failures_of
 
 if TYPE_CHECKING:
+    from scenarist.otel.replay import OtelCalls
     from scenarist.replay.snapshot_diff import SnapshotDiff
     from scenarist.store.base import Store
     from scenarist.veval.execution import Agent, Harness
@@ -91,12 +94,25 @@ async def replay_recording(
     from scenarist.integrations.http_capture import serve_llm_calls
     from scenarist.replay.recorded_calls import RecordedCalls
 
-    replayer = Replayer(recording, options)
+    otel = recording.metadata.get("source") == "otel"
+    if otel:  # an OpenTelemetry trace: only its LLM calls can be served (scenarist.otel.replay)
+        from scenarist.otel.replay import OtelCalls, content_problem
+
+        problem = content_problem(recording)
+        if problem is not None:
+            return ReplayResult(
+                trace_id=recording.trace_id, passed=False, status="error", failures=[problem]
+            )
+    replayer = Replayer(recording.model_copy(update={"steps": []}) if otel else recording, options)
     ctx = RunContext(
         input=recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
     )
     ctx.set_metadata("replay_of", recording.trace_id)
-    calls = RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
+    calls: RecordedCalls | OtelCalls = (
+        OtelCalls(recording)
+        if otel
+        else RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
+    )
     guard = NetworkGuard(ctx.recorder, f"trace {recording.trace_id}", options.allow_network)
     with ExitStack() as stack:
         stack.enter_context(serve_llm_calls(calls))

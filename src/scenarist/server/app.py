@@ -28,6 +28,7 @@ from scenarist.server.dashboard.routes import install_dashboard
 from scenarist.server.ratelimit import RateLimit, RateLimiter
 from scenarist.server.routes_api import router as api_router
 from scenarist.server.routes_ops import router as ops_router
+from scenarist.server.routes_otlp import install_otlp
 from scenarist.server.routes_veval import router as veval_router
 from scenarist.store.sql.retention import retention_days_from_env
 from scenarist.store.sql.store import SqlStore
@@ -89,6 +90,7 @@ def create_app(
     app.state.open_mode_allowed = is_loopback(host)
     install_error_handlers(app)
     install_database_errors(app)  # locked or gone → 503 database_unavailable
+    install_otlp(app)  # OTLP/HTTP receiver; its /v1/traces dispatch sits inside the body limit
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
     app.add_middleware(  # outermost: nothing is read for a foreign host or origin
         RequestGuard,

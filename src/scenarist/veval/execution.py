@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
@@ -68,6 +69,10 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
     finally:
         _trace_writes.reset(token)
     record = TraceRecord.from_context(ctx, error=error)
+    if os.environ.get("SCENARIST_OTLP_ENDPOINT"):  # live OTLP export (scenarist.otel)
+        from scenarist.otel.live_export import export_record
+
+        export_record(record)
     if writes is None:
         await store.save_trace(record)
     else:

@@ -96,6 +96,20 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
             )
         return None if document is None else TraceRecord.model_validate_json(document)
 
+    async def get_traces(self, trace_ids: list[str]) -> dict[str, TraceRecord]:
+        """The stored ones of ``trace_ids``, in one query (the OTLP receiver's batches)."""
+        if not trace_ids:
+            return {}
+        async with self._read() as connection:
+            rows = await connection.execute(
+                select(_TRACES.c.trace_id, _TRACES.c.document).where(
+                    _TRACES.c.trace_id.in_(sorted(set(trace_ids)))
+                )
+            )
+            return {
+                trace_id: TraceRecord.model_validate_json(document) for trace_id, document in rows
+            }
+
     async def search_traces(
         self,
         *,

@@ -1,0 +1,280 @@
+"""OTLP trace payloads (JSON or protobuf ``ExportTraceServiceRequest``) as plain spans.
+
+Both encodings become the same :class:`WireSpan` list, so one converter serves the file
+import, the server's receiver and the tests. JSON follows the OTLP/JSON rules (hex ids,
+``lowerCamelCase`` keys, 64-bit integers as strings); protobuf needs the ``otel`` extra
+(``opentelemetry-proto``, imported only here, on first use). A malformed payload raises
+:class:`OtlpError` naming the field, e.g. ``resourceSpans[0].scopeSpans[0].spans[2].traceId``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from scenarist.errors import OtlpError
+
+__all__ = ["OtlpError", "WireSpan", "decode", "decode_json", "decode_protobuf", "detect_format"]
+
+_HEX = re.compile(r"[0-9a-fA-F]*")
+
+
+@dataclass(slots=True)
+class WireSpan:
+    """One OTLP span, its attributes as Python values (resource attributes beside)."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int | None
+    end_ns: int | None
+    attributes: dict[str, Any]
+    events: list[tuple[str, int | None, dict[str, Any]]] = field(default_factory=list)
+    status_code: int = 0  # 0 unset, 1 ok, 2 error
+    status_message: str = ""
+    resource: dict[str, Any] = field(default_factory=dict)
+    scope: str = ""
+
+
+def detect_format(data: bytes, content_type: str | None = None) -> str:
+    """``"json"`` or ``"protobuf"``: from the content type when given, else the bytes."""
+    if content_type:
+        kind = content_type.split(";")[0].strip().lower()
+        if kind in ("application/x-protobuf", "application/protobuf"):
+            return "protobuf"
+        if kind == "application/json":
+            return "json"
+    return "json" if data.lstrip()[:1] in (b"{", b"[") else "protobuf"
+
+
+def decode(data: bytes, content_type: str | None = None) -> list[WireSpan]:
+    """The spans of an OTLP export request in either encoding."""
+    if detect_format(data, content_type) == "protobuf":
+        return decode_protobuf(data)
+    try:
+        document = json.loads(data)
+    except ValueError as exc:
+        raise OtlpError(f"not OTLP JSON: {exc}") from exc
+    except RecursionError:  # JSON nested thousands of levels deep
+        raise OtlpError("not OTLP JSON: nested too deeply") from None
+    return decode_json(document)
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def _expect(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind):
+        raise OtlpError(f"{where}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _hex_id(value: Any, digits: int, where: str, *, optional: bool = False) -> str | None:
+    if optional and (value is None or value == ""):
+        return None
+    if not isinstance(value, str) or len(value) != digits or not _HEX.fullmatch(value):
+        raise OtlpError(f"{where}: expected {digits} hex digits, got {value!r}")
+    if set(value) == {"0"}:
+        if optional:
+            return None
+        raise OtlpError(f"{where}: an all-zero id is invalid")
+    return value.lower()
+
+
+def _int(value: Any, where: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise OtlpError(f"{where}: expected an integer, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise OtlpError(f"{where}: expected an integer, got {value!r}") from None
+
+
+def _any_value(value: Any, where: str, depth: int = 0) -> Any:
+    if depth > 32:
+        raise OtlpError(f"{where}: values nested deeper than 32 levels")
+    _expect(value, dict, where)
+    if not value:
+        return None
+    if len(value) != 1:
+        raise OtlpError(f"{where}: an AnyValue has one key, got {sorted(value)}")
+    ((key, inner),) = value.items()
+    if key == "stringValue":
+        return _expect(inner, str, f"{where}.stringValue")
+    if key == "boolValue":
+        return _expect(inner, bool, f"{where}.boolValue")
+    if key == "intValue":
+        return _int(inner, f"{where}.intValue")
+    if key == "doubleValue":
+        if isinstance(inner, bool) or not isinstance(inner, int | float | str):
+            raise OtlpError(f"{where}.doubleValue: expected a number, got {inner!r}")
+        try:
+            return float(inner)
+        except ValueError:
+            raise OtlpError(f"{where}.doubleValue: expected a number, got {inner!r}") from None
+    if key == "bytesValue":
+        try:
+            return base64.b64decode(_expect(inner, str, f"{where}.bytesValue"), validate=True)
+        except ValueError:
+            raise OtlpError(f"{where}.bytesValue: not base64") from None
+    if key == "arrayValue":
+        values = _expect(_expect(inner, dict, f"{where}.arrayValue").get("values", []), list, where)
+        return [
+            _any_value(v, f"{where}.arrayValue.values[{i}]", depth + 1)
+            for i, v in enumerate(values)
+        ]
+    if key == "kvlistValue":
+        values = _expect(
+            _expect(inner, dict, f"{where}.kvlistValue").get("values", []), list, where
+        )
+        return _attributes(values, f"{where}.kvlistValue.values", depth + 1)
+    raise OtlpError(f"{where}: unknown AnyValue key {key!r}")
+
+
+def _attributes(items: Any, where: str, depth: int = 0) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for i, item in enumerate(_expect(items, list, where)):
+        here = f"{where}[{i}]"
+        _expect(item, dict, here)
+        key = _expect(item.get("key"), str, f"{here}.key")
+        result[key] = _any_value(item.get("value", {}), f"{here}.value", depth)
+    return result
+
+
+def decode_json(document: Any) -> list[WireSpan]:
+    """The spans of an OTLP/JSON ``ExportTraceServiceRequest`` (already parsed)."""
+    _expect(document, dict, "the document")
+    if "resourceSpans" not in document:
+        raise OtlpError("the document has no resourceSpans: not an OTLP trace export")
+    spans: list[WireSpan] = []
+    for r, resource_spans in enumerate(_expect(document["resourceSpans"], list, "resourceSpans")):
+        rwhere = f"resourceSpans[{r}]"
+        _expect(resource_spans, dict, rwhere)
+        resource = _expect(resource_spans.get("resource") or {}, dict, f"{rwhere}.resource")
+        resource_attrs = _attributes(
+            resource.get("attributes", []), f"{rwhere}.resource.attributes"
+        )
+        scopes = _expect(resource_spans.get("scopeSpans", []), list, f"{rwhere}.scopeSpans")
+        for s, scope_spans in enumerate(scopes):
+            swhere = f"{rwhere}.scopeSpans[{s}]"
+            _expect(scope_spans, dict, swhere)
+            scope = _expect(scope_spans.get("scope") or {}, dict, f"{swhere}.scope")
+            scope_name = scope.get("name") or ""
+            for n, span in enumerate(
+                _expect(scope_spans.get("spans", []), list, f"{swhere}.spans")
+            ):
+                spans.append(
+                    _json_span(span, f"{swhere}.spans[{n}]", resource_attrs, str(scope_name))
+                )
+    return spans
+
+
+def _json_span(span: Any, where: str, resource: dict[str, Any], scope: str) -> WireSpan:
+    _expect(span, dict, where)
+    events = []
+    for e, event in enumerate(_expect(span.get("events", []), list, f"{where}.events")):
+        ewhere = f"{where}.events[{e}]"
+        _expect(event, dict, ewhere)
+        events.append(
+            (
+                str(event.get("name") or ""),
+                _int(event.get("timeUnixNano"), f"{ewhere}.timeUnixNano"),
+                _attributes(event.get("attributes", []), f"{ewhere}.attributes"),
+            )
+        )
+    status = _expect(span.get("status") or {}, dict, f"{where}.status")
+    code = status.get("code", 0)
+    if isinstance(code, str):  # the enum's name, which protobuf's JSON mapping writes
+        code = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, code)
+    if code not in (0, 1, 2):
+        raise OtlpError(f"{where}.status.code: expected 0, 1 or 2, got {code!r}")
+    name = span.get("name", "")
+    return WireSpan(
+        trace_id=_hex_id(span.get("traceId"), 32, f"{where}.traceId") or "",
+        span_id=_hex_id(span.get("spanId"), 16, f"{where}.spanId") or "",
+        parent_id=_hex_id(span.get("parentSpanId"), 16, f"{where}.parentSpanId", optional=True),
+        name=_expect(name, str, f"{where}.name"),
+        start_ns=_int(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
+        end_ns=_int(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
+        attributes=_attributes(span.get("attributes", []), f"{where}.attributes"),
+        events=events,
+        status_code=code,
+        status_message=str(status.get("message") or ""),
+        resource=resource,
+        scope=scope,
+    )
+
+
+# -- protobuf ------------------------------------------------------------------------------
+
+
+def _proto_value(value: Any, depth: int = 0) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_proto_value(v, depth + 1) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _proto_value(kv.value, depth + 1) for kv in value.kvlist_value.values}
+    return getattr(value, kind)
+
+
+def _proto_attributes(items: Any) -> dict[str, Any]:
+    return {kv.key: _proto_value(kv.value) for kv in items}
+
+
+def decode_protobuf(data: bytes) -> list[WireSpan]:
+    """The spans of a protobuf ``ExportTraceServiceRequest`` (extra ``otel``)."""
+    from scenarist._extras import missing_extra
+
+    try:
+        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError as exc:
+        raise missing_extra("otel", exc) from exc
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(data)
+    except DecodeError as exc:
+        raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from exc
+    spans: list[WireSpan] = []
+    for r, resource_spans in enumerate(request.resource_spans):
+        resource = _proto_attributes(resource_spans.resource.attributes)
+        for s, scope_spans in enumerate(resource_spans.scope_spans):
+            for n, span in enumerate(scope_spans.spans):
+                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+                if len(span.trace_id) != 16 or not any(span.trace_id):
+                    raise OtlpError(f"{where}.traceId: expected 16 bytes, got {len(span.trace_id)}")
+                if len(span.span_id) != 8 or not any(span.span_id):
+                    raise OtlpError(f"{where}.spanId: expected 8 bytes, got {len(span.span_id)}")
+                parent = span.parent_span_id
+                if parent and len(parent) != 8:
+                    raise OtlpError(f"{where}.parentSpanId: expected 8 bytes, got {len(parent)}")
+                spans.append(
+                    WireSpan(
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_id=parent.hex() if parent and any(parent) else None,
+                        name=span.name,
+                        start_ns=span.start_time_unix_nano or None,
+                        end_ns=span.end_time_unix_nano or None,
+                        attributes=_proto_attributes(span.attributes),
+                        events=[
+                            (e.name, e.time_unix_nano or None, _proto_attributes(e.attributes))
+                            for e in span.events
+                        ],
+                        status_code=int(span.status.code),
+                        status_message=span.status.message,
+                        resource=resource,
+                        scope=scope_spans.scope.name,
+                    )
+                )
+    return spans

@@ -134,7 +134,7 @@ async def test_body_limit_and_rate_limit_apply(database_url: str) -> None:
     big = d.document(*(d.span(i, "s" * 50, {}) for i in range(1, 40)))
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             for path in ("/otlp/v1/traces", "/v1/traces"):
                 too_big = await client.post(path, json=big)
                 assert too_big.status_code == 413, path

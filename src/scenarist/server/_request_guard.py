@@ -25,6 +25,8 @@ middleware refuses:
   ``*/*+json``, or JSON Lines for run logs), as ``text/plain`` and form bodies are the
   only ones a foreign page can send without asking first. No ``Content-Type`` at all is
   accepted (a script's bodiless ``POST``; a browser without an ``Origin`` cannot send it).
+  ``POST /v1/traces`` also takes ``application/x-protobuf`` (OTLP's binary encoding): not
+  a type a page can send without a CORS preflight, which this server never grants.
 """
 
 from __future__ import annotations
@@ -72,6 +74,11 @@ def _is_loopback_name(name: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def _is_otlp_protobuf(path: str, content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return path == "/v1/traces" and media == "application/x-protobuf"
 
 
 def _is_json(content_type: str) -> bool:
@@ -139,6 +146,7 @@ class RequestGuard:
             content_type is not None
             and scope["path"].startswith(_JSON_PREFIXES)
             and not _is_json(content_type.decode("latin-1"))
+            and not _is_otlp_protobuf(scope["path"], content_type.decode("latin-1"))
         ):
             return (
                 415,

@@ -65,7 +65,7 @@ __all__ = [
     "serve_llm_calls",
 ]
 
-_LIBRARIES = ("httpx2", "httpx", "urllib3")
+_LIBRARIES = ("httpx2", "httpx", "urllib3", "aiohttp")
 
 _lock = threading.Lock()
 _active_runs = 0
@@ -150,6 +150,11 @@ def _patch(module: Any) -> None:
         from scenarist.integrations import _urllib3_hook
 
         _patches.extend(_urllib3_hook.patch(module))
+        return
+    if module.__name__ == "aiohttp":
+        from scenarist.integrations import _aiohttp_hook
+
+        _patches.extend(_aiohttp_hook.patch(module))
         return
     sync_stream, async_stream = _streams_for(module)
     for cls, attr, hook in (

@@ -123,8 +123,8 @@ class _Exchange(asyncio.Transport):
     aiohttp writes the request into it (:meth:`write`); a task made at connect time, in
     the caller's context (its run, its source, its replay guard), waits for the complete
     request, answers it and writes the response into the protocol, pausing when aiohttp
-    pauses reading. Ending the connection before the response is complete cancels that
-    task: the span and the cassette keep what was received, as when httpx closes early.
+    pauses reading. Ending the connection before the response is complete stops it
+    (:meth:`end`).
     """
 
     def __init__(self, connector: BaseConnector, req: Any, connect: Callable[[], Any]) -> None:
@@ -142,6 +142,8 @@ class _Exchange(asyncio.Transport):
         self._reading.set()
         self._closing = False
         self._complete = False
+        self._stream: Any = None
+        self._closer: asyncio.Task[None] | None = None
         self.protocol.connection_made(self)
         self.connection = _Connection(connector, req.connection_key, self)
         self._task = self.loop.create_task(self._run())
@@ -205,9 +207,17 @@ class _Exchange(asyncio.Transport):
     # -- the call --------------------------------------------------------------------------
 
     def end(self) -> None:
-        """The connection was released or closed: stop a response still coming."""
+        """The connection was released or closed: stop a response still coming.
+
+        Before the answer, the call is cancelled. During its body, the stream is closed
+        (what was received is what the span and the cassette keep, as when an httpx
+        response is closed early), which also ends a live read the task waits on.
+        """
         if not self._complete:
-            self._task.cancel()
+            if self._stream is None:
+                self._task.cancel()
+            else:
+                self._closer = self.loop.create_task(self._stream.aclose())
         self._reading.set()
         self.protocol.close()
 
@@ -258,7 +268,8 @@ class _Exchange(asyncio.Transport):
         live = await self._connect()
         try:
             protocol, transport = live.protocol, live.transport
-            assert protocol is not None and transport is not None
+            assert protocol is not None
+            assert transport is not None
             params = getattr(self.protocol, "params", {})
             protocol.set_response_params(**{**params, "timer": None, "auto_decompress": True})
             transport.write(bytes(self._raw))
@@ -284,15 +295,19 @@ class _Exchange(asyncio.Transport):
             headers.append(("transfer-encoding", "chunked"))
             remaining = None
         head = _head(response.status_code, headers)
+        self._stream = stream
         if remaining != 0:  # an empty body ends with its head: that waits too
             self._feed(head)
             head = b""
-        held, done = b"", False
+        held = b""
         try:
             async for chunk in stream:
                 if not chunk:
                     continue
                 await self._reading.wait()
+                if self._closing:  # ended by the caller (or by aiohttp, on a bad response)
+                    await stream.aclose()
+                    return
                 if remaining is None:
                     self._feed(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 elif len(chunk) < remaining:
@@ -300,16 +315,20 @@ class _Exchange(asyncio.Transport):
                     self._feed(chunk)
                 else:  # the last bytes end the response: held until the stream is over
                     held += chunk
-            done = True
-        finally:
-            if not done:
-                await stream.aclose()
+        except BaseException:
+            await stream.aclose()
+            raise
         self._complete = True
         self._feed(head + (held if remaining is not None else b"0\r\n\r\n"))
 
 
 def _hook(original: Connect) -> Connect:
-    async def connect(connector: BaseConnector, req: Any, traces: Any, timeout: Any) -> Connection:
+    async def connect(  # aiohttp's own signature (it passes timeout= by name)
+        connector: BaseConnector,
+        req: Any,
+        traces: Any,
+        timeout: Any,  # noqa: ASYNC109
+    ) -> Connection:
         if current_recorder() is None and capture._source.get() is None:
             return await original(connector, req, traces, timeout)
         url = req.url

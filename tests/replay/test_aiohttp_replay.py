@@ -354,3 +354,60 @@ async def test_a_large_answer_arrives_whole(ask: Ask, words: int, tmp_path: Path
     assert tape.stats.faithful
     (span,) = llm_spans(ctx)
     assert span.output["choices"][0]["message"]["content"] == text
+
+
+async def _openai_sdk(base: str, stream: bool) -> str:
+    import openai
+
+    http = openai.DefaultAioHttpClient()  # the SDK's aiohttp transport, not httpx's
+    async with openai.AsyncOpenAI(
+        api_key="sk-test", base_url=base + "/v1", max_retries=0, http_client=http
+    ) as llm:
+        messages: Any = [{"role": "user", "content": "Where is my parcel?"}]
+        if not stream:
+            reply = await llm.chat.completions.create(model=OPENAI_MODEL, messages=messages)
+            return reply.choices[0].message.content or ""
+        chunks = await llm.chat.completions.create(
+            model=OPENAI_MODEL,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        return "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+
+
+async def _anthropic_sdk(base: str, stream: bool) -> str:
+    import anthropic
+
+    http = anthropic.DefaultAioHttpClient()
+    async with anthropic.AsyncAnthropic(
+        api_key="sk-ant-test", base_url=base, max_retries=0, http_client=http
+    ) as llm:
+        messages: Any = [{"role": "user", "content": "Where is my parcel?"}]
+        if not stream:
+            reply = await llm.messages.create(
+                model=ANTHROPIC_MODEL, max_tokens=64, messages=messages
+            )
+            return "".join(block.text for block in reply.content if block.type == "text")
+        async with llm.messages.stream(
+            model=ANTHROPIC_MODEL, max_tokens=64, messages=messages
+        ) as events:
+            return "".join([text async for text in events.text_stream])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("sdk", [_openai_sdk, _anthropic_sdk], ids=["openai", "anthropic"])
+async def test_the_sdks_aiohttp_clients_are_captured_once_and_replayed(
+    sdk: Callable[[str, bool], Awaitable[str]], stream: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "sdk.jsonl"
+    script = ScriptedLLM(default=Reply(ANSWER, tokens_in=7, tokens_out=6))
+    with FakeLLMServer(script) as server, active_run() as ctx, cassette(path, "record") as tape:
+        assert await sdk(server.url, stream) == ANSWER
+    (span,) = llm_spans(ctx)  # one span: the httpx transport is aiohttp's, hooked there only
+    assert (span.tokens_in, span.tokens_out, tape.stats.live) == (7, 6, 1)
+    with ConnectionCounter() as port, active_run() as replay, cassette(path, "replay") as tape:
+        assert await sdk(port.url, stream) == ANSWER
+    assert port.connections == 0 and tape.stats.faithful
+    (served,) = llm_spans(replay)
+    assert served.metadata["replayed"] is True

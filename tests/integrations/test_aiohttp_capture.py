@@ -350,3 +350,37 @@ with capture_llm_calls():
 print(hasattr(aiohttp.connector.BaseConnector.connect, "__wrapped__"))
 """
     assert _run_python(code) == ["False", "False", "True", "False"]
+
+
+class _NeverResolves(aiohttp.abc.AbstractResolver):
+    """A DNS resolver that never answers: every connect times out."""
+
+    async def resolve(self, host: str, port: int = 0, family: int = 0) -> Any:
+        await asyncio.Event().wait()
+
+    async def close(self) -> None:
+        return None
+
+
+async def _timed_out_connect() -> BaseException:
+    connector = aiohttp.TCPConnector(resolver=_NeverResolves())
+    timeout = aiohttp.ClientTimeout(connect=0.05)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+        with pytest.raises(aiohttp.ClientError) as raised:
+            await http.post("http://llm.invalid/v1/chat/completions", json=BODY)
+    return raised.value
+
+
+async def test_a_connect_timeout_is_aiohttps_own_error() -> None:
+    plain = await _timed_out_connect()
+    with active_run() as ctx:
+        hooked = await _timed_out_connect()
+    assert type(hooked) is type(plain)
+    assert (
+        str(hooked)
+        == str(plain)
+        == "Connection timeout to host http://llm.invalid/v1/chat/completions"
+    )
+    (span,) = llm_spans(ctx)
+    assert span.status == "error" and span.error is not None
+    assert span.error.type == type(plain).__name__

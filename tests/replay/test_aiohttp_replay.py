@@ -411,3 +411,26 @@ async def test_the_sdks_aiohttp_clients_are_captured_once_and_replayed(
     assert port.connections == 0 and tape.stats.faithful
     (served,) = llm_spans(replay)
     assert served.metadata["replayed"] is True
+
+
+async def test_a_streamed_request_body_is_read_whole_and_served(tmp_path: Path) -> None:
+    """An async generator as ``data=`` is sent chunked: the call is still the same call."""
+    path = tmp_path / "chunked.jsonl"
+    with FakeLLMServer(ScriptedLLM(default=Reply(ANSWER))) as server, cassette(path, "record"):
+        live = await openai_json(server.url, "Where is my parcel?")
+    raw = json.dumps(_openai_body("Where is my parcel?", False)).encode()
+
+    async def pieces() -> Any:
+        for at in range(0, len(raw), 10):
+            yield raw[at : at + 10]
+
+    with ConnectionCounter() as port, active_run() as ctx, cassette(path, "replay") as tape:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(port.url + "/v1/chat/completions", data=pieces()) as reply,
+        ):
+            assert reply.request_info.headers.get("transfer-encoding") == "chunked"
+            assert await reply.json() == live
+    assert port.connections == 0 and tape.stats.faithful
+    (span,) = llm_spans(ctx)
+    assert span.input == _openai_body("Where is my parcel?", False)

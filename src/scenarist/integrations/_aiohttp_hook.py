@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
+from aiohttp import client_exceptions
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.connector import BaseConnector, Connection
 
@@ -43,6 +44,10 @@ from scenarist.tracing.recorder import current_recorder
 __all__ = ["patch"]
 
 Connect = Callable[..., Awaitable[Connection]]
+
+_ConnectTimeout: type[Exception] = getattr(
+    client_exceptions, "ConnectionTimeoutError", client_exceptions.ServerTimeoutError
+)  # aiohttp 3.10+, else its base
 
 
 class _Protocol(ResponseHandler):
@@ -184,7 +189,8 @@ class _Exchange(asyncio.Transport):
     def close(self) -> None:
         if not self._closing:
             self._closing = True
-            self.loop.call_soon(self.protocol.connection_lost, None)
+            if not self.loop.is_closed():  # a response collected after its loop ended
+                self.loop.call_soon(self.protocol.connection_lost, None)
 
     def abort(self) -> None:
         self.close()
@@ -213,7 +219,7 @@ class _Exchange(asyncio.Transport):
         (what was received is what the span and the cassette keep, as when an httpx
         response is closed early), which also ends a live read the task waits on.
         """
-        if not self._complete:
+        if not self._complete and not self.loop.is_closed():
             if self._stream is None:
                 self._task.cancel()
             else:
@@ -265,7 +271,10 @@ class _Exchange(asyncio.Transport):
 
     async def _send(self) -> shim.Response:
         """The call made live, over a connection of the original connector."""
-        live = await self._connect()
+        try:
+            live = await self._connect()
+        except asyncio.TimeoutError as error:  # what aiohttp raises for its own connects
+            raise _ConnectTimeout(f"Connection timeout to host {self._req.url}") from error
         try:
             protocol, transport = live.protocol, live.transport
             assert protocol is not None

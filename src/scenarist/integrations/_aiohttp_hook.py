@@ -17,7 +17,8 @@ sends the request's bytes as aiohttp wrote them; the live body is read decoded, 
 caller gets the same bytes without ``content-encoding``. A hooked response is ended for
 the caller only once its stream is over (span closed, cassette written), and aiohttp
 reads ahead as it does from a socket: a response the caller never reads is still
-received, recorded and closed. Not captured (sent as is): requests that are not LLM
+received, recorded and closed; one released before its end is closed early (the span
+and the cassette keep what arrived). Not captured (sent as is): requests that are not LLM
 calls, and LLM requests waiting for ``100-continue`` or with a compressed body; a strict
 replay refuses them here, naming host and path (a pooled connection would never reach
 the socket guard).

@@ -25,9 +25,10 @@ from tests.integrations.conftest import (
     llm_spans,
     serving,
 )
-from tests.replay.cassette_support import echo_script
+from tests.replay.cassette_support import ConnectionCounter, echo_script
 
 from scenarist.integrations import capture_llm_calls
+from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
 
 pytestmark = pytest.mark.anyio
@@ -213,10 +214,20 @@ async def test_stream_bytes_reach_the_caller_as_they_arrive(
     assert "stream_closed_early" not in span.metadata
 
 
+async def _no_task_left(before: set[asyncio.Task[Any]]) -> bool:
+    """Whether every task started since ``before`` ends (the loop given time to run)."""
+    for _ in range(100):
+        if not asyncio.all_tasks() - before:
+            return True
+        await asyncio.sleep(0)
+    return False
+
+
 async def test_a_stream_released_unread_closes_its_span_early(
     gated: tuple[str, threading.Event, list[bool]],
 ) -> None:
     url, gate, _ = gated
+    before = asyncio.all_tasks()
     with active_run() as ctx:
         async with aiohttp.ClientSession() as http:
             async with http.post(url, json=STREAM) as reply:
@@ -224,14 +235,39 @@ async def test_a_stream_released_unread_closes_its_span_early(
             gate.set()
             with pytest.raises(aiohttp.ClientConnectionError):
                 await reply.read()
+    assert await _no_task_left(before)  # the call's task did not wait on forever
     (span,) = llm_spans(ctx)
     assert span.status == "success"
     assert span.metadata["stream_closed_early"] is True
 
 
+async def test_a_stream_released_early_is_closed_and_recorded_at_once(
+    gated: tuple[str, threading.Event, list[bool]], tmp_path: Path
+) -> None:
+    url, gate, _ = gated
+    path = tmp_path / "early.jsonl"
+    before = asyncio.all_tasks()
+    async with aiohttp.ClientSession() as http:
+        with active_run() as ctx, cassette(path, "record"):
+            reply = await http.post(url, json=STREAM)
+            first = await reply.content.readline()  # one event, then the agent stops
+            reply.release()
+            (span,) = llm_spans(ctx)  # no await since the release: closed right then
+            assert span.status == "success" and span.metadata["stream_closed_early"] is True
+            assert span.output["choices"][0]["message"]["content"] == "first"
+        gate.set()
+    assert await _no_task_left(before)
+    with ConnectionCounter() as port, cassette(path, "replay") as tape:
+        port_url = port.url + "/v1/chat/completions"
+        async with aiohttp.ClientSession() as http, http.post(port_url, json=STREAM) as served:
+            assert await served.read() == first + b"\n"  # what had arrived, as an event
+    assert tape.stats.faithful and port.connections == 0
+
+
 @pytest.mark.parametrize("status", [400, 429, 500, 503])
 async def test_error_statuses_are_error_spans_the_caller_sees_as_sent(status: int) -> None:
     script = ScriptedLLM([Reply(status=status, error="slow down"), Reply(status=status)])
+    before = asyncio.all_tasks()
     with FakeLLMServer(script) as server, active_run() as ctx:
         url = server.openai_url + "/chat/completions"
         async with aiohttp.ClientSession() as http, http.post(url, json=BODY) as reply:
@@ -242,8 +278,9 @@ async def test_error_statuses_are_error_spans_the_caller_sees_as_sent(status: in
             assert raised.value.status == status
         async with aiohttp.ClientSession(raise_for_status=True) as strict:
             with pytest.raises(aiohttp.ClientResponseError) as raised:
-                await strict.post(url, json=BODY)
+                await strict.post(url, json=BODY)  # released unread by aiohttp itself
             assert raised.value.status == status
+        assert await _no_task_left(before)
     first, second = llm_spans(ctx)
     for span in (first, second):
         assert span.status == "error"
@@ -342,6 +379,7 @@ def test_scenarist_never_imports_aiohttp_and_hooks_it_once_the_agent_does() -> N
 import sys
 import scenarist
 from scenarist.integrations import capture_llm_calls
+from scenarist.replay import cassette
 print("aiohttp" in sys.modules)
 with capture_llm_calls():
     print("aiohttp" in sys.modules)

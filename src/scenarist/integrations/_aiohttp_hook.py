@@ -95,6 +95,8 @@ class _LiveBody(shim.AsyncByteStream):
 
     async def aclose(self) -> None:
         self._connection.close()
+        if not self._payload.is_eof():  # a read waiting on it would never be woken
+            self._payload.set_exception(client_exceptions.ClientConnectionError("closed"))
 
 
 def _dechunk(data: bytes) -> bytes | None:
@@ -149,7 +151,7 @@ class _Exchange(asyncio.Transport):
         self._closing = False
         self._complete = False
         self._stream: Any = None
-        self._closer: asyncio.Task[None] | None = None
+        self._closer: asyncio.Task[None] | None = None  # a stream whose aclose must wait
         self.protocol.connection_made(self)
         self.connection = _Connection(connector, req.connection_key, self)
         self._task = self.loop.create_task(self._run())
@@ -217,16 +219,27 @@ class _Exchange(asyncio.Transport):
         """The connection was released or closed: stop a response still coming.
 
         Before the answer, the call is cancelled. During its body, the stream is closed
-        (what was received is what the span and the cassette keep, as when an httpx
-        response is closed early), which also ends a live read the task waits on.
+        now, as when an httpx response is closed early: the span and the cassette keep
+        what was received, and a live read the task waits on ends.
         """
         if not self._complete and not self.loop.is_closed():
             if self._stream is None:
                 self._task.cancel()
             else:
-                self._closer = self.loop.create_task(self._stream.aclose())
+                self._close_stream()
         self._reading.set()
         self.protocol.close()
+
+    def _close_stream(self) -> None:
+        """``await stream.aclose()``, run to its end here: the streams of the capture, the
+        cassettes and the live body never wait in it. One that does finishes in a task."""
+        closing = self._stream.aclose()
+        try:
+            closing.send(None)
+        except StopIteration:
+            return
+        closing.close()
+        self._closer = self.loop.create_task(self._stream.aclose())
 
     def _feed(self, data: bytes) -> None:
         if not self._closing:

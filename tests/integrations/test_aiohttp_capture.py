@@ -305,8 +305,9 @@ async def test_a_failed_connection_is_an_error_span_and_the_callers_error() -> N
     assert span.model == "gpt-4o-mini"  # from the request
 
 
-async def test_non_llm_requests_pass_untouched(server: FakeLLMServer) -> None:
-    with active_run() as ctx:
+async def test_non_llm_requests_pass_untouched(server: FakeLLMServer, tmp_path: Path) -> None:
+    path = tmp_path / "recorded.jsonl"
+    with active_run() as ctx, cassette(path, "record") as tape:
         async with aiohttp.ClientSession() as http:
             async with http.get(server.openai_url + "/models") as reply:
                 assert (await reply.json())["data"][0]["id"] == "fake"
@@ -314,6 +315,7 @@ async def test_non_llm_requests_pass_untouched(server: FakeLLMServer) -> None:
                 assert reply.status == 404
     assert llm_spans(ctx) == []
     assert [r.path for r in server.requests] == ["/search"]
+    assert tape.stats.live == 0 and path.read_text().count("\n") == 1  # the header only
 
 
 async def test_concurrent_calls_and_runs_each_keep_their_own(server: FakeLLMServer) -> None:

@@ -287,7 +287,7 @@ class _Exchange(asyncio.Transport):
         """The call made live, over a connection of the original connector."""
         try:
             live = await self._connect()
-        except asyncio.TimeoutError as error:  # what aiohttp raises for its own connects
+        except TimeoutError as error:  # what aiohttp raises for its own connects
             raise _ConnectTimeout(f"Connection timeout to host {self._req.url}") from error
         try:
             protocol, transport = live.protocol, live.transport

@@ -84,9 +84,19 @@ async def test_ingest_over_the_limit_is_429_with_retry_after(database_url: str) 
             assert keyed.status_code == 201  # a key has its own bucket
 
 
+class SteppingClock(Clock):
+    """Half a token passes at 10/s between two requests, however fast they come: every
+    request right after an accepted one is refused, whatever the machine's speed."""
+
+    def __call__(self) -> float:
+        self.now += 0.05
+        return self.now
+
+
 def test_remote_store_waits_out_429s_instead_of_failing(database_url: str) -> None:
     app = create_app(database_url, rate_limit="10/s")  # burst 20
-    app.state.rate_limiter.limit = RateLimit(rate_per_s=10.0, burst=1)
+    limit = RateLimit(rate_per_s=10.0, burst=1)
+    app.state.rate_limiter = RateLimiter(limit, clock=SteppingClock())
     with LiveServer(app) as server:
         store = RemoteStore(server.url, retries=5)
         for i in range(4):

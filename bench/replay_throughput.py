@@ -2,8 +2,8 @@
 
 Records one JSON call and one streamed call against ``FakeLLMServer``, writes cassettes
 holding ``N`` copies of each (one FIFO lane of identical calls), then replays them with
-no network: raw ``httpx2`` clients (sync, async, with a traced run recording spans) and
-the ``openai`` SDK. Prints calls per second (median of rounds; the cassette load is
+no network: raw ``httpx2`` clients (sync, async, with a traced run recording spans),
+``aiohttp`` and the ``openai`` SDK. Prints calls per second (median of rounds; the cassette load is
 timed apart). Spec 07 §1 target: ≥ 5,000 calls/s with a raw httpx client.
 
     .venv/bin/python bench/replay_throughput.py [--calls N] [--rounds R] [--json PATH]
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx2
 import openai
 
@@ -105,6 +106,15 @@ def main() -> None:
 
             asyncio.run(go())
 
+        def aiohttp_json(n: int) -> None:
+            async def go() -> None:
+                async with aiohttp.ClientSession() as session:
+                    for _ in range(n):
+                        async with session.post(url, json=BODY) as response:
+                            await response.read()
+
+            asyncio.run(go())
+
         def sdk_json(n: int) -> None:
             for _ in range(n):
                 sdk.chat.completions.create(**BODY)  # type: ignore[call-overload]
@@ -118,6 +128,7 @@ def main() -> None:
             ("httpx2 sync, SSE stream", "stream", calls, raw_stream),
             ("httpx2 sync, JSON, traced run", "json", calls, raw_json_traced),
             ("httpx2 async, JSON", "json", calls, raw_async),
+            ("aiohttp, JSON", "json", sdk_calls, aiohttp_json),
             ("openai SDK, JSON", "json", sdk_calls, sdk_json),
             ("openai SDK, stream", "stream", sdk_calls, sdk_stream),
         ]

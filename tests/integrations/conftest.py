@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -44,3 +49,45 @@ def assert_no_secrets(ctx: RunContext) -> None:
     assert OPENAI_KEY not in dumped
     assert ANTHROPIC_KEY not in dumped
     assert "authorization" not in dumped.lower()
+
+
+class _GzipHandler(BaseHTTPRequestHandler):
+    """A provider that compresses its JSON answers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        usage = {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 10}
+        payload = {"model": "claude-3-5-haiku-latest", "content": [], "usage": usage}
+        data = gzip.compress(json.dumps(payload).encode())
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-encoding", "gzip")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` on a free port of 127.0.0.1, its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def gzip_server() -> Iterator[str]:
+    with serving(_GzipHandler) as url:
+        yield url

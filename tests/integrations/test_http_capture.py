@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import gzip
-import json
 import socket
 import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
 
@@ -162,38 +158,6 @@ def test_a_stream_closed_early_is_marked(server: FakeLLMServer) -> None:
     (span,) = llm_spans(ctx)
     assert span.status == "success"
     assert span.metadata["stream_closed_early"] is True
-
-
-class _GzipHandler(BaseHTTPRequestHandler):
-    """A provider that compresses its JSON answers."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        usage = {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 10}
-        payload = {"model": "claude-3-5-haiku-latest", "content": [], "usage": usage}
-        data = gzip.compress(json.dumps(payload).encode())
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-encoding", "gzip")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@pytest.fixture
-def gzip_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _GzipHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
 
 
 @pytest.mark.parametrize("lib", LIBRARIES)

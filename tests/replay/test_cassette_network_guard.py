@@ -1,5 +1,5 @@
 """A cassette in replay mode lets nothing it did not serve leave: urllib, requests, raw
-sockets and httpx to non-LLM paths are refused naming host and path, counted in
+sockets, httpx and aiohttp to non-LLM paths are refused naming host and path, counted in
 ``stats.refused`` and ``stats.live``; allow-listed loopback services pass; recording is
 unguarded."""
 
@@ -42,9 +42,19 @@ def _httpx(url: str) -> Any:
         return http.post(url + "/search", json=SEARCH).status_code
 
 
+def _aiohttp(url: str) -> Any:
+    import aiohttp
+
+    async def post() -> int:
+        async with aiohttp.ClientSession() as http, http.post(url + "/search", json=SEARCH) as r:
+            return r.status
+
+    return asyncio.run(post())
+
+
 def _socket(url: str) -> Any:
     host, port = url.removeprefix("http://").split(":")
-    with socket.socket() as sock:  # what aiohttp and database drivers end up doing
+    with socket.socket() as sock:  # what database drivers end up doing
         sock.settimeout(5)
         sock.connect((host, int(port)))
         return sock.getpeername()
@@ -57,7 +67,9 @@ def server() -> Any:
 
 
 @pytest.mark.parametrize(
-    "send", [_urllib, _requests, _httpx, _socket], ids=["urllib", "requests", "httpx", "socket"]
+    "send",
+    [_urllib, _requests, _httpx, _aiohttp, _socket],
+    ids=["urllib", "requests", "httpx", "aiohttp", "socket"],
 )
 def test_replay_refuses_what_the_cassette_did_not_serve(
     send: Any, server: FakeLLMServer, tmp_path: Path
@@ -155,24 +167,25 @@ def test_scenarist_stores_are_not_refused(server: FakeLLMServer, tmp_path: Path)
     assert asyncio.run(_remote_store_reads_under_a_replay(path, server.url)) == 0
 
 
-def test_aiohttp_llm_calls_are_refused_not_captured(server: FakeLLMServer, tmp_path: Path) -> None:
-    """aiohttp is not a capture-supported client yet: its calls are refused, never live."""
+def test_a_pooled_aiohttp_connection_is_refused_too(server: FakeLLMServer, tmp_path: Path) -> None:
+    """A session connected before the replay reuses its socket: there is no connect to
+    refuse, so the request itself is refused, naming host and path, and never sent."""
     import aiohttp
 
-    path = tmp_path / "aiohttp.jsonl"
+    path = tmp_path / "pooled.jsonl"
     record(path, server.openai_url, "q")
-    before = len(server.requests)
     host = server.url.removeprefix("http://")
 
-    async def agent() -> Any:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(server.openai_url + "/chat/completions", json=body("q")) as reply,
-        ):
-            return await reply.json()
+    async def agent() -> tuple[int, Any]:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(server.url + "/search", json=SEARCH) as reply:
+                assert reply.status == 404  # connected, and the connection pooled
+            before = len(server.requests)
+            tape = cassette(path, "replay")
+            with pytest.raises(LiveCallBlockedError, match=f"to {host}/search"), tape:
+                await http.post(server.url + "/search", json=SEARCH)
+            return len(server.requests) - before, tape.stats
 
-    tape = cassette(path, "replay")
-    with pytest.raises(LiveCallBlockedError, match=f"refused a live connection to {host}"), tape:
-        asyncio.run(agent())
-    assert len(server.requests) == before
-    assert (tape.stats.refused, tape.stats.live, tape.stats.unused) == (1, 1, 1)
+    sent, stats = asyncio.run(agent())
+    assert sent == 0
+    assert (stats.refused, stats.live, stats.unused) == (1, 1, 1)

@@ -1,9 +1,10 @@
-"""A strict replay refuses live traffic nothing served (urllib, requests, httpx on paths the
-capture does not know), names host and path, counts it in ``live``; allow-listed loopback
-services pass."""
+"""A strict replay refuses live traffic nothing served (urllib, requests, httpx, aiohttp on
+paths the capture does not know), names host and path, counts it in ``live``; allow-listed
+loopback services pass."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import urllib.request
 from typing import Any
@@ -41,11 +42,20 @@ def _httpx(url: str) -> str:
         return str(http.post(url + "/search", json=SEARCH).status_code)
 
 
+async def _aiohttp(url: str) -> str:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as http, http.post(url + "/search", json=SEARCH) as reply:
+        return str(reply.status)
+
+
 def agent_with(send: Any, server_url: str, openai_url: str) -> Any:
     async def agent(ctx: RunContext) -> str:
         answer = await ctx.track_step_async("answer", ctx.input, lambda: ask(openai_url, "q"))
         try:
             extra = send(server_url)  # unknown to the capture: not recorded, not served
+            if inspect.isawaitable(extra):
+                extra = await extra
         except Exception as error:  # an agent that swallows errors still fails the replay
             extra = type(error).__name__
         return f"{answer} {extra}"
@@ -64,7 +74,9 @@ async def _recorded(client: Client, server: FakeLLMServer) -> TraceRecord:
     return record
 
 
-@pytest.mark.parametrize("send", [_urllib, _requests, _httpx], ids=["urllib", "requests", "httpx"])
+@pytest.mark.parametrize(
+    "send", [_urllib, _requests, _httpx, _aiohttp], ids=["urllib", "requests", "httpx", "aiohttp"]
+)
 async def test_strict_replay_refuses_unserved_traffic_naming_host_and_path(send: Any) -> None:
     client = Client(store=MemoryStore())
     with FakeLLMServer(ScriptedLLM(default=Reply("ok"))) as server:

@@ -126,3 +126,31 @@ async def test_a_recorded_trace_serves_the_calls(send: Callable[[str, str, bool]
         result = await client.replay_async(record, agent_for(port.url))
     assert result.passed, result.failures
     assert result.output == ANSWER and port.connections == 0 and result.fidelity.live == 0
+
+
+@pytest.mark.parametrize("send", CLIENTS)
+def test_a_compressed_response_is_captured_recorded_and_replayed(
+    send: Callable[[str, str, bool], str], tmp_path: Path
+) -> None:
+    """The live body is read decoded: its span, its recording and its replay too."""
+    from tests.integrations.conftest import _GzipHandler, serving
+
+    path = tmp_path / "gzip.jsonl"
+
+    def ask(base: str) -> Any:
+        url = base + "/v1/messages"
+        if send is with_requests:
+            return requests.post(url, json={"model": "x"}, timeout=5).json()
+        with urllib3.PoolManager() as http:
+            return http.request("POST", url, json={"model": "x"}).json()
+
+    with serving(_GzipHandler) as url, active_run() as ctx, cassette(path, "record") as tape:
+        live = ask(url)
+    assert live["model"] == "claude-3-5-haiku-latest"
+    (span,) = llm_spans(ctx)
+    assert "capture_error" not in span.metadata
+    assert (span.output, span.tokens_in, span.tokens_out) == (live, 13, 2)
+    assert tape.stats.live == 1
+    with ConnectionCounter() as port, cassette(path, "replay") as tape:
+        assert ask(port.url) == live
+    assert port.connections == 0 and tape.stats.faithful

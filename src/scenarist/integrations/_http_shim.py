@@ -15,10 +15,28 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["URL", "AsyncByteStream", "Headers", "Request", "Response", "SyncByteStream"]
+__all__ = [
+    "URL",
+    "AsyncByteStream",
+    "Headers",
+    "Request",
+    "Response",
+    "SyncByteStream",
+    "decoded_headers",
+]
 
 HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 """Headers a decoded, re-framed body no longer has."""
+
+
+def decoded_headers(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A live response's headers for its body read decoded: no ``content-encoding`` or
+    framing, and ``content-length`` only where it is still the body's length."""
+    pairs = [(str(k).lower(), str(v)) for k, v in items]
+    encoded = any(k == "content-encoding" and v.strip().lower() != "identity" for k, v in pairs)
+    return [
+        (k, v) for k, v in pairs if k not in HOP_HEADERS or (k == "content-length" and not encoded)
+    ]
 
 
 class SyncByteStream:

@@ -8,12 +8,13 @@ refused with :class:`~scenarist.errors.LiveCallBlockedError` naming the host and
 the HTTP layer knows it, the path; each refusal is kept in :attr:`NetworkGuard.refused`,
 which replay counts as live calls. Three seams, whatever the client library:
 
-* ``httpx`` / ``httpx2`` requests the LLM-call capture does not serve (a path it does
-  not know: a search API, a webhook...): refused in its transport hook;
+* ``httpx`` / ``httpx2`` and ``aiohttp`` requests the LLM-call capture does not serve
+  (a path it does not know: a search API, a webhook...): refused in their hooks, with
+  host and path (an ``aiohttp`` session may reuse a socket opened before the replay);
 * ``http.client`` (``urllib``, ``requests`` / ``urllib3``): ``putrequest`` is refused,
   with host and path, before any connection is opened;
-* any other socket (``aiohttp``, raw sockets): ``socket.connect`` / ``connect_ex`` is
-  refused, with host and port.
+* any other socket (database drivers, raw sockets): ``socket.connect`` /
+  ``connect_ex`` is refused, with host and port.
 
 Loopback destinations the user allow-lists (``"127.0.0.1:5432"``, ``"localhost"``: the
 agent's own test database) pass; Unix sockets always do. Outside a guarded run or

@@ -134,7 +134,8 @@ def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
 
         def send() -> Any:
             live = original(pool, method, url, body, headers, preload_content=False, **kw)
-            return shim.Response(live.status, headers=live.headers.items(), stream=_LiveBody(live))
+            decoded = shim.decoded_headers(live.headers.items())
+            return shim.Response(live.status, headers=decoded, stream=_LiveBody(live))
 
         call = LLMCall(recorder, endpoint, request, shim) if recorder is not None else None
         try:

@@ -6,9 +6,9 @@ run is active, the default transports of ``httpx2`` (what the official ``openai`
 ``httpx2.AsyncHTTPTransport``) and of ``httpx`` 0.28 (the same two classes) carry a hook
 on ``handle_request`` / ``handle_async_request``. One mechanism thus serves both SDKs,
 sync and async, streamed or not, and any OpenAI-compatible server at any base URL.
-``urllib3``'s connection pools (so ``requests``) carry one too (``_urllib3_hook``), which
-goes through the same span and response-source path; ``aiohttp`` is not hooked (in a
-strict replay its connections are refused by the network guard).
+``urllib3``'s connection pools (so ``requests``) carry one too (``_urllib3_hook``), and so
+do ``aiohttp``'s connectors (``_aiohttp_hook``: plain sessions, and the SDKs'
+``DefaultAioHttpClient``); both go through the same span and response-source path.
 
 Design:
 
@@ -66,7 +66,7 @@ __all__ = [
     "serve_llm_calls",
 ]
 
-_LIBRARIES = ("httpx2", "httpx", "urllib3")
+_LIBRARIES = ("httpx2", "httpx", "urllib3", "aiohttp")
 
 _lock = threading.Lock()
 _active_runs = 0
@@ -152,6 +152,11 @@ def _patch(module: Any) -> None:
 
         _patches.extend(_urllib3_hook.patch(module))
         return
+    if module.__name__ == "aiohttp":
+        from scenarist.integrations import _aiohttp_hook
+
+        _patches.extend(_aiohttp_hook.patch(module))
+        return
     sync_stream, async_stream = _streams_for(module)
     for cls, attr, hook in (
         (module.HTTPTransport, "handle_request", _sync_hook),
@@ -171,11 +176,11 @@ def _uninstall() -> None:
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """While a capture is active, hook ``httpx``/``httpx2`` as soon as they are imported.
+    """While a capture is active, hook the HTTP libraries as soon as they are imported.
 
     Libraries already imported are hooked directly; importing one that is not (about
-    80 ms for both) just in case would tax every traced run, so an agent that imports
-    its SDK in the middle of a run is caught here instead.
+    80 ms for httpx and httpx2, more for aiohttp) just in case would tax every traced
+    run, so an agent that imports its client in the middle of a run is caught here.
     """
 
     def find_spec(

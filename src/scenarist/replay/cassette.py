@@ -10,7 +10,8 @@
 
 A cassette is a :class:`~scenarist.integrations.http_capture.ResponseSource`: while one is
 active in a context, every LLM call made there through ``httpx``/``httpx2`` (both official
-SDKs, sync, async, streamed) is answered by it, run or no run. It is a context variable,
+SDKs, sync, async, streamed), ``requests``/``urllib3`` or ``aiohttp`` is answered by it,
+run or no run. It is a context variable,
 so concurrent scenarios each use their own cassette and never mix. Inside a traced run
 the calls still become ``llm`` spans; a replayed one is marked ``metadata["replayed"]``,
 spends nothing (``cost_usd=0``) and keeps the recorded cost as
@@ -25,8 +26,8 @@ Modes:
   lane answers any lane; one made outside any lane takes the oldest); a miss raises
   :class:`~scenarist.errors.ReplayMissError`, which names the request, diffs it against
   the nearest recorded one and says how to re-record. The network is never called: any
-  other outbound connection made in the cassette's context (``urllib``, ``requests``,
-  ``aiohttp``, raw sockets, ``httpx`` to a non-LLM path) is refused with
+  other outbound connection made in the cassette's context (``urllib``, raw sockets,
+  ``httpx``, ``requests`` or ``aiohttp`` to a non-LLM path) is refused with
   :class:`~scenarist.errors.LiveCallBlockedError` naming host and path, and counted
   (``stats.refused``, also in ``stats.live``), unless its loopback destination is in
   ``allow_network=["127.0.0.1:5432"]`` (the agent's own test database).

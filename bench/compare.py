@@ -48,11 +48,13 @@ ENV_VAR = "SCENARIST_BENCH_GISKARD_PYTHON"
 
 SCENARIST = "scenarist"
 GISKARD = "giskard.checks"
+FLOOR = "scenario_floor"  # bench/scenario_floor.py: the same work in plain Python
 
 # Keys of the runs (and of "results" in the JSON).
 RUN_SCENARIST = "scenarist"  # same interpreter version as giskard-checks (primary)
 RUN_SCENARIST_CURRENT = "scenarist_current"  # the interpreter running this script
 RUN_GISKARD = "giskard.checks"
+RUN_FLOOR = "floor"  # plain Python, on the interpreter of the primary scenarist run
 
 WORKLOAD_KEYS = {
     "a": "a_sequential",
@@ -73,10 +75,12 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _bench_env() -> dict[str, str]:
+def _bench_env(impl: str = SCENARIST) -> dict[str, str]:
     env = dict(os.environ)
     env["GISKARD_TELEMETRY_DISABLED"] = "1"
     env["DO_NOT_TRACK"] = "1"
+    if impl == FLOOR:  # the floor module lives next to this script
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH_DIR), env.get("PYTHONPATH")]))
     return env
 
 
@@ -339,7 +343,7 @@ def run_harness(python: str, impl: str, workload: str, args: argparse.Namespace)
             str(out_path),
         ]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=_bench_env())
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_bench_env(impl))
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0 or not out_path.exists():
             sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
@@ -387,9 +391,11 @@ def build_rows(
     s_current: dict[str, Any] | None,
     g: dict[str, Any] | None,
     wanted: set[str],
+    floor: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Summary rows. ``s`` is the scenarist run paired with ``g`` (ratios, statuses);
-    ``s_current`` the extra scenarist run on the current interpreter, if any."""
+    ``s_current`` the extra scenarist run on the current interpreter, if any; ``floor`` the
+    plain-Python floor on the interpreter of ``s`` (the scenarist/floor column)."""
     rows: list[dict[str, Any]] = []
 
     def row(
@@ -401,6 +407,7 @@ def build_rows(
         check: Any = None,
     ) -> None:
         sv, gv = _get(s, workload, field), _get(g, workload, field)
+        fv = _get(floor, workload, field)
         ratio = _ratio(gv, sv)
         ok = None if check is None else check(sv, ratio)
         rows.append(
@@ -412,6 +419,8 @@ def build_rows(
                 "scenarist_current": _get(s_current, workload, field),
                 "giskard": gv,
                 "ratio_giskard_over_scenarist": ratio,
+                "floor": fv,
+                "ratio_scenarist_over_floor": _ratio(sv, fv),
                 "target": target,
                 "met": ok,
                 "digits": digits,
@@ -470,25 +479,38 @@ def build_rows(
 
 
 def render_table(rows: list[dict[str, Any]], labels: dict[str, str]) -> str:
-    """``labels`` names the value columns: scenarist, [scenarist_current,] giskard, ratio."""
+    """``labels`` names the value columns: scenarist, [scenarist_current,] giskard, ratio,
+    [floor, floor_ratio]."""
     value_keys = [k for k in ("scenarist", "scenarist_current", "giskard") if k in labels]
-    header = ["", "metric", *(labels[k] for k in value_keys), labels["ratio"], "target", "status"]
+    floor_keys = ["floor", "floor_ratio"] if "floor" in labels else []
+    header = [
+        "",
+        "metric",
+        *(labels[k] for k in value_keys),
+        labels["ratio"],
+        *(labels[k] for k in floor_keys),
+        "target",
+        "status",
+    ]
     body = []
     for r in rows:
         d = r["digits"]
         ratio = r["ratio_giskard_over_scenarist"]
+        floor_ratio = r.get("ratio_scenarist_over_floor")
+        floor_cells = [_num(r.get("floor"), d), _times(floor_ratio)] if floor_keys else []
         body.append(
             [
                 f"[{r['workload']}]",
                 r["metric"],
                 *(_num(r[k], d) for k in value_keys),
-                "n/a" if ratio is None else f"{ratio:.1f}x",
+                _times(ratio),
+                *floor_cells,
                 r["target"],
                 _status(r["met"]) if r["target"] else "",
             ]
         )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    right = set(range(2, 3 + len(value_keys)))
+    right = set(range(2, 3 + len(value_keys) + len(floor_keys)))
 
     def fmt(cells: list[str]) -> str:
         out = []
@@ -499,6 +521,10 @@ def render_table(rows: list[dict[str, Any]], labels: dict[str, str]) -> str:
     lines = [fmt(header), fmt(["-" * w for w in widths])]
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
+
+
+def _times(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.1f}x"
 
 
 def _short_versions(versions: list[str]) -> dict[str, str]:
@@ -548,6 +574,9 @@ def main(argv: list[str] | None = None) -> int:
         "interpreter of giskard's venv, or this interpreter if its version is the same)",
     )
     p.add_argument("--scenarist-only", action="store_true", help="skip giskard-checks")
+    p.add_argument(
+        "--no-floor", action="store_true", help="skip the plain-Python floor (scenario_floor.py)"
+    )
     p.add_argument(
         "--json",
         dest="json_path",
@@ -638,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         runs.append((RUN_GISKARD, GISKARD, giskard_python))
     if current_python:
         runs.append((RUN_SCENARIST_CURRENT, SCENARIST, current_python))
+    if not args.no_floor:  # next to the primary scenarist run, on its interpreter
+        runs.insert(1, (RUN_FLOOR, FLOOR, paired_python))
 
     reports: dict[str, dict[str, Any]] = {key: {} for key, _, _ in runs}
     order: list[str] = []
@@ -662,7 +693,8 @@ def main(argv: list[str] | None = None) -> int:
     s_report = reports[RUN_SCENARIST]
     c_report = reports.get(RUN_SCENARIST_CURRENT)
     g_report = reports.get(RUN_GISKARD)
-    rows = build_rows(s_report, c_report, g_report, set(wanted))
+    f_report = reports.get(RUN_FLOOR)
+    rows = build_rows(s_report, c_report, g_report, set(wanted), f_report)
 
     versions: dict[str, str | None] = {
         "scenarist": paired_info["version"],
@@ -684,6 +716,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         labels["giskard"] = "giskard-checks"
         labels["ratio"] = "giskard/scenarist"
+    if f_report is not None:
+        labels["floor"] = f"floor ({s_short})"
+        labels["floor_ratio"] = f"scenarist/floor ({s_short})"
 
     sizes = (
         f"a: {args.scenarios} scenarios x 5 interactions x 3 checks; "
@@ -708,6 +743,7 @@ def main(argv: list[str] | None = None) -> int:
     if c_report is not None:
         warnings += correctness_warnings(labels["scenarist_current"], c_report)
     warnings += correctness_warnings("giskard-checks", g_report)
+    warnings += correctness_warnings("floor", f_report)
     for w in warnings:
         print(f"WARNING: not all scenarios passed: {w}")
     if "d" in wanted:

@@ -7,6 +7,7 @@ run recording every call. Median of rounds, microseconds per call.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import openai
 from scenarist.integrations import capture_llm_calls
 from scenarist.tracing import RunContext
 
-N, ROUNDS = 300, 9
+N, ROUNDS = 300, 9  # defaults of --calls and --rounds
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello there"}]}
 
 
@@ -35,38 +36,42 @@ with FakeLLMServer(script) as server:
 """
 
 
-def timed(fn: Callable[[], object], mode: str) -> float:
+def timed(fn: Callable[[], object], mode: str, n: int) -> float:
     ctx = RunContext(input="bench")
     if mode == "none":
         start = time.perf_counter()
-        for _ in range(N):
+        for _ in range(n):
             fn()
         return time.perf_counter() - start
     with capture_llm_calls():
         if mode == "hooked":
             start = time.perf_counter()
-            for _ in range(N):
+            for _ in range(n):
                 fn()
             return time.perf_counter() - start
         with ctx.recorder:
             start = time.perf_counter()
-            for _ in range(N):
+            for _ in range(n):
                 fn()
             elapsed = time.perf_counter() - start
-    assert len(ctx.steps) == N
+    assert len(ctx.steps) == n
     return elapsed
 
 
-def per_call_us(fn: Callable[[], object]) -> dict[str, float]:
+def per_call_us(fn: Callable[[], object], n: int, rounds: int) -> dict[str, float]:
     """Rounds interleave the modes, so machine noise hits them alike."""
     times: dict[str, list[float]] = {"none": [], "hooked": [], "recording": []}
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for mode, samples in times.items():
-            samples.append(timed(fn, mode))
-    return {mode: statistics.median(s) / N * 1e6 for mode, s in times.items()}
+            samples.append(timed(fn, mode, n))
+    return {mode: statistics.median(s) / n * 1e6 for mode, s in times.items()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=N, help="calls per round and mode")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    args = parser.parse_args(argv)
     # The server runs in another process: its threads must not share our GIL.
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -94,18 +99,18 @@ def main() -> None:
             f"{'case':20} {'no capture':>11} {'hooked, no run':>15} {'recording':>10} {'overhead':>9}"
         )
         for name, fn in cases.items():
-            r = per_call_us(fn)
+            r = per_call_us(fn, args.calls, args.rounds)
             base, hooked, recording = r["none"], r["hooked"], r["recording"]
             print(
                 f"{name:20} {base:9.0f}µs {hooked:13.0f}µs {recording:8.0f}µs {recording - base:7.0f}µs"
             )
         sdk.close()
-        recording_cpu(http, url)
+        recording_cpu(http, url, args.calls, args.rounds)
     proc.stdin.close()
     proc.wait()
 
 
-def recording_cpu(http: httpx2.Client, url: str) -> None:
+def recording_cpu(http: httpx2.Client, url: str, n: int, rounds: int) -> None:
     """The recording work alone (no network): captured bytes fed to an ``LLMCall``."""
     from scenarist.integrations._llm_call import LLMCall
     from scenarist.integrations._llm_payloads import classify
@@ -120,17 +125,17 @@ def recording_cpu(http: httpx2.Client, url: str) -> None:
         chunks = list(response.iter_raw())
         response.close()
         samples = []
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             ctx = RunContext(input="cpu")
             with ctx.recorder:
                 start = time.perf_counter()
-                for _ in range(N * 5):
+                for _ in range(n * 5):
                     call = LLMCall(ctx.recorder, endpoint, request, httpx2)
                     call.headers(response)
                     for chunk in chunks:
                         call.feed(chunk)
                     call.finish()
-                samples.append((time.perf_counter() - start) / (N * 5) * 1e6)
+                samples.append((time.perf_counter() - start) / (n * 5) * 1e6)
         median = statistics.median(samples)
         print(f"recording CPU, {name} ({len(chunks)} chunks): {median:.1f}µs per call")
 

@@ -251,7 +251,7 @@ def bench_backend(
 
 
 def sqlite_store(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    path = HERE / "results" / f"server-seed-{args.check_results}.db"
+    path = args.results_dir / f"server-seed-{args.check_results}.db"
     meta = path.with_suffix(".json")
     url = f"sqlite:///{path}"
     if not args.fresh and path.exists():  # a seed made by server_seed.py gets checkpointed
@@ -293,7 +293,7 @@ def fmt_times(values: list[float]) -> str:
     return f"median {statistics.median(values):.3f} s, max {max(values):.3f} s"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-results", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=100)
@@ -301,11 +301,15 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--fresh", action="store_true", help="seed the SQLite file again")
     parser.add_argument("--json", type=Path, default=None, help="write the raw numbers here")
-    args = parser.parse_args()
+    parser.add_argument("--scenarios", type=int, default=1000, help="scenarios in the run log")
+    parser.add_argument(
+        "--results-dir", type=Path, default=HERE / "results", help="where the seed is kept"
+    )
+    args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
 
-    print("building a 1,000-scenario run log (5 checks each, traces) ...", flush=True)
-    log = big_run_log()
+    print(f"building a {args.scenarios:,}-scenario run log (5 checks each, traces) ...", flush=True)
+    log = big_run_log(args.scenarios)
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": git_commit(),
@@ -340,18 +344,19 @@ def main() -> None:
         finally:
             if cluster is not None:
                 cluster.stop()
-            for work in (HERE / "results").glob("server-seed-*-work.db*"):
+            for work in args.results_dir.glob("server-seed-*-work.db*"):
                 work.unlink()  # the measured copy (~1 GB at 1,000,000 check results)
 
     print()
     print(f"Server bench · {report['date']} · commit {report['commit']} · {report['machine']}")
     print(
-        f"run log: 1,000 scenarios x 5 checks, {report['run_log_bytes'] / 1e6:.1f} MB JSON; "
+        f"run log: {args.scenarios:,} scenarios x 5 checks, "
+        f"{report['run_log_bytes'] / 1e6:.1f} MB JSON; "
         f"store: {args.check_results:,} check results ({', '.join(SUITES)}); "
         f"{args.requests} requests per page"
     )
     print()
-    print(f"{'ingest (1,000 scenarios)':<40} {'time':>34}  target ≤ 1 s (SQLite)")
+    print(f"{f'ingest ({args.scenarios:,} scenarios)':<40} {'time':>34}  target ≤ 1 s (SQLite)")
     rows = [("store, empty SQLite", report["ingest_direct_empty_sqlite_s"])]
     for r in report["results"]:
         rows.append((f"store, seeded {r['backend']}", r["ingest_direct_seeded_s"]))

@@ -11,23 +11,7 @@ from typing import TYPE_CHECKING
 from scenarist._lazy import lazy_attributes
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus
 from scenarist._version import __version__
-from scenarist.checks import (
-    AllOf,
-    AnyOf,
-    Check,
-    Equals,
-    FnCheck,
-    GreaterThan,
-    GreaterThanEquals,
-    JsonValid,
-    LessThan,
-    LessThanEquals,
-    Not,
-    NotEquals,
-    RegexMatching,
-    StringMatching,
-    from_fn,
-)
+from scenarist.checks import Check
 from scenarist.errors import (
     InputGenerationException,
     InteractionGenerationError,
@@ -63,6 +47,22 @@ from scenarist.suite import Suite
 from scenarist.trace import Interaction, Span, Trace
 
 if TYPE_CHECKING:
+    from scenarist.checks import (
+        AllOf,
+        AnyOf,
+        Equals,
+        FnCheck,
+        GreaterThan,
+        GreaterThanEquals,
+        JsonValid,
+        LessThan,
+        LessThanEquals,
+        Not,
+        NotEquals,
+        RegexMatching,
+        StringMatching,
+        from_fn,
+    )
     from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.similarity import SemanticSimilarity
@@ -111,6 +111,20 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "AllOf": "scenarist.checks.composite",
+        "AnyOf": "scenarist.checks.composite",
+        "Not": "scenarist.checks.composite",
+        "Equals": "scenarist.checks.comparison",
+        "NotEquals": "scenarist.checks.comparison",
+        "GreaterThan": "scenarist.checks.comparison",
+        "GreaterThanEquals": "scenarist.checks.comparison",
+        "LessThan": "scenarist.checks.comparison",
+        "LessThanEquals": "scenarist.checks.comparison",
+        "FnCheck": "scenarist.checks.fn",
+        "from_fn": "scenarist.checks.fn",
+        "JsonValid": "scenarist.checks.json_valid",
+        "RegexMatching": "scenarist.checks.text",
+        "StringMatching": "scenarist.checks.text",
         "WithSpy": "scenarist.spy",
         "AnswerRelevance": "scenarist.judges.checks",
         "BaseJudge": "scenarist.judges.judge",

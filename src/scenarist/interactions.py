@@ -301,11 +301,12 @@ class Interact(InteractionSpec):
 
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
         started_at = datetime.now(UTC)
-        t0 = time.perf_counter()
         outputs = self.outputs
         outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
         spans: tuple[Span, ...] = ()
+        duration_ms = 0.0  # static outputs: nothing ran, so no clock is read
         if outputs_binding is not None or outputs is MISSING:
+            t0 = time.perf_counter()
             # The system answers: trace what happens inside (steps, LLM calls) as spans.
             from scenarist.integrations.http_capture import capture_llm_calls
 
@@ -315,6 +316,7 @@ class Interact(InteractionSpec):
                 else:
                     outputs = await context.call_target(inputs)
             spans = tuple(recorder.roots)
+            duration_ms = (time.perf_counter() - t0) * 1000
         if isinstance(outputs, Interaction):
             if spans and not outputs.spans:
                 outputs = replace(outputs, spans=spans)
@@ -329,7 +331,7 @@ class Interact(InteractionSpec):
                     "metadata": dict(self.metadata),
                     "spans": spans,
                     "started_at": started_at,
-                    "duration_ms": (time.perf_counter() - t0) * 1000,
+                    "duration_ms": duration_ms,
                     "error": None,
                 },
             )

@@ -33,7 +33,15 @@ from pydantic import BaseModel
 
 from scenarist.errors import PathSyntaxError
 
-__all__ = ["NoMatch", "PathSyntaxError", "TracePath", "compile_path", "resolve", "validate_path"]
+__all__ = [
+    "NoMatch",
+    "PathSyntaxError",
+    "TracePath",
+    "compile_path",
+    "register_plain_trace",
+    "resolve",
+    "validate_path",
+]
 
 ROOT: Final = "trace"
 
@@ -207,12 +215,34 @@ def validate_path(text: str) -> str:
     return text
 
 
+_LAST_OUTPUTS: Final = "trace.last.outputs"
+_plain: dict[type[Any], type[Any]] = {}
+
+
+def register_plain_trace(trace_type: type[Any], interaction_type: type[Any]) -> None:
+    """Let :func:`resolve` read ``trace.last.outputs`` directly on these exact types.
+
+    The default key of most checks, read by each of them: on the library's own ``Trace``
+    and ``Interaction`` (whose ``last`` and ``outputs`` are known) it is two attribute
+    reads instead of a walk; any subclass takes the general path, which honours overrides.
+    """
+    _plain[trace_type] = interaction_type
+
+
 def resolve(trace: Any, key: str) -> Any:
     """Resolve the path ``key`` against ``trace``.
 
     Returns the single value, a list (several matches, or a wildcard/slice/union/``..``
     path), or a :class:`NoMatch` whose ``str`` is ``No match for key: <key>``.
     """
+    if key == _LAST_OUTPUTS:
+        interaction_type = _plain.get(type(trace))
+        if interaction_type is not None:
+            last = trace.last
+            if last is None:
+                return NoMatch(key)
+            if type(last) is interaction_type:
+                return last.outputs
     return compile_path(key).resolve(trace)
 
 

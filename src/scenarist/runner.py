@@ -17,6 +17,7 @@ import inspect
 import time
 import traceback
 import typing
+from collections.abc import Coroutine
 from functools import lru_cache
 from typing import Any
 
@@ -28,7 +29,7 @@ from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
 from scenarist._user_code import stray_exit
-from scenarist.checks.base import AnyCheck, Check
+from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.errors import StepTimeoutError
 from scenarist.interactions import InteractionContext, ThreadBudget
 from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
@@ -110,12 +111,31 @@ def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
 
 
 _ASYNC_RUN: dict[type[Check], bool] = {}
+_FRESH_RUN: dict[type[Check], bool] = {}
 
 
 def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
     """The verdict with the check's identity: typed fields, and (as giskard-checks does)
     the same in ``details`` for code that reads them there."""
     return _identified(result, check.kind, check.name, check.description, duration_ms)
+
+
+def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> CheckResult:
+    """:func:`_stamp` in place, for a verdict nothing else holds (see ``fresh_verdicts``)."""
+    fresh = _FRESH_RUN.get(type(check))
+    if fresh is None:
+        fresh = _FRESH_RUN[type(check)] = has_fresh_verdicts(type(check))
+    if not fresh or type(result) is not CheckResult:
+        return _identified(result, check.kind, check.name, check.description, duration_ms)
+    took = round(duration_ms)
+    values = result.__dict__
+    details = values["details"]
+    details["duration_ms"] = took
+    details["check_kind"] = values["kind"] = check.kind
+    details["check_name"] = values["name"] = check.name
+    details["check_description"] = check.description
+    values["duration_ms"] = took
+    return result
 
 
 def _identified(
@@ -164,31 +184,100 @@ def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseEx
     return aborted if aborted is not None else caught
 
 
+def _is_async(check: Check) -> bool:
+    is_async = _ASYNC_RUN.get(type(check))
+    if is_async is None:
+        is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
+    return is_async
+
+
+def _not_a_result(check: Check, outcome: object) -> TypeError:
+    return TypeError(
+        f"{type(check).__name__}.run returned {type(outcome).__name__}; "
+        "a check must return a CheckResult"
+    )
+
+
+def _errored(check: Check, caught: BaseException, return_exception: bool) -> CheckResult:
+    exc = _as_error(caught, f"check {check.label!r}", return_exception)
+    return CheckResult.error(
+        f"Check '{check.label}' failed with error: {exc}",
+        details={
+            "exception_type": type(exc).__name__,
+            "traceback": "".join(traceback.format_exception(exc)),
+        },
+    )
+
+
 async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool) -> CheckResult:
     """Run one check; stamp its details with timing and identity; errors become data if asked."""
     t0 = time.perf_counter()
     try:
-        is_async = _ASYNC_RUN.get(type(check))
-        if is_async is None:
-            is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
-        outcome = await check.run(trace) if is_async else check.run(trace)
+        outcome = await check.run(trace) if _is_async(check) else check.run(trace)
         if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):
-            raise TypeError(
-                f"{type(check).__name__}.run returned {type(outcome).__name__}; "
-                "a check must return a CheckResult"
-            )
+            raise _not_a_result(check, outcome)
     except BaseException as caught:
-        exc = _as_error(caught, f"check {check.label!r}", return_exception)
-        outcome = CheckResult.error(
-            f"Check '{check.label}' failed with error: {exc}",
-            details={
-                "exception_type": type(exc).__name__,
-                "traceback": "".join(traceback.format_exception(exc)),
-            },
-        )
+        outcome = _errored(check, caught, return_exception)
     return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
+
+
+async def _finish(
+    check: Check, pending: Any, return_exception: bool, t0: float
+) -> tuple[CheckResult, float]:
+    """The rest of :func:`_run_now` for a sync ``run`` that returned an awaitable."""
+    try:
+        outcome = await pending
+        if not isinstance(outcome, CheckResult):
+            raise _not_a_result(check, outcome)
+    except BaseException as caught:
+        outcome = _errored(check, caught, return_exception)
+    now = time.perf_counter()
+    return _stamp(outcome, check, (now - t0) * 1000), now
+
+
+def _run_now(
+    check: Check, trace: Trace[Any, Any], return_exception: bool, t0: float
+) -> tuple[CheckResult, float] | Coroutine[Any, Any, tuple[CheckResult, float]]:
+    """:func:`run_check` without a coroutine, for a check whose ``run`` is sync.
+
+    ``t0`` is when the check started (the previous check's end, so one clock read per
+    check); returns the stamped verdict and its end time, or, when ``run`` handed back an
+    awaitable after all, the coroutine that finishes the job.
+    """
+    try:
+        outcome = check.run(trace)
+        if type(outcome) is not CheckResult:
+            if inspect.isawaitable(outcome):
+                return _finish(check, outcome, return_exception, t0)
+            if not isinstance(outcome, CheckResult):
+                raise _not_a_result(check, outcome)
+    except BaseException as caught:
+        outcome = _errored(check, caught, return_exception)
+        now = time.perf_counter()
+        return _stamp(outcome, check, (now - t0) * 1000), now
+    now = time.perf_counter()
+    return _stamp_fresh(outcome, check, (now - t0) * 1000), now
+
+
+async def _run_checks(
+    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool
+) -> list[CheckResult]:
+    """Every check in order; a sync check costs no coroutine and one clock read."""
+    results: list[CheckResult] = []
+    t0 = time.perf_counter()
+    for check in checks:
+        if _is_async(check):
+            results.append(await run_check(check, trace, return_exception))
+            t0 = time.perf_counter()
+            continue
+        done = _run_now(check, trace, return_exception, t0)
+        if not isinstance(done, tuple):
+            done = await done
+        result, t0 = done
+        results.append(result)
+    return results
 
 
 def _test_case_result(
@@ -222,7 +311,7 @@ async def run_step(
             break
     trace = context.trace
     if error is None:
-        results = [await run_check(c, trace, return_exception) for c in step.checks]
+        results = await _run_checks(step.checks, trace, return_exception)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
         results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
@@ -259,7 +348,7 @@ class TestCaseRunner:
 
     async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
         t0 = time.perf_counter()
-        results = [await run_check(c, test_case.trace, return_exception) for c in test_case.checks]
+        results = await _run_checks(test_case.checks, test_case.trace, return_exception)
         return _test_case_result(results, t0, test_case.trace, None)
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_v
 from pydantic_core import core_schema
 
 from scenarist._construct import replace
+from scenarist.paths import register_plain_trace
 
 __all__ = [
     "Interaction",
@@ -391,3 +392,6 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
     def duration_ms(self) -> float:
         """Time spent producing the interactions, summed (they run one after another)."""
         return sum(i.duration_ms or 0.0 for i in self.interactions)
+
+
+register_plain_trace(Trace, Interaction)

@@ -10,22 +10,21 @@ from typing import TYPE_CHECKING
 
 from scenarist._lazy import lazy_attributes
 from scenarist.checks.base import AnyCheck, Check
-from scenarist.checks.comparison import (
-    ComparisonCheck,
-    Equals,
-    GreaterThan,
-    GreaterThanEquals,
-    LessThan,
-    LessThanEquals,
-    NotEquals,
-)
-from scenarist.checks.composite import AllOf, AnyOf, Not
-from scenarist.checks.fn import FnCheck, from_fn
-from scenarist.checks.json_valid import JsonValid
-from scenarist.checks.text import RegexMatching, StringMatching
 
 if TYPE_CHECKING:
+    from scenarist.checks.comparison import (
+        ComparisonCheck,
+        Equals,
+        GreaterThan,
+        GreaterThanEquals,
+        LessThan,
+        LessThanEquals,
+        NotEquals,
+    )
+    from scenarist.checks.composite import AllOf, AnyOf, Not
     from scenarist.checks.containers import Contains, LengthBetween
+    from scenarist.checks.fn import FnCheck, from_fn
+    from scenarist.checks.json_valid import JsonValid
     from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.snapshot_check import MatchesSnapshot
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
         StepDuration,
         StepExists,
     )
+    from scenarist.checks.text import RegexMatching, StringMatching
     from scenarist.checks.tools import (
         ToolArgs,
         ToolCallCount,
@@ -57,6 +57,29 @@ if TYPE_CHECKING:
     from scenarist.veval.assertions import ITraceAssertion
 
 _TRACE_ASSERTIONS = "scenarist.checks.trace_assert"
+# The core catalogue loads on first use too: ``import scenarist`` then costs pydantic and
+# the engine, not the class creation of every check (issue 15: import <= 0.2 s).
+_CORE: dict[str, dict[str, str | None]] = {
+    "scenarist.checks.comparison": {
+        "ComparisonCheck": None,
+        "Equals": "equals",
+        "NotEquals": "not_equals",
+        "LessThan": "less_than",
+        "LessThanEquals": "less_than_equals",
+        "GreaterThan": "greater_than",
+        "GreaterThanEquals": "greater_than_equals",
+    },
+    "scenarist.checks.composite": {"AllOf": "all_of", "AnyOf": "any_of", "Not": "not"},
+    "scenarist.checks.fn": {"FnCheck": "fn", "from_fn": None},
+    "scenarist.checks.json_valid": {"JsonValid": "json_valid"},
+    "scenarist.checks.text": {
+        "StringMatching": "string_matching",
+        "RegexMatching": "regex_matching",
+    },
+}
+Check.register_lazy(
+    {kind: module for module, names in _CORE.items() for kind in names.values() if kind}
+)
 Check.register_lazy(
     {"contains": "scenarist.checks.containers", "length_between": "scenarist.checks.containers"}
 )
@@ -100,7 +123,8 @@ Check.register_lazy(
 )
 __getattr__, __dir__ = lazy_attributes(
     __name__,
-    {
+    {name: module for module, names in _CORE.items() for name in names}
+    | {
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
         "MatchesSnapshot": "scenarist.checks.snapshot_check",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, Self
+from collections.abc import Awaitable, Callable
+from typing import Any, Self, TypeVar
 
 from pydantic import SerializeAsAny
 
@@ -11,7 +11,28 @@ from scenarist._registry import KindRegistered
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
 
-__all__ = ["AnyCheck", "Check"]
+__all__ = ["AnyCheck", "Check", "fresh_verdicts", "has_fresh_verdicts"]
+
+_Run = TypeVar("_Run", bound=Callable[..., Any])
+_FRESH = "__scenarist_fresh_verdicts__"
+
+
+def fresh_verdicts(run: _Run) -> _Run:
+    """Mark a sync ``run`` whose every verdict is a new ``CheckResult`` with a new
+    ``details`` dict, held by nothing else.
+
+    The runner then stamps the check's identity and timing into that verdict in place
+    instead of copying it into a second one (half the result objects of a run). Only for
+    built-in checks that build their verdicts themselves: a subclass that overrides
+    ``run`` loses the mark, so a verdict it caches or shares is never changed.
+    """
+    setattr(run, _FRESH, True)
+    return run
+
+
+def has_fresh_verdicts(check_type: type[Check]) -> bool:
+    """Whether ``check_type.run`` was marked with :func:`fresh_verdicts`."""
+    return getattr(check_type.run, _FRESH, False) is True
 
 
 class Check(KindRegistered):

@@ -33,7 +33,7 @@ from scenarist.checks._values import (
     pick,
     type_name,
 )
-from scenarist.checks.base import Check
+from scenarist.checks.base import Check, fresh_verdicts
 from scenarist.paths import resolve
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
@@ -96,6 +96,7 @@ class ComparisonCheck(Check):
         except (TypeError, ValueError) as exc:
             raise _Unsupported from exc
 
+    @fresh_verdicts
     def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Compare the value at ``target_key`` with the expected value."""
         expected = pick(trace, self.expected_value, self.expected_value_key)

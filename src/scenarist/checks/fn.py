@@ -13,7 +13,7 @@ reports, leaves the function out instead.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Final
 
 from pydantic import (
@@ -112,11 +112,22 @@ class FnCheck(Check):
         """The check as JSON-ready data, without the function, name and description."""
         return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
-    async def run(self, trace: Trace[Any, Any]) -> CheckResult:
-        """Call the function and turn its answer into a verdict."""
+    def run(self, trace: Trace[Any, Any]) -> CheckResult | Awaitable[CheckResult]:
+        """Call the function and turn its answer into a verdict.
+
+        Sync on purpose: a sync function (the common case) gives the verdict with no
+        coroutine in between; an async one gives an awaitable of it. Either way
+        ``await check.run(trace)`` works, as in giskard-checks (a verdict awaits to itself).
+        """
         outcome = self.fn(trace)
         if inspect.isawaitable(outcome):
-            outcome = await outcome
+            return self._verdict_later(outcome)
+        return self._verdict(outcome)
+
+    async def _verdict_later(self, pending: Awaitable[Any]) -> CheckResult:
+        return self._verdict(await pending)
+
+    def _verdict(self, outcome: Any) -> CheckResult:
         if isinstance(outcome, CheckResult):
             return outcome
         if isinstance(outcome, bool):

@@ -21,7 +21,7 @@ from scenarist.checks._values import (
     optional,
     pick,
 )
-from scenarist.checks.base import Check
+from scenarist.checks.base import Check, fresh_verdicts
 from scenarist.paths import resolve
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
@@ -68,6 +68,7 @@ class StringMatching(_TextCheck):
         exactly_one("keyword", self.keyword is not None, "keyword_key", self.keyword_key)
         return self
 
+    @fresh_verdicts
     def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Look for the keyword in the text."""
         text = self._text_under_test(trace)
@@ -112,6 +113,7 @@ class RegexMatching(_TextCheck):
         exactly_one("pattern", self.pattern is not None, "pattern_key", self.pattern_key)
         return self
 
+    @fresh_verdicts
     def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Search the text for the pattern."""
         text = self._text_under_test(trace)

@@ -1,0 +1,143 @@
+"""Every benchmark in ``bench/`` runs, at tiny sizes, so none of them can rot.
+
+Smoke runs only: each script runs as committed (``python bench/NAME.py ...``) in a child
+process and must exit 0 and print its report with every scenario passing. Nothing here
+looks at a time: the numbers at these sizes mean nothing, and the machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def run_bench(script: str, *args: str, cwd: Path | None = None) -> str:
+    env = {**os.environ, "GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_every_benchmark_has_a_smoke_test() -> None:
+    scripts = {p.name for p in BENCH.glob("*.py")}
+    covered = {
+        "compare.py",
+        "scenario_overhead.py",  # the harness compare.py runs
+        "scenario_floor.py",  # the floor module compare.py runs through the harness
+        "llm_capture_overhead.py",
+        "replay_throughput.py",
+        "tracing_overhead.py",
+        "store_writes.py",
+        "server_seed.py",
+        "server_bench.py",
+    }
+    assert scripts == covered, "a benchmark was added or removed: give it a smoke test here"
+
+
+def test_compare_runs_scenarist_and_the_floor_on_every_workload(tmp_path: Path) -> None:
+    out_json = tmp_path / "compare.json"
+    out = run_bench(
+        "compare.py",
+        "--scenarist-only",
+        "--scenarios", "6",
+        "--suite-size", "4",
+        "--import-repeat", "1",
+        "--json", str(out_json),
+    )  # fmt: skip
+    assert "scenarist/floor" in out
+    assert "[a]  sequential, ms per scenario" in out
+    assert "WARNING" not in out
+    report = json.loads(out_json.read_text())
+    for run in ("scenarist", "floor"):
+        results = report["results"][run]
+        assert results["a_sequential"]["passed"] == 6
+        assert results["a_sequential"]["suite_passed"] == 6
+        assert results["b_parallel_max100"]["passed"] == 4
+        assert results["c_parallel_unbounded"]["passed"] == 4
+        assert results["d_import"]["modules_imported"] >= 1
+    ratios = [r["ratio_scenarist_over_floor"] for r in report["summary"]]
+    assert all(r is not None and r > 0 for r in ratios)
+
+
+def test_floor_module_fails_a_scenario_whose_check_fails() -> None:
+    """The floor does the checks' work for real: a wrong expectation fails the scenario."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import scenario_floor as floor
+    finally:
+        sys.path.remove(str(BENCH))
+    import asyncio
+
+    scenario = floor.Scenario("s").interact("q", "answer ok")
+    passing = scenario.check(floor.Equals(name="eq", expected_value="answer ok"))
+    assert asyncio.run(passing.run()).status.value == "pass"
+    failing = (
+        floor.Scenario("t")
+        .interact("q", "answer")
+        .check(floor.StringMatching(name="sm", keyword="ok"))
+    )
+    result = asyncio.run(failing.run())
+    assert result.status.value == "fail"
+    assert result.results[0].message == "'ok' not found"
+
+
+def test_llm_capture_overhead_runs() -> None:
+    out = run_bench("llm_capture_overhead.py", "--calls", "2", "--rounds", "1")
+    for case in ("httpx2 JSON", "httpx2 SSE stream", "openai SDK JSON", "openai SDK stream"):
+        assert case in out
+    assert "recording CPU, JSON" in out
+
+
+def test_replay_throughput_runs() -> None:
+    out = run_bench("replay_throughput.py", "--calls", "3", "--rounds", "1")
+    assert "httpx2 sync, JSON" in out
+    assert "openai SDK, stream" in out
+
+
+def test_tracing_overhead_runs() -> None:
+    out = run_bench("tracing_overhead.py", "--spans", "50", "--items", "3")
+    assert "[span] with step():" in out
+    assert "passed 3" in out
+
+
+def test_store_writes_runs() -> None:
+    out = run_bench(
+        "store_writes.py", "--items", "3", "--agent-ms", "1", "--concurrency", "2",
+        "--scenarios", "3", "--repeat", "1",
+    )  # fmt: skip
+    report = json.loads(out)
+    assert report["runlog"]["scenarios"] == 3
+    assert set(report["items"]) >= {"default", "memory"}  # the default store and MemoryStore
+
+
+def test_server_seed_runs(tmp_path: Path) -> None:
+    out = run_bench("server_seed.py", f"sqlite:///{tmp_path / 'seed.db'}", "--check-results", "1")
+    assert "check results" in out
+    assert (tmp_path / "seed.db").exists()
+
+
+@pytest.mark.timeout(180)
+def test_server_bench_runs_on_sqlite(tmp_path: Path) -> None:
+    out = run_bench(
+        "server_bench.py", "--backends", "sqlite", "--check-results", "1", "--requests", "1",
+        "--ingest-repeat", "1", "--scenarios", "3", "--results-dir", str(tmp_path),
+        "--json", str(tmp_path / "server.json"),
+    )  # fmt: skip
+    assert "overview html    sqlite" in out
+    report = json.loads((tmp_path / "server.json").read_text())
+    assert report["results"][0]["backend"] == "sqlite"
+    assert set(report["results"][0]["pages"]) >= {"overview html", "run json", "history json"}

@@ -8,9 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 from tests.helpers.databases import database_url, pg_cluster  # noqa: F401  (fixtures)
 
 from scenarist.model_defaults import reset_settings
+
+# The machine running the suite may be busy: Hypothesis must judge inputs, never speed
+# (no deadlines, no "generation too slow" failures).
+settings.register_profile("scenarist", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("scenarist")
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",

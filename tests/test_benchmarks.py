@@ -44,6 +44,8 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "store_writes.py",
         "server_seed.py",
         "server_bench.py",
+        "otlp_ingest.py",
+        "server_load.py",
     }
     assert scripts == covered, "a benchmark was added or removed: give it a smoke test here"
 
@@ -141,3 +143,25 @@ def test_server_bench_runs_on_sqlite(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "server.json").read_text())
     assert report["results"][0]["backend"] == "sqlite"
     assert set(report["results"][0]["pages"]) >= {"overview html", "run json", "history json"}
+
+
+def test_otlp_ingest_runs_on_sqlite() -> None:
+    out = run_bench("otlp_ingest.py", "--spans", "64", "--batch", "16", "--backends", "sqlite")
+    report = json.loads(out[out.index("{\n") :])
+    assert report["sqlite"]["spans"] == 64
+    assert report["export"]["spans"] > 0
+
+
+def test_server_load_loses_and_doubles_nothing_on_sqlite(tmp_path: Path) -> None:
+    out_json = tmp_path / "load.json"
+    run_bench(
+        "server_load.py",
+        "--threads", "2",
+        "--uploads", "3",
+        "--rate-limit", "1000/s",
+        "--backends", "sqlite",
+        "--json", str(out_json),
+    )  # fmt: skip
+    sqlite = json.loads(out_json.read_text())["sqlite"]
+    assert sqlite["acknowledged"] == sqlite["stored"] == 6
+    assert sqlite["lost"] == sqlite["duplicated"] == sqlite["errors"] == 0

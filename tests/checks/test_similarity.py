@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from scenarist import Check, Interaction, SemanticSimilarity, Trace, set_default_embedding_model
 from scenarist.checks.similarity import cosine_similarity
-from scenarist.model_defaults import reset_settings
 from scenarist.providers import CallableProvider, OpenAIProvider
 from scenarist.testing import BagOfWordsEmbedder, FakeLLMServer
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("SCENARIST_EMBEDDING_MODEL", raising=False)
-    reset_settings()
-    yield
-    reset_settings()
 
 
 def trace(outputs: Any, **metadata: Any) -> Trace[Any, Any]:

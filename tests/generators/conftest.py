@@ -6,18 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from scenarist.model_defaults import reset_settings
 from scenarist.providers import OpenAIProvider
 from scenarist.testing import FakeLLMServer, ScriptedLLM
-
-
-@pytest.fixture(autouse=True)
-def clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("SCENARIST_DEFAULT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    reset_settings()
-    yield
-    reset_settings()
 
 
 @pytest.fixture

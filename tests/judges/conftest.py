@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
-from scenarist.model_defaults import reset_settings
 from scenarist.providers.base import ChatResponse, Message, ProviderError
 from scenarist.trace import Interaction, Trace
 
@@ -79,12 +76,3 @@ def make_trace(*turns: tuple[Any, Any], metadata: dict[str, Any] | None = None) 
             Interaction(inputs=inputs, outputs=outputs, metadata=metadata or {})
         )
     return trace
-
-
-@pytest.fixture(autouse=True)
-def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Any:
-    for var in ("SCENARIST_DEFAULT_JUDGE", "SCENARIST_DEFAULT_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    reset_settings()
-    yield
-    reset_settings()

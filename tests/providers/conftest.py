@@ -1,4 +1,5 @@
-"""Fixtures for the provider adapters: a fake server, clean settings, a clean environment."""
+"""Fixtures for the provider adapters: a fake server (settings and provider keys are cleared
+for every test by the root conftest)."""
 
 from __future__ import annotations
 
@@ -6,31 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scenarist.model_defaults import reset_settings
 from scenarist.testing import FakeLLMServer, ScriptedLLM
-
-PROVIDER_ENV = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "SCENARIST_OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "SCENARIST_ANTHROPIC_BASE_URL",
-    "SCENARIST_DEFAULT_MODEL",
-    "SCENARIST_DEFAULT_JUDGE",
-    "SCENARIST_EMBEDDING_MODEL",
-    "GISKARD_CHECKS_DEFAULT_MODEL",
-    "GISKARD_CHECKS_DEFAULT_JUDGE",
-    "GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL",
-)
-
-
-@pytest.fixture(autouse=True)
-def clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
-    reset_settings()
-    yield
-    reset_settings()
 
 
 @pytest.fixture

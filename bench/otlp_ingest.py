@@ -31,7 +31,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_bench import PGBIN, LiveServer, PgCluster
+from server_bench import PGBIN, PgCluster, live_server
 
 from scenarist.otel import parse_otlp, to_otlp_json
 
@@ -128,7 +128,7 @@ def payloads(total: int, batch: int) -> list[bytes]:
 
 def ingest(url: str, bodies: list[bytes]) -> dict[str, Any]:
     headers = {"content-type": "application/x-protobuf"}
-    with LiveServer(url) as server, httpx2.Client(base_url=server.base, timeout=60) as http:
+    with live_server(url) as server, httpx2.Client(base_url=server.url, timeout=60) as http:
         warm = http.post("/otlp/v1/traces", content=bodies[0], headers=headers)
         assert warm.status_code == 200, warm.text
         spans = 0

@@ -26,12 +26,10 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -47,18 +45,13 @@ from server_seed import SUITES, seed
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
+from scenarist.server.threaded import ThreadedServer, free_port
 from scenarist.store.sql.store import SqlStore
 
 HERE = Path(__file__).resolve().parent
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 TARGET_INGEST_S = 1.0
 TARGET_P95_MS = 200.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_postgres(*command: str) -> list[str]:
@@ -109,32 +102,9 @@ class PgCluster:
         shutil.rmtree(self.data, ignore_errors=True)
 
 
-class LiveServer:
-    """The app served by uvicorn in a thread on a free loopback port."""
-
-    def __init__(self, url: str) -> None:
-        import uvicorn
-
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            create_app(url), host="127.0.0.1", port=self.port, log_level="warning"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+def live_server(url: str) -> ThreadedServer:
+    """The app over ``url`` served by uvicorn in a thread on a free loopback port."""
+    return ThreadedServer(create_app(url))
 
 
 def big_run_log(scenarios: int = 1000, checks: int = 5) -> RunLog:
@@ -243,9 +213,9 @@ def bench_backend(
     result: dict[str, Any] = {"backend": backend, "seed": seeded}
     run_id = seeded["newest_run_ids"]["search"]
     scenario = seeded["history_scenario"]
-    with LiveServer(url) as server:
-        result["pages"] = measure_pages(server.base, page_paths(run_id, scenario), args.requests)
-        result["ingest_http_s"] = ingest_http(server.base, log, args.ingest_repeat)
+    with live_server(url) as server:
+        result["pages"] = measure_pages(server.url, page_paths(run_id, scenario), args.requests)
+        result["ingest_http_s"] = ingest_http(server.url, log, args.ingest_repeat)
     result["ingest_direct_seeded_s"] = ingest_direct(url, log, args.ingest_repeat)
     return result
 

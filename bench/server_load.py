@@ -30,12 +30,13 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_bench import PGBIN, PgCluster, free_port
+from server_bench import PGBIN, PgCluster
 
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import run_log_from_suite_result
 from scenarist.server.app import create_app
 from scenarist.server.ratelimit import RateLimit
+from scenarist.server.threaded import ThreadedServer
 from scenarist.store.sql.store import SqlStore
 
 
@@ -51,33 +52,11 @@ def template() -> dict[str, Any]:
     return body
 
 
-class Server:
-    def __init__(self, url: str, limit: RateLimit) -> None:
-        import uvicorn
+def rate_limited_server(url: str, limit: RateLimit) -> ThreadedServer:
+    """The app over ``url`` with ``limit``, on uvicorn in a thread (as ``serve`` runs it)."""
+    from scenarist.server.cli import uvicorn_options
 
-        from scenarist.server.cli import uvicorn_options
-
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        app = create_app(url, rate_limit=limit)
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", **uvicorn_options(None)
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+    return ThreadedServer(create_app(url, rate_limit=limit), **uvicorn_options(None))
 
 
 def load(url: str, threads: int, uploads: int, limit: RateLimit) -> dict[str, Any]:
@@ -101,7 +80,7 @@ def load(url: str, threads: int, uploads: int, limit: RateLimit) -> dict[str, An
             time.sleep(int(answer.headers.get("x-retry-after-ms", "100")) / 1000)
 
     def worker(number: int) -> None:
-        with httpx2.Client(base_url=server.base, timeout=60) as http:
+        with httpx2.Client(base_url=server.url, timeout=60) as http:
             for sequence in range(uploads):
                 with lock:
                     repeat = (
@@ -111,7 +90,7 @@ def load(url: str, threads: int, uploads: int, limit: RateLimit) -> dict[str, An
                     )
                 upload(http, repeat or f"load-{number}-{sequence}")
 
-    with Server(url, limit) as server:
+    with rate_limited_server(url, limit) as server:
         started = time.perf_counter()
         pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
         for thread in pool:

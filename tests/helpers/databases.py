@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -15,18 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from scenarist.server.threaded import free_port
 from scenarist.store.sql.store import SqlStore
 
 __all__ = ["PGBIN", "PgCluster", "database_url", "free_port", "pg_cluster"]
 
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "scenarist"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_postgres(*command: str) -> list[str]:

@@ -4,8 +4,6 @@ on a free loopback port, over each kind of database (``database_url``, from
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,11 +12,11 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.helpers.databases import free_port
 
 from scenarist import Equals, Scenario, Suite
 from scenarist.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
+from scenarist.server.threaded import ThreadedServer, free_port
 
 __all__ = ["LiveServer", "free_port", "make_run_log", "minutes_ago", "run_log_json"]
 
@@ -34,31 +32,7 @@ async def app_client(database_url: str) -> AsyncIterator[httpx2.AsyncClient]:
             yield client
 
 
-class LiveServer:
-    def __init__(self, app: Any, **options: Any) -> None:
-        """``app`` on uvicorn; ``options`` are more ``uvicorn.Config`` settings."""
-        import uvicorn
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", **options
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+LiveServer = ThreadedServer  # the app on uvicorn in a thread, at ``.url``
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,3 +44,13 @@ def test_the_limit_itself_is_allowed() -> None:
         at_limit = [at_limit]
     assert not too_deep_text(json.dumps(at_limit))
     assert too_deep_text(json.dumps([at_limit]))
+
+
+def test_depth_only_loading_still_refuses_and_names_a_deep_part() -> None:
+    from scenarist._json_limits import loads
+
+    deep = '{"calls": [' + "[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH + "]}"
+    with pytest.raises(JsonLimitError) as refused:
+        loads(deep, strict_values=False)
+    assert refused.value.kind == "too_deep" and refused.value.path[:2] == ("calls", 0)
+    assert loads('[[1], {"a": "[[["}]', strict_values=False) == [[1], {"a": "[[["}]

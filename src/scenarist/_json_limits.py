@@ -76,7 +76,8 @@ def loads(text: str | bytes, *, strict_values: bool = True) -> Any:
     """:func:`parse` then :func:`check_json`. ``strict_values=False`` checks the depth
     only (for files scenarist wrote itself, which keep NaN as Python writes it)."""
     value = parse(text)
-    check_json(value, strict_values=strict_values)
+    if strict_values or not isinstance(text, str) or too_deep_text(text):
+        check_json(value, strict_values=strict_values)  # (the text test is exact: no walk)
     return value
 
 

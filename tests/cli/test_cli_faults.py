@@ -9,21 +9,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F401  (fixture)
 from typer.testing import Result
 
 from scenarist.runlog import read_jsonl
-from scenarist.store.sql import engine as engine_module
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]
@@ -289,32 +287,6 @@ def test_run_on_a_full_disk_says_so_in_one_line_and_exits_2(
     assert read_jsonl(stored).footer is not None
 
 
-@contextmanager
-def _write_locked(path: Path) -> Iterator[None]:
-    """Another connection's exclusive transaction on the SQLite file, held for the block."""
-    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
-    try:
-        holder.execute("BEGIN EXCLUSIVE")
-        yield
-        holder.execute("ROLLBACK")
-    finally:
-        holder.close()
-
-
-@pytest.fixture
-def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SQLite waits 30 s for a lock in production; 100 ms here, so the test is quick."""
-    original = engine_module._sqlite_pragmas
-
-    def pragmas(dbapi_connection: Any, record: Any) -> None:
-        original(dbapi_connection, record)
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=100")
-        cursor.close()
-
-    monkeypatch.setattr(engine_module, "_sqlite_pragmas", pragmas)
-
-
 @pytest.mark.usefixtures("short_busy_timeout")
 def test_run_with_a_locked_database_names_the_file_and_keeps_the_run_log(
     cli: Cli, write: Write, home: Path
@@ -322,7 +294,7 @@ def test_run_with_a_locked_database_names_the_file_and_keeps_the_run_log(
     path = write("ok.py", PASSES)
     assert cli("run", str(path)).exit_code == 0  # creates the database
     database = home / "home" / "scenarist.db"
-    with _write_locked(database):
+    with write_locked(database):
         result = cli("run", str(path))
     assert result.exit_code == 2, result.output
     problems = [line for line in result.output.splitlines() if line.startswith("error:")]

@@ -6,18 +6,29 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scenarist.server.threaded import free_port
 from scenarist.store.sql.store import SqlStore
 
-__all__ = ["PGBIN", "PgCluster", "database_url", "free_port", "pg_cluster"]
+__all__ = [
+    "PGBIN",
+    "PgCluster",
+    "database_url",
+    "free_port",
+    "pg_cluster",
+    "short_busy_timeout",
+    "write_locked",
+]
 
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "scenarist"
@@ -107,3 +118,31 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     name = "t_" + uuid.uuid4().hex[:12]
     cluster.createdb(name, template=cluster.template)
     return str(cluster.url(name))
+
+
+@contextmanager
+def write_locked(path: Path) -> Iterator[None]:
+    """Another connection's exclusive transaction on the SQLite file, held for the block."""
+    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        yield
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite waits 30 s for a lock in production; 100 ms here, so the test is quick."""
+    from scenarist.store.sql import engine as engine_module
+
+    original = engine_module._sqlite_pragmas
+
+    def pragmas(dbapi_connection: Any, record: Any) -> None:
+        original(dbapi_connection, record)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=100")
+        cursor.close()
+
+    monkeypatch.setattr(engine_module, "_sqlite_pragmas", pragmas)

@@ -3,48 +3,18 @@ the client spools what it could not deliver, then ``scenarist sync`` delivers it
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
+from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F401  (fixture)
 from tests.server.conftest import LiveServer, free_port, make_run_log, run_log_json
 
 from scenarist._sync import run_sync
 from scenarist.server import cli
 from scenarist.server.app import create_app
 from scenarist.store.remote import RemoteStore
-from scenarist.store.sql import engine as engine_module
 from scenarist.store.sql.store import SqlStore
-
-
-@contextmanager
-def write_locked(path: Path) -> Iterator[None]:
-    """Another process's exclusive transaction on the SQLite file, held for the block."""
-    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
-    try:
-        holder.execute("BEGIN EXCLUSIVE")
-        yield
-        holder.execute("ROLLBACK")
-    finally:
-        holder.close()
-
-
-@pytest.fixture
-def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SQLite waits 30 s for a lock in production; 100 ms here, so the test is quick."""
-    original = engine_module._sqlite_pragmas
-
-    def pragmas(dbapi_connection: Any, record: Any) -> None:
-        original(dbapi_connection, record)
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=100")
-        cursor.close()
-
-    monkeypatch.setattr(engine_module, "_sqlite_pragmas", pragmas)
 
 
 @pytest.mark.usefixtures("short_busy_timeout")

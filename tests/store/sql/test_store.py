@@ -11,6 +11,7 @@ from sqlalchemy import text
 from tests.server.conftest import minutes_ago
 from tests.server.test_api import VEVAL_TRACE
 
+from scenarist.errors import UserError
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.sql.engine import resolve_database_url
@@ -52,6 +53,34 @@ async def test_sqlstore_implements_the_store_protocol(database_url: str) -> None
         await store.save_snapshot("g", snap)
         assert await store.get_snapshot("g") == snap
         assert await store.get_snapshot("missing") is None
+    finally:
+        await store.close()
+
+
+async def test_save_traces_stores_a_batch_at_once_and_the_last_of_an_id_wins(
+    database_url: str,
+) -> None:
+    store = SqlStore(database_url)
+    try:
+        first = from_veval(VEVAL_TRACE)
+        second = first.model_copy(update={"trace_id": "tr_second", "agent_name": "other"})
+        newer = first.model_copy(update={"agent_name": "renamed"})
+        await store.save_traces([first, second, newer])
+        assert await store.get_trace(second.trace_id) == second
+        assert await store.get_trace(first.trace_id) == newer
+        await store.save_traces([])  # nothing to do
+    finally:
+        await store.close()
+
+
+async def test_a_batch_with_one_unstorable_trace_stores_none_of_it(database_url: str) -> None:
+    store = SqlStore(database_url)
+    try:
+        good = from_veval(VEVAL_TRACE)
+        bad = good.model_copy(update={"trace_id": "tr_" + "x" * 5000})
+        with pytest.raises(UserError, match="trace_id is 5003 characters long"):
+            await store.save_traces([good, bad])
+        assert await store.get_trace(good.trace_id) is None
     finally:
         await store.close()
 

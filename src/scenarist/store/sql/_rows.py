@@ -11,7 +11,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from scenarist._jsonable import to_json_value
+from scenarist._jsonable import json_text
 from scenarist._status import pass_rate
 from scenarist.errors import UserError
 
@@ -54,8 +54,7 @@ def _text(value: str | None) -> str | None:
 
 def dumps(model: BaseModel) -> str:
     """Compact JSON of ``model``, values that JSON cannot hold mapped as in ``_jsonable``."""
-    data = to_json_value(model.model_dump())
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return json_text(model.model_dump())
 
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:

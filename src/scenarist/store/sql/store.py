@@ -89,6 +89,21 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
 
         await self._batched(write)
 
+    async def save_traces(self, records: list[TraceRecord]) -> None:
+        """Store (or replace) several agent runs in one statement (the OTLP receiver's
+        batches): one ``executemany`` instead of a round trip per trace. A trace id given
+        twice keeps its last record, as two ``save_trace`` calls would."""
+        if not records:
+            return
+        now = datetime.now(UTC)
+        rows = list({r.trace_id: trace_row(r, now) for r in records}.values())
+        statement = self._upsert(_TRACES, rows[0], ("trace_id",))
+
+        async def write(connection: AsyncConnection) -> None:
+            await connection.execute(statement, rows)
+
+        await self._batched(write)
+
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         async with self._read() as connection:
             document = await connection.scalar(

@@ -82,21 +82,18 @@ def test_a_call_the_agent_no_longer_makes_is_reported() -> None:
     assert any("never made 2 recorded LLM call(s)" in f for f in result.failures)
 
 
-def test_a_non_openai_call_is_refused_naming_why() -> None:
-    import anthropic
-
-    def other(ctx: Any) -> str:
-        client = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="t", max_retries=0)
-        client.messages.create(
-            model="claude-3-5-haiku-latest",
-            max_tokens=5,
-            messages=[{"role": "user", "content": "x"}],
-        )
+def test_a_call_no_trace_can_serve_is_refused_naming_why() -> None:
+    def embeds(ctx: Any) -> str:
+        client = openai.OpenAI(base_url=DEAD, api_key="test", max_retries=0)
+        client.embeddings.create(model="text-embedding-3-small", input="x")
         return "x"
 
-    result = Client(store=MemoryStore()).replay(_recording(), other)
+    result = Client(store=MemoryStore()).replay(_recording(), embeds)
     assert not result.passed
-    assert any("not an OpenAI chat-completions call" in f for f in result.failures)
+    assert any(
+        "/v1/embeddings is neither an OpenAI chat-completions call nor an Anthropic messages" in f
+        for f in result.failures
+    ), result.failures
 
 
 def _message(role: str, text: str) -> str:

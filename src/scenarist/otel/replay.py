@@ -2,11 +2,19 @@
 
 An OTel trace holds what the instrumentation captured of each call (model, messages,
 response message, finish reason, usage), not the HTTP exchange. :class:`OtelCalls`
-answers an OpenAI chat-completions request from the recorded ``llm`` span whose model and
-messages are the same (roles, text, tool calls and their arguments; provider-assigned ids
-aside), as a chat-completion body or, for ``stream=True``, as SSE chunks. Strict as the
-other replays: a request no recorded call matches is a ``ReplayMissError`` naming the
-nearest recorded call's difference, and nothing goes live.
+answers a request from the recorded ``llm`` span whose model and messages are the same
+(roles, text, tool calls and their arguments; provider-assigned ids aside). Two wire
+formats are served, each in its own shape, streamed (SSE) when the request asks for it:
+
+* OpenAI chat completions (``.../chat/completions``), also what OpenAI-compatible
+  servers speak;
+* Anthropic messages (``.../v1/messages``): the request's ``system`` and content blocks
+  (text, ``tool_use``, ``tool_result``) are compared in the same normalised form the
+  import gives every convention (a ``tool_result`` block is a ``tool`` message), so a
+  trace recorded by either instrumentation family serves the agent's calls.
+
+Strict as the other replays: a request no recorded call matches is a ``ReplayMissError``
+naming the nearest recorded call's difference, and nothing goes live.
 
 A trace whose llm spans lack content (the instrumentations do not capture prompts by
 default) cannot be replayed: :func:`content_problem` says so and how to turn capture on.
@@ -23,7 +31,7 @@ from scenarist.errors import ReplayMissError
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
 
-__all__ = ["CAPTURE_HINT", "OtelCalls", "content_problem", "llm_spans"]
+__all__ = ["CAPTURE_HINT", "OtelCalls", "anthropic_rows", "content_problem", "llm_spans"]
 
 CAPTURE_HINT = (
     "Enable content capture in the instrumentation and record the trace again: "
@@ -94,6 +102,103 @@ def comparable(model: Any, messages: Any) -> str:
     return json.dumps([model, rows], sort_keys=True, ensure_ascii=False)
 
 
+def anthropic_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """An Anthropic messages request's ``system`` and messages in the normalised (OpenAI
+    chat) shape the import gives recorded calls."""
+    rows: list[dict[str, Any]] = []
+    system = body.get("system")
+    if system:
+        rows.append({"role": "system", "content": _text(system)})
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            rows.append({"role": "?", "content": str(message)})
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            rows.append({"role": message.get("role"), "content": _text(content)})
+            continue
+        blocks = [b for b in content if isinstance(b, dict)]
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                rows.append({"role": "tool", "content": _text(block.get("content"))})
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        calls = [
+            {"function": {"name": b.get("name"), "arguments": b.get("input")}}
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
+        if texts or calls:
+            row: dict[str, Any] = {"role": message.get("role"), "content": "".join(texts)}
+            if calls:
+                row["tool_calls"] = calls
+            rows.append(row)
+    return rows
+
+
+# Finish reasons across the two wire formats (a recording from one served to the other).
+_TO_OPENAI = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+_TO_ANTHROPIC = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def _anthropic_message(span: Span, model: str | None) -> dict[str, Any]:
+    output = dict(span.output) if isinstance(span.output, dict) else {}
+    content: list[dict[str, Any]] = []
+    if output.get("content"):
+        content.append({"type": "text", "text": _text(output["content"])})
+    for i, call in enumerate(output.get("tool_calls") or []):
+        function = call.get("function") or {}
+        arguments = _arguments(function.get("arguments"))
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or f"toolu_{span.span_id}_{i}",
+                "name": function.get("name"),
+                "input": arguments if isinstance(arguments, dict) else {},
+            }
+        )
+    recorded = span.metadata.get("finish_reason")
+    finish = _TO_ANTHROPIC.get(recorded, recorded) if isinstance(recorded, str) else None
+    finish = finish or ("tool_use" if output.get("tool_calls") else "end_turn")
+    return {
+        "id": f"msg_otel_{span.span_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": span.model or model or "unknown",
+        "content": content,
+        "stop_reason": finish,
+        "stop_sequence": None,
+        "usage": {"input_tokens": span.tokens_in or 0, "output_tokens": span.tokens_out or 0},
+    }
+
+
+def _anthropic_events(message: dict[str, Any]) -> list[str]:
+    """A message as Anthropic's stream events (``event:`` and ``data:`` lines)."""
+
+    def event(name: str, data: dict[str, Any]) -> str:
+        return f"event: {name}\ndata: {json.dumps({'type': name, **data}, ensure_ascii=False)}"
+
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
+    events = [event("message_start", {"message": start})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            first, delta = {**block, "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            first = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            event("content_block_start", {"index": index, "content_block": first}),
+            event("content_block_delta", {"index": index, "delta": delta}),
+            event("content_block_stop", {"index": index}),
+        ]
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    events += [
+        event("message_delta", {"delta": stop, "usage": {"output_tokens": usage["output_tokens"]}}),
+        event("message_stop", {}),
+    ]
+    return events
+
+
 def _completion(span: Span, model: str | None) -> dict[str, Any]:
     output = dict(span.output) if isinstance(span.output, dict) else {}
     message: dict[str, Any] = {"role": "assistant", "content": output.get("content")}
@@ -106,9 +211,9 @@ def _completion(span: Span, model: str | None) -> dict[str, Any]:
             }
             for i, c in enumerate(output["tool_calls"])
         ]
-    finish = span.metadata.get("finish_reason") or (
-        "tool_calls" if output.get("tool_calls") else "stop"
-    )
+    recorded = span.metadata.get("finish_reason")
+    finish = _TO_OPENAI.get(recorded, recorded) if isinstance(recorded, str) else None
+    finish = finish or ("tool_calls" if output.get("tool_calls") else "stop")
     tokens_in, tokens_out = span.tokens_in or 0, span.tokens_out or 0
     return {
         "id": f"chatcmpl-otel-{span.span_id}",
@@ -180,23 +285,25 @@ class OtelCalls:
         return ReplayMissError(message)
 
     def _take(self, request: Any) -> dict[str, Any]:
-        path = request.url.path
+        path = request.url.path.rstrip("/")
         try:
             body = json.loads(request.content or b"null")
         except ValueError:
             body = None
+        anthropic = path.endswith("/messages") and not path.endswith("/chat/messages")
         with self._lock:
-            if not path.rstrip("/").endswith("/chat/completions") or not isinstance(body, dict):
+            if not (path.endswith("/chat/completions") or anthropic) or not isinstance(body, dict):
                 raise self._miss(
-                    f"{request.method} {path} is not an OpenAI chat-completions call, the only "
-                    "kind an OTel trace can serve"
+                    f"{request.method} {path} is neither an OpenAI chat-completions call nor "
+                    "an Anthropic messages call, the kinds an OTel trace can serve"
                 )
-            key = comparable(body.get("model"), body.get("messages"))
+            messages = anthropic_rows(body) if anthropic else body.get("messages")
+            key = comparable(body.get("model"), messages)
             for index, recorded in enumerate(self._keys):
                 if index not in self._used and recorded == key:
                     self._used.add(index)
                     self.served += 1
-                    completion = _completion(self._calls[index], body.get("model"))
+                    span = self._calls[index]
                     break
             else:
                 pending = [i for i in range(len(self._calls)) if i not in self._used]
@@ -211,6 +318,16 @@ class OtelCalls:
                     f"{json.dumps(expected[1], ensure_ascii=False)}, the agent sent model "
                     f"{body.get('model')!r} and messages {_rows(key)}"
                 )
+        if anthropic:
+            message = _anthropic_message(span, body.get("model"))
+            if body.get("stream"):
+                return {
+                    "status": 200,
+                    "headers": {"content-type": "text/event-stream"},
+                    "events": _anthropic_events(message),
+                }
+            return {"status": 200, "headers": {"content-type": "application/json"}, "body": message}
+        completion = _completion(span, body.get("model"))
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return {

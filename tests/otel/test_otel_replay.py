@@ -65,6 +65,39 @@ def test_a_streaming_agent_replays_from_a_non_streamed_recording() -> None:
     assert all(s.cost_usd == 0.0 for s in calls)  # nothing spent on a replay
 
 
+def test_genai_semconv_finish_reasons_are_served_as_openai_says_them() -> None:
+    question = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "A1?"}]}])
+    call = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"order": "A1"}}
+    doc = d.document(
+        d.span(
+            1,
+            "chat gpt-4o-mini",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.input.messages": question,
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [call], "finish_reason": "tool_call"}]
+                ),
+            },
+        )
+    )
+    (record,) = parse_otlp(d.encoded(doc))
+    finishes: list[str | None] = []
+
+    def agent(ctx: Any) -> str:
+        client = openai.OpenAI(base_url=DEAD, api_key="test", max_retries=0)
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "A1?"}]
+        )
+        finishes.append(answer.choices[0].finish_reason)
+        return "asked"
+
+    result = Client(store=MemoryStore()).replay(record, agent)
+    assert result.passed, result.failures
+    assert finishes == ["tool_calls"]  # semconv's "tool_call", in OpenAI's word
+
+
 def test_an_extra_call_fails_and_is_not_made_live() -> None:
     result = Client(store=MemoryStore()).replay(
         _recording(), _agent("Where is order A1?", stream=False, extra_call=True)

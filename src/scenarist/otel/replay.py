@@ -136,8 +136,19 @@ def anthropic_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # Finish reasons across the two wire formats (a recording from one served to the other).
-_TO_OPENAI = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
-_TO_ANTHROPIC = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+# GenAI semconv spells a tool call's finish ``tool_call``.
+_TO_OPENAI = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "tool_call": "tool_calls",
+    "max_tokens": "length",
+}
+_TO_ANTHROPIC = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "tool_call": "tool_use",
+    "length": "max_tokens",
+}
 
 
 def _anthropic_message(span: Span, model: str | None) -> dict[str, Any]:

@@ -32,12 +32,16 @@ deeper JSON, so what is recorded stays readable.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from scenarist._json_limits import MAX_DEPTH
+
+if TYPE_CHECKING:
+    from scenarist.tracing.record import TraceRecord
 
 __all__ = [
     "DEFAULT_REDACTED_FIELDS",
@@ -46,6 +50,7 @@ __all__ = [
     "RESPONSE_DATA_FIELDS",
     "TOO_DEEP",
     "redact",
+    "redact_received",
     "redact_url",
     "redacted_fields",
     "response_fields",
@@ -138,6 +143,42 @@ def _redact(value: Any, fields: frozenset[str], depth_left: int) -> Any:
             return TOO_DEEP
         return [_redact(v, fields, depth_left - 1) for v in value]
     return value
+
+
+def redact_received(record: TraceRecord) -> TraceRecord:
+    """``record`` (a trace that reached us without passing our capture: an upload to
+    ``POST /v1/traces``, an OTLP export or file) redacted as our capture would have, in
+    place: each LLM span's request (its input) and response (its output), and every
+    span's recorded OTel attributes whose name ends in a redacted field
+    (``http.request.header.authorization``) or whose JSON text holds one
+    (``llm.invocation_parameters``). Returns ``record``."""
+    fields = redacted_fields()
+    answers = response_fields(fields)
+    for span in record.spans:
+        if span.kind == "llm":
+            span.input = _redact(span.input, fields, MAX_DEPTH)
+            span.output = _redact(span.output, answers, MAX_DEPTH)
+        attributes = span.metadata.get("otel_attributes")
+        if isinstance(attributes, dict):
+            span.metadata["otel_attributes"] = {
+                k: REDACTED
+                if _normal(str(k).rpartition(".")[2]) in fields
+                else _redact_json_text(v, fields)
+                for k, v in attributes.items()
+            }
+    return record
+
+
+def _redact_json_text(value: Any, fields: frozenset[str]) -> Any:
+    """An attribute holding JSON as text (``llm.invocation_parameters``), redacted inside."""
+    if not isinstance(value, str) or value[:1] not in ("{", "["):
+        return value
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    redacted = _redact(parsed, fields, MAX_DEPTH)
+    return value if redacted == parsed else json.dumps(redacted, ensure_ascii=False)
 
 
 def redact_url(url: str, fields: frozenset[str] | None = None) -> str:

@@ -14,6 +14,7 @@ import openai
 import pytest
 from sqlalchemy import select
 from tests.server.conftest import LiveServer
+from tests.server.test_api import VEVAL_TRACE
 
 from scenarist import Client, Scenario, Suite
 from scenarist.replay import cassette
@@ -109,3 +110,49 @@ def test_secrets_in_llm_request_bodies_reach_no_sink(database_url: str, tmp_path
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SCENARIST_API_KEY", raising=False)
+
+
+def test_secrets_in_traces_from_outside_our_capture_reach_no_sink(
+    database_url: str, tmp_path: Path
+) -> None:
+    """An OTel-instrumented agent exporting to the receiver, a Veval-format upload and an
+    OTLP file import: each is redacted as our own capture would have been."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from tests.otel import otlp_data as d
+    from tests.otel.real_sdk import instrumented
+    from typer.testing import CliRunner
+
+    from scenarist.cli.app import app as cli
+
+    fake = FakeLLMServer(ScriptedLLM(default=Reply("fine")))
+    with fake, LiveServer(create_app(database_url)) as live:
+        exporter = OTLPSpanExporter(endpoint=f"{live.url}/otlp/v1/traces")
+        with instrumented(exporter) as (provider, _):
+            tracer = provider.get_tracer("leaky")
+            with tracer.start_as_current_span("leaky agent"):
+                _agent(fake)("q")
+        step = VEVAL_TRACE["steps"][0] | {
+            "input": {"model": "m", "api_key": BODY_KEY, "messages": []}
+        }
+        veval = VEVAL_TRACE | {"trace_id": "tr_uploaded", "steps": [step]}
+        with httpx2.Client(base_url=live.url) as http:
+            assert http.post("/v1/traces", json=veval).status_code == 201
+            stored = http.get("/v1/traces/tr_uploaded").json()
+    assert stored["steps"][0]["input"]["api_key"] == "[redacted]"
+
+    file = tmp_path / "trace.otlp.json"
+    header = {"http.request.header.authorization": f"Bearer {LLM_KEY}"}
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.input.messages": '[{"role": "user", "parts": []}]',
+        "llm.invocation_parameters": f'{{"credentials": {{"access_token": "{ACCESS}"}}}}',
+    }
+    file.write_text(__import__("json").dumps(d.document(d.span(1, "chat", chat | header))))
+    imported = CliRunner().invoke(
+        cli, ["traces", "import", str(file)], env={"SCENARIST_DATABASE_URL": database_url}
+    )
+    assert imported.exit_code == 0, imported.output
+    rows = anyio.run(_every_row, database_url)
+    assert "gpt-4o-mini" in rows and "[redacted]" in rows  # the traces are there
+    assert _leaks(rows) == []

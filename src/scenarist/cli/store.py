@@ -226,8 +226,9 @@ def traces_import(
     """Import traces into the database: scenarist or Veval JSON, or OpenTelemetry OTLP
     (JSON or protobuf, detected; spans of a trace already imported are merged)."""
     from scenarist.otel.ingest import store_records
+    from scenarist.redaction import redact_received
 
-    traces = _traces_from(file, format)
+    traces = [redact_received(r) for r in _traces_from(file, format)]
     store = _store()
     otel = [r for r in traces if r.metadata.get("source") == "otel"]
     if otel:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from scenarist.otel.convert import merge_records, records_from_spans
 from scenarist.otel.wire import decode
+from scenarist.redaction import redact_received
 
 if TYPE_CHECKING:
     from scenarist.store.base import Store
@@ -54,6 +55,6 @@ async def store_records(store: Store, records: list[TraceRecord]) -> None:
 async def ingest_otlp(store: Store, data: bytes, content_type: str | None = None) -> Ingested:
     """Decode an OTLP export request (JSON or protobuf) and store its traces."""
     spans = decode(data, content_type)
-    records = records_from_spans(spans)
+    records = [redact_received(r) for r in records_from_spans(spans)]
     await store_records(store, records)
     return Ingested([r.trace_id for r in records], len(spans))

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from pydantic import ValidationError
 
+from scenarist.redaction import redact_received
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
 from scenarist.server._input_limits import CheckedRoute
@@ -91,7 +92,7 @@ def _item_json(item_id: str, item: ScenarioItem) -> dict[str, Any]:
 @router.post("/traces", status_code=201, dependencies=[Ingest])
 async def post_trace(trace: VevalTrace, store: Store) -> dict[str, str]:
     """Store a trace sent in Veval's format (replacing one with the same id)."""
-    record = from_veval(trace.model_dump())
+    record = redact_received(from_veval(trace.model_dump()))
     await store.save_trace(record)
     return {"trace_id": record.trace_id}
 

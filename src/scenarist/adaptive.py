@@ -74,7 +74,7 @@ class AdaptiveConcurrency:
         """A call met congestion: halve the level (once per round)."""
         with self._lock:
             self._streak = 0
-            if self._since_decrease < self._level:
+            if self._since_decrease < self._level or self._level == self.minimum:
                 self._since_decrease += 1
                 return
             self._level = max(self.minimum, self._level // 2)

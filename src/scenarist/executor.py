@@ -49,7 +49,7 @@ class RunPlan:
     target: Any
     return_exception: bool = False
     parallel: bool = False
-    concurrency: int | None | AdaptiveConcurrency = None
+    concurrency: int | AdaptiveConcurrency | None = None
     timeout_s: float | None = None
     repeat: int = 1
     limiter: RateLimiter | Limiter | None = field(default=None, compare=False)

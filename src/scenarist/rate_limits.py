@@ -57,13 +57,13 @@ _AMOUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$")
 
 
 class Clock(Protocol):
-    """Where a limiter reads time and how it waits (seconds, monotonic)."""
+    """Where a limiter reads time and how it waits for a moment (seconds, monotonic)."""
 
     def now(self) -> float: ...
 
-    def sleep(self, seconds: float) -> None: ...
+    def sleep_until(self, moment: float) -> None: ...
 
-    async def sleep_async(self, seconds: float) -> None: ...
+    async def sleep_until_async(self, moment: float) -> None: ...
 
 
 class SystemClock:
@@ -72,13 +72,17 @@ class SystemClock:
     def now(self) -> float:
         return time.monotonic()
 
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+    def sleep_until(self, moment: float) -> None:
+        delay = moment - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
 
-    async def sleep_async(self, seconds: float) -> None:
+    async def sleep_until_async(self, moment: float) -> None:
         import asyncio
 
-        await asyncio.sleep(seconds)
+        delay = moment - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,10 @@ class RateLimiter:
 
     def reserve(self, key: str, tokens: int = 0) -> float:
         """Book a turn for one call of ``key`` costing ``tokens``; seconds to wait for it."""
+        return max(0.0, self._book(key, tokens) - self.clock.now())
+
+    def _book(self, key: str, tokens: int) -> float:
+        """Book a turn; the moment (on the clock) it starts."""
         with self._lock:
             self.stats.requests += 1
             pattern = self.budget_for(key)
@@ -269,11 +277,10 @@ class RateLimiter:
                 budget.request_tat = max(budget.request_tat, start) + interval
             if limit.tokens is not None and tokens > 0:
                 budget.token_tat = max(budget.token_tat, start) + tokens * per_token
-            delay = start - now
-            if delay > 0:
+            if start > now:
                 self.stats.delayed += 1
-                self.stats.waited_s += delay
-            return max(0.0, delay)
+                self.stats.waited_s += start - now
+            return start
 
     def _pause_only(self, key: str) -> _Budget:
         """A call no budget names still honours a provider's ``Retry-After`` for its key."""
@@ -300,14 +307,12 @@ class RateLimiter:
             return True
 
     def acquire(self, key: str, tokens: int = 0) -> None:
-        delay = self.reserve(key, tokens)
-        if delay > 0:
-            self.clock.sleep(delay)
+        """Book a turn and wait for it (this thread)."""
+        self.clock.sleep_until(self._book(key, tokens))
 
     async def acquire_async(self, key: str, tokens: int = 0) -> None:
-        delay = self.reserve(key, tokens)
-        if delay > 0:
-            await self.clock.sleep_async(delay)
+        """Book a turn and wait for it (this task)."""
+        await self.clock.sleep_until_async(self._book(key, tokens))
 
     def snapshot(self) -> LimiterStats:
         with self._lock:

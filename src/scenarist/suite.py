@@ -52,7 +52,7 @@ def validate_max_concurrency(value: Any) -> int | None:
     return value
 
 
-def validate_concurrency(value: Any) -> int | None | AdaptiveConcurrency:
+def validate_concurrency(value: Any) -> int | AdaptiveConcurrency | None:
     """``max_concurrency``: ``None``, an int ≥ 1, ``"auto"`` or an ``AdaptiveConcurrency``."""
     if value == AUTO and isinstance(value, str):
         return AdaptiveConcurrency()
@@ -63,6 +63,15 @@ def validate_concurrency(value: Any) -> int | None | AdaptiveConcurrency:
             f"max_concurrency must be None or a positive integer (or 'auto'), got {value!r}"
         )
     return validate_max_concurrency(value)
+
+
+def _limiter_stats(plan: RunPlan) -> Any:
+    """What the run's limiter did (for the report), when it had one."""
+    if plan.limiter is None:
+        return None
+    from scenarist.rate_limits import RateLimiter
+
+    return plan.limiter.snapshot() if isinstance(plan.limiter, RateLimiter) else None
 
 
 class Suite(BaseModel):
@@ -104,24 +113,20 @@ class Suite(BaseModel):
         target: Any,
         return_exception: bool,
         parallel: bool,
-        concurrency: int | None | AdaptiveConcurrency,
+        concurrency: int | AdaptiveConcurrency | None,
         timeout_s: float | None,
         repeat: int,
         rate_limits: Any,
     ) -> RunPlan:
         from scenarist.rate_limits import RateLimiter, parse_rate_limits, rate_limits_from_env
 
-        limits = (
-            rate_limits_from_env() if rate_limits is None else parse_rate_limits(rate_limits)
-        )
-        if isinstance(rate_limits, RateLimiter):
+        if isinstance(rate_limits, RateLimiter):  # a limiter of your own (its clock, budget)
             limiter: RateLimiter | None = rate_limits
         else:
-            limiter = RateLimiter(limits) if limits else None
-        if isinstance(concurrency, AdaptiveConcurrency):  # a fresh level for each run
-            concurrency = AdaptiveConcurrency(
-                concurrency.cap, initial=concurrency.level, minimum=concurrency.minimum
+            limits = (
+                rate_limits_from_env() if rate_limits is None else parse_rate_limits(rate_limits)
             )
+            limiter = RateLimiter(limits) if limits else None
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,
@@ -158,7 +163,7 @@ class Suite(BaseModel):
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None | str | AdaptiveConcurrency = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         *,
         timeout_s: float | None = None,
         repeat: int = 1,
@@ -196,7 +201,7 @@ class Suite(BaseModel):
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None | str | AdaptiveConcurrency = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
@@ -250,7 +255,7 @@ class Suite(BaseModel):
                 "recommendation": None,
                 "suite": self,
                 "incomplete": False,
-                "rate_limits": plan.limiter.snapshot() if plan.limiter is not None else None,
+                "rate_limits": _limiter_stats(plan),
             },
         )
 
@@ -259,7 +264,7 @@ class Suite(BaseModel):
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None | str | AdaptiveConcurrency = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         verbose: bool = True,
         *,
         timeout_s: float | None = None,

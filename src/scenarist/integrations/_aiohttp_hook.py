@@ -272,7 +272,8 @@ class _Exchange(asyncio.Transport):
             if throttle is None:
                 return await self._send()
             assert endpoint is not None
-            return await throttle.send_async(endpoint, request, self._send)
+            response: shim.Response = await throttle.send_async(endpoint, request, self._send)
+            return response
 
         try:
             if source is None:
@@ -361,7 +362,11 @@ def _hook(original: Connect) -> Connect:
         traces: Any,
         timeout: Any,  # noqa: ASYNC109
     ) -> Connection:
-        if current_recorder() is None and capture._source.get() is None and current_throttle() is None:
+        if (
+            current_recorder() is None
+            and capture._source.get() is None
+            and current_throttle() is None
+        ):
             return await original(connector, req, traces, timeout)
         url = req.url
         if (

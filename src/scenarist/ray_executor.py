@@ -33,7 +33,10 @@ Rate limits are shared through one actor holding the run's
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scenarist.errors import UserError
@@ -72,8 +75,10 @@ class RayExecutor:
     joins the running cluster; ``"ray://host:10001"`` connects through Ray Client.
     ``batch_size``: scenarios per task (default: about four batches per CPU, at most
     200 scenarios each). ``runtime_env``: what workers need to import the agent (Ray's
-    ``runtime_env``: ``working_dir``, ``py_modules``, ``pip``...). A Ray this executor
-    started is shut down when the run ends; one already running is left as it is.
+    ``runtime_env``: ``working_dir``, ``py_modules``, ``pip``...). ``ship_files``: Python
+    files whose module travels by value (what ``scenarist run --ray`` does for the files it
+    loaded by path). A Ray this executor started is shut down when the run ends; one
+    already running is left as it is.
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class RayExecutor:
         runtime_env: dict[str, Any] | None = None,
         num_cpus: float = 1.0,
         init_options: dict[str, Any] | None = None,
+        ship_files: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         if address is not None and not isinstance(address, str):
             raise TypeError(f"RayExecutor address must be None or a string, got {address!r}")
@@ -91,11 +97,13 @@ class RayExecutor:
             isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
         ):
             raise ValueError(f"RayExecutor batch_size must be an int >= 1, got {batch_size!r}")
+        _ray()  # a missing extra is said here, before any run starts
         self.address = address
         self.batch_size = batch_size
         self.runtime_env = runtime_env
         self.num_cpus = num_cpus
         self.init_options = dict(init_options or {})
+        self.ship_files = [Path(f).resolve() for f in ship_files]
         self.last_batches = 0
         """How many batches the last run was cut into."""
 
@@ -122,6 +130,16 @@ class RayExecutor:
             ) from exc
         return ray, True
 
+    def _ship(self, ray: Any) -> None:
+        """Modules loaded from ``ship_files``: pickled by value, not by name."""
+        if not self.ship_files:
+            return
+        wanted = set(self.ship_files)
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if file and Path(file).resolve() in wanted:
+                ray.cloudpickle.register_pickle_by_value(module)
+
     def batches(self, count: int, cpus: float) -> list[range]:
         """The suite's positions cut into batches (in order)."""
         if count == 0:
@@ -139,6 +157,7 @@ class RayExecutor:
         from scenarist._ray_batch import run_scenario_batch
 
         ray, started = self._connect()
+        self._ship(ray)
         try:
             cpus = float(ray.cluster_resources().get("CPU", 1.0))
             cuts = self.batches(len(scenarios), cpus)
@@ -229,6 +248,7 @@ class RayExecutor:
 
         limits = rate_limits_from_env()
         ray, started = self._connect()
+        self._ship(ray)
         try:
             cpus = float(ray.cluster_resources().get("CPU", 1.0))
             cuts = self.batches(len(items), cpus)

@@ -27,7 +27,9 @@ def echo_suite(count: int) -> Suite:
     return Suite(
         name="ray",
         scenarios=[
-            Scenario(f"s{i}", tags=[f"n:{i}"]).interact(f"q{i}").check(StringMatching(keyword=f"q{i}"))
+            Scenario(f"s{i}", tags=[f"n:{i}"])
+            .interact(f"q{i}")
+            .check(StringMatching(keyword=f"q{i}"))
             for i in range(count)
         ],
     )
@@ -101,14 +103,13 @@ async def test_cassettes_travel_with_batches_and_a_miss_fails_like_a_local_run(
         assert len(server.requests) == 2
         assert len(tape_path.read_text().splitlines()) == 3  # the header and two calls
 
-        with pytest.raises(ReplayMissError, match="q2"):
-            with cassette(tape_path, "replay") as tape:
-                replayed = await llm_suite(3).run(
-                    agents.ask_llm,
-                    return_exception=True,
-                    executor=RayExecutor(batch_size=2),
-                    verbose=False,
-                )
+        with pytest.raises(ReplayMissError, match="q2"), cassette(tape_path, "replay") as tape:
+            replayed = await llm_suite(3).run(
+                agents.ask_llm,
+                return_exception=True,
+                executor=RayExecutor(batch_size=2),
+                verbose=False,
+            )
         assert len(server.requests) == 2  # replay never called the provider
     assert [r.status.value for r in replayed.results] == ["pass", "pass", "error"]
     stats = tape.stats
@@ -128,9 +129,7 @@ async def test_the_rate_limit_is_one_budget_for_every_worker() -> None:
     with FakeLLMServer(ScriptedLLM(provider)) as server:
         suite = Suite(
             name="limited",
-            scenarios=[
-                Scenario(f"s{i}").interact(f"{server.openai_url} q{i}") for i in range(12)
-            ],
+            scenarios=[Scenario(f"s{i}").interact(f"{server.openai_url} q{i}") for i in range(12)],
         )
         result = await suite.run(
             agents.ask_llm,
@@ -159,7 +158,10 @@ async def test_trace_backed_items_replay_on_workers_and_traces_come_back() -> No
     result = await client.run_scenario_async(
         "support",
         agents.tracked_agent,
-        items=[ScenarioItem(name="replayed", trace_id=trace_id), ScenarioItem(name="live", input="hi")],
+        items=[
+            ScenarioItem(name="replayed", trace_id=trace_id),
+            ScenarioItem(name="live", input="hi"),
+        ],
         executor=RayExecutor(batch_size=1),
     )
     assert [r.passed for r in result.results] == [True, True], [r.failures for r in result.results]
@@ -181,3 +183,42 @@ async def test_an_agent_the_workers_cannot_import_is_a_clear_error(
     with pytest.raises(UserError, match=r"cannot import 'only_here_agent'.*runtime_env"):
         await suite.run(only_here_agent.agent, executor=RayExecutor(), verbose=False)
     sys.modules.pop("only_here_agent", None)
+
+
+SUITE_FILE = """
+from scenarist import Scenario, Suite
+from scenarist.checks import StringMatching
+
+
+async def agent(inputs):  # defined in a file loaded by path: it travels by value
+    return f"echo {inputs}"
+
+
+suite = Suite(name="cli-ray", target=agent)
+for i in range(5):
+    suite.append(Scenario(f"s{i}").interact(f"q{i}").check(StringMatching(keyword=f"q{i}")))
+suite.append(Scenario("fails").interact("x").check(StringMatching(keyword="nope")))
+"""
+
+
+def test_scenarist_run_with_ray_streams_every_result_into_the_run_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from scenarist.cli.app import app
+    from scenarist.runlog import read_jsonl
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
+    (tmp_path / "ray_suite_file.py").write_text(SUITE_FILE)
+    result = CliRunner().invoke(
+        app, ["run", "ray_suite_file.py", "--ray", "local", "--parallel", "2"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "5 passed, 1 failed" in result.output
+    (log_path,) = (tmp_path / "home" / "runs").glob("*.jsonl")
+    log = read_jsonl(log_path)
+    assert [r.result.scenario_name for r in log.scenarios] == [f"s{i}" for i in range(5)] + [
+        "fails"
+    ]

@@ -1,7 +1,8 @@
 """``scenarist run``: discover scenarios, run them, report, and keep the run log.
 
 Files run one after another (each inside its own cassette with ``--record``/``--replay``),
-the scenarios of a file concurrently with ``--parallel N``; one progress display and one
+the scenarios of a file concurrently with ``--parallel N`` (with ``--ray [ADDRESS]``: in
+batches on Ray workers, each batch ``--parallel N`` at a time); one progress display and one
 report cover the whole run. The run log streams to ``$SCENARIST_HOME/runs/<run_id>.jsonl``
 (a header, then a record per finished scenario) and is rewritten whole at the end. The
 last line printed is the verdict, computed by :func:`verdict` together with the exit
@@ -112,6 +113,7 @@ class _Plan:
     repeat: int
     cassette_mode: str | None
     quiet: bool
+    executor: Any = None
 
 
 def run(
@@ -164,6 +166,17 @@ def run(
             help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
         ),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help=(
+                "Run the scenarios in batches on Ray (extra 'ray'): a local Ray (no ADDRESS, "
+                "or 'local'), or the cluster at ADDRESS ('auto', 'ray://host:10001')."
+            ),
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if debug:
@@ -192,7 +205,7 @@ def run(
         )
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
-    plan = _Plan(files, parallel, repeat, mode, quiet)
+    plan = _Plan(files, parallel, repeat, mode, quiet, _ray_executor(ray, files))
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
     from rich.console import Console
@@ -235,6 +248,17 @@ def run(
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _ray_executor(address: str | None, files: list[SourceFile]) -> Any:
+    """``--ray [ADDRESS]``: a ``RayExecutor`` shipping the scenario files' code by value
+    (workers cannot import a file by path; the agent's own package they must import)."""
+    if address is None:
+        return None
+    from scenarist.ray_executor import RayExecutor
+
+    python_files = [f.path for f in files if f.path.suffix == ".py"]
+    return RayExecutor(None if address == "local" else address, ship_files=python_files)
 
 
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
@@ -310,6 +334,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             parallel=plan.parallel > 1,
             max_concurrency=plan.parallel,
             repeat=plan.repeat,
+            executor=plan.executor,
         )
         async with aclosing(stream_of_results) as finished:  # closed here, in this task
             async for index, result in finished:

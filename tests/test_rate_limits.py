@@ -250,3 +250,36 @@ async def test_env_budgets_apply_when_the_run_gives_none(monkeypatch: pytest.Mon
             result = await suite_of(2).run(llm_agent(server, http), verbose=False)
     assert result.passed_count == 2
     assert result.rate_limits.requests == 2
+
+
+async def test_veval_items_retry_a_429_under_env_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarist.store.memory import MemoryStore
+    from scenarist.tracing import RunContext
+    from scenarist.veval.client import Client
+    from scenarist.veval.items import ScenarioItem
+
+    answers = [Reply(status=429, headers={"retry-after": "0"}), Reply("fine")]
+
+    def provider(request: FakeRequest) -> Reply:
+        return answers.pop(0) if answers else Reply("fine")
+
+    with FakeLLMServer(ScriptedLLM(provider)) as server:
+        async with httpx2.AsyncClient() as http:
+
+            async def agent(ctx: RunContext) -> str:
+                response = await http.post(
+                    server.openai_url + "/chat/completions",
+                    json={"model": "m", "messages": [{"role": "user", "content": ctx.input}]},
+                )
+                response.raise_for_status()
+                return str(response.json()["choices"][0]["message"]["content"])
+
+            client = Client(store=MemoryStore())
+            items = [ScenarioItem(name="one", input="hi")]
+            failed = await client.run_scenario_async("paced", agent, items=items)
+            assert not failed.passed  # no budget: the 429 reaches the agent
+            answers[:] = [Reply(status=429, headers={"retry-after": "0"})]
+            monkeypatch.setenv("SCENARIST_RATE_LIMITS", "openai/*=6000rpm")
+            passed = await client.run_scenario_async("paced", agent, items=items)
+    assert passed.passed, passed.results[0].failures
+    assert len(server.requests) == 3

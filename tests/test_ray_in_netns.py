@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _namespace_problem() -> str | None:
+def namespace_problem() -> str | None:
     if importlib.util.find_spec("ray") is None:
         return "Ray is not installed: pip install -e '.[ray]'"
     if shutil.which("unshare") is None or shutil.which("ip") is None:
@@ -35,7 +35,7 @@ def _namespace_problem() -> str | None:
 
 @pytest.mark.timeout(900)
 def test_ray_executor_suite_in_a_private_network_namespace() -> None:
-    problem = _namespace_problem()
+    problem = namespace_problem()
     if problem is not None:
         pytest.skip(problem)
     env = dict(os.environ, SCENARIST_RAY_NETNS="1", RAY_AUTH_MODE="disabled")

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from scenarist._construct import construct
 from scenarist._lanes import lane
+from scenarist.integrations._throttle import Throttle, throttling
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
@@ -77,7 +78,8 @@ async def run_items(
     """Run every item with at most ``workers`` at a time; store and return the summary.
 
     With an ``executor`` (a ``RayExecutor``) the items run there in batches, each batch
-    with ``workers`` at a time; the summary is stored here all the same."""
+    with ``workers`` at a time; the summary is stored here all the same. The items' live
+    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.rate_limits`)."""
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -88,9 +90,10 @@ async def run_items(
             harness, scenario_name, agent, shared, items, workers, live_model_steps
         )
     else:
-        results = await run_item_list(
-            harness, scenario_name, agent, shared, items, workers, live_model_steps
-        )
+        with throttling(_env_throttle()):
+            results = await run_item_list(
+                harness, scenario_name, agent, shared, items, workers, live_model_steps
+            )
 
     run = construct(
         ScenarioRunResult,
@@ -105,6 +108,14 @@ async def run_items(
     )
     await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))
     return run
+
+
+def _env_throttle() -> Throttle | None:
+    """``$SCENARIST_RATE_LIMITS`` for the items' live LLM calls (none when unset)."""
+    from scenarist.rate_limits import RateLimiter, rate_limits_from_env
+
+    limits = rate_limits_from_env()
+    return Throttle(RateLimiter(limits)) if limits else None
 
 
 async def run_item_list(

@@ -110,10 +110,12 @@ def measure(count: int, workers: list[int], rounds: int) -> dict[str, Any]:
                     "per_batch_overhead_ms": (instant_s - local_instant) / batches * 1000,
                 }
             )
+        actor = actor_turns(ray, 2000)
     finally:
         ray.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
     return {
+        "limiter_actor": actor,
         "scenarios": count,
         "ray_init_s": init_s,
         "cold_first_run_s": cold,
@@ -122,6 +124,26 @@ def measure(count: int, workers: list[int], rounds: int) -> dict[str, Any]:
         "ideal_s": 0.02 * -(-count // 100),
         "rows": rows,
     }
+
+
+def actor_turns(ray: Any, calls: int) -> dict[str, float]:
+    """The limiter actor's cost per turn: one caller waiting for each, and many at once."""
+    from scenarist.rate_limits import RateLimit, RateLimiter
+    from scenarist.ray_executor import RemoteLimiter, _LimiterHolder
+
+    limiter = RateLimiter([RateLimit("*", requests=1e9, burst=1e9)])
+    actor = ray.remote(num_cpus=0)(_LimiterHolder).remote(limiter)
+    remote = RemoteLimiter(actor)
+    remote.acquire("openai/m")  # the actor is up
+    start = time.perf_counter()
+    for _ in range(calls // 10):
+        remote.acquire("openai/m")
+    one_by_one = (time.perf_counter() - start) / (calls // 10)
+    start = time.perf_counter()
+    ray.get([actor.acquire.remote("openai/m", 0) for _ in range(calls)])
+    many = calls / (time.perf_counter() - start)
+    ray.kill(actor)
+    return {"round_trip_ms": one_by_one * 1000, "turns_per_s_in_flight": many}
 
 
 def report(numbers: dict[str, Any]) -> None:
@@ -134,6 +156,11 @@ def report(numbers: dict[str, Any]) -> None:
     print(
         f"  LocalExecutor:            {numbers['local_s']:.3f} s "
         f"({count / numbers['local_s']:.0f} scenarios/s; ideal {numbers['ideal_s']:.2f} s)"
+    )
+    actor = numbers["limiter_actor"]
+    print(
+        f"  limiter actor: {actor['round_trip_ms']:.2f} ms a turn one at a time, "
+        f"{actor['turns_per_s_in_flight']:.0f} turns/s with many in flight"
     )
     print("  workers  batches  suite s  scenarios/s  overhead/scenario  per-batch overhead")
     for row in numbers["rows"]:

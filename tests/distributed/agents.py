@@ -17,6 +17,21 @@ async def echo(inputs: str) -> str:
     return f"echo {inputs}"
 
 
+def held(inputs: str) -> str:
+    """``"q<n> <marker>"``: ``q0`` waits (up to 60 s) until the test creates ``marker``,
+    which it does only once it has received results of other batches."""
+    import time
+
+    question, marker = inputs.split(" ", 1)
+    if question == "q0":
+        deadline = time.monotonic() + 60
+        while not Path(marker).exists():
+            if time.monotonic() > deadline:
+                return "gave up waiting: results were not streamed"
+            time.sleep(0.05)
+    return f"echo {question}"
+
+
 def dying(inputs: str) -> str:
     """``die-always`` kills its worker every time; ``die-once:PATH`` only the first time."""
     if inputs == "die-always":

@@ -284,3 +284,15 @@ def test_ray_without_the_extra_says_what_to_install(
     result = cli("run", "one.py", "--ray", "local")
     assert result.exit_code == 2
     assert "pip install 'scenarist[ray]'" in result.output
+
+
+def test_parallel_auto_shows_its_level_and_bad_values_are_named(
+    cli: Callable[..., Result], write: Callable[[str, str], Path]
+) -> None:
+    path = write("one.py", PASSING)
+    result = cli("run", str(path), "--parallel", "auto")
+    assert result.exit_code == 0, result.output
+    assert "concurrency 4/64" in result.output  # no LLM call: the level stays where it began
+    bad = cli("run", str(path), "--parallel", "lots")
+    assert bad.exit_code == 2
+    assert "--parallel takes a number >= 1 or 'auto', got 'lots'" in bad.output

@@ -99,6 +99,8 @@ class AdaptiveConcurrency:
                 with self._lock:
                     if future in self._waiters:
                         self._waiters.remove(future)
+                    else:  # woken as it was cancelled: pass the turn on
+                        self._wake()
                 raise
         try:
             yield

@@ -32,6 +32,7 @@ Rate limits are shared through one actor holding the run's
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -119,8 +120,6 @@ class RayExecutor:
             return ray, False
         options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         options.update(self.init_options)
-        if self.runtime_env is not None:
-            options["runtime_env"] = self.runtime_env
         try:
             ray.init(address=self.address, **options)
         except ConnectionError as exc:
@@ -129,6 +128,18 @@ class RayExecutor:
                 "`ray start --head` or give RayExecutor(address=None) for a local Ray"
             ) from exc
         return ray, True
+
+    def _remote(self, ray: Any, function: Any) -> Any:
+        """``function`` as a Ray task: one retry for a dead worker, none for user errors,
+        this executor's ``runtime_env`` (whoever started Ray)."""
+        options: dict[str, Any] = {
+            "max_retries": 1,
+            "retry_exceptions": False,
+            "num_cpus": self.num_cpus,
+        }
+        if self.runtime_env is not None:
+            options["runtime_env"] = self.runtime_env
+        return ray.remote(**options)(function)
 
     def _ship(self, ray: Any) -> None:
         """Modules loaded from ``ship_files``: pickled by value, not by name."""
@@ -165,20 +176,19 @@ class RayExecutor:
             limiter, actor = _limiter_actor(ray, plan)
             options = _options(plan)
             tape = _tape()
-            remote = ray.remote(max_retries=1, retry_exceptions=False, num_cpus=self.num_cpus)(
-                run_scenario_batch
-            )
+            remote = self._remote(ray, run_scenario_batch)
             pickle = ray.cloudpickle
             refs: dict[Any, range] = {}
+            tasks: dict[Any, Any] = {}
             for cut in cuts:
                 payload = pickle.dumps(([scenarios[i] for i in cut], plan.target))
                 ref = remote.remote(payload, list(cut), options, tape, limiter)
-                refs[asyncio.ensure_future(_awaitable(ref))] = cut
+                future = asyncio.ensure_future(_awaitable(ref))
+                refs[future], tasks[future] = cut, ref
             try:
                 await self._collect(ray, refs, scenarios, plan, sink)
             finally:
-                for future in refs:
-                    future.cancel()
+                _cancel(ray, tasks)
                 if actor is not None and plan.limiter is not None:
                     _take_stats(ray, actor, plan)
         finally:
@@ -260,11 +270,10 @@ class RayExecutor:
             )
             limiter = RemoteLimiter(actor) if actor is not None else None
             tape = _tape()
-            remote = ray.remote(max_retries=1, retry_exceptions=False, num_cpus=self.num_cpus)(
-                run_item_batch
-            )
+            remote = self._remote(ray, run_item_batch)
             options = {"workers": workers, "live_model_steps": live_model_steps}
             refs: dict[Any, range] = {}
+            tasks: dict[Any, Any] = {}
             for cut in cuts:
                 batch = [items[i] for i in cut]
                 recordings: dict[str, str] = {}
@@ -275,7 +284,8 @@ class RayExecutor:
                             recordings[item.trace_id] = found.model_dump_json()
                 payload = ray.cloudpickle.dumps((scenario_name, agent, shared, batch))
                 ref = remote.remote(payload, list(cut), options, recordings, tape, limiter)
-                refs[asyncio.ensure_future(_awaitable(ref))] = cut
+                future = asyncio.ensure_future(_awaitable(ref))
+                refs[future], tasks[future] = cut, ref
             results: list[ItemRunResult | None] = [None] * len(items)
             try:
                 pending = set(refs)
@@ -284,8 +294,7 @@ class RayExecutor:
                     for future in done:
                         await self._take_items(ray, future, refs[future], items, harness, results)
             finally:
-                for future in refs:
-                    future.cancel()
+                _cancel(ray, tasks)
                 if actor is not None:
                     ray.kill(actor)
             return [r for r in results if r is not None]
@@ -429,6 +438,15 @@ def _fold_tape(report: dict[str, Any] | None) -> None:
     source = http_capture._source.get()
     if isinstance(source, Cassette):
         source.take_back(report)
+
+
+def _cancel(ray: Any, tasks: dict[Any, Any]) -> None:
+    """Batches still running when the run stops (an error, Ctrl-C) are cancelled."""
+    for future, ref in tasks.items():
+        if not future.done():
+            future.cancel()
+            with contextlib.suppress(Exception):  # already finished, or the cluster is gone
+                ray.cancel(ref, force=True)
 
 
 async def _awaitable(ref: Any) -> Any:

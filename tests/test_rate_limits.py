@@ -283,3 +283,47 @@ async def test_veval_items_retry_a_429_under_env_budgets(monkeypatch: pytest.Mon
             passed = await client.run_scenario_async("paced", agent, items=items)
     assert passed.passed, passed.results[0].failures
     assert len(server.requests) == 3
+
+
+def test_calls_are_keyed_by_provider_and_model_and_charged_when_sent() -> None:
+    from scenarist.integrations._llm_payloads import Endpoint
+    from scenarist.integrations._throttle import call_key
+
+    body = b'{"model": "gpt-4o-mini", "max_tokens": 50, "messages": []}'
+    request = httpx2.Request("POST", "http://x/v1/chat/completions", content=body)
+    assert call_key(Endpoint("openai", "openai.chat.completions"), request) == (
+        "openai/gpt-4o-mini",
+        len(body) // 4 + 50,
+    )
+    gemini = httpx2.Request(
+        "POST", "http://x/v1beta/models/gemini-2.0-flash:generateContent", content=b"{}"
+    )
+    assert call_key(Endpoint("gemini", "gemini.generate_content"), gemini)[0] == (
+        "gemini/gemini-2.0-flash"
+    )
+
+
+async def test_an_sdk_agent_is_paced_with_no_code_change() -> None:
+    import openai
+
+    clock = ManualClock()
+    answers = [Reply(status=429, headers={"retry-after": "2"})]
+
+    def provider(request: FakeRequest) -> Reply:
+        return answers.pop(0) if answers else Reply(f"answer to {request.text}")
+
+    limiter = RateLimiter([RateLimit("openai/gpt-4o-mini", requests=60)], clock=clock)
+    with FakeLLMServer(ScriptedLLM(provider)) as server:
+        llm = openai.AsyncOpenAI(base_url=server.openai_url, api_key="test", max_retries=0)
+
+        async def agent(inputs: str) -> str:
+            reply = await llm.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": inputs}]
+            )
+            return reply.choices[0].message.content or ""
+
+        result = await suite_of(2).run(agent, verbose=False, rate_limits=limiter)
+        await llm.close()
+    assert result.passed_count == 2, [r.format_failures() for r in result.results]
+    assert len(server.requests) == 3  # the SDK never saw the 429: the layer retried it
+    assert clock.waits == [0.0, 2.0, 3.0]  # paused 2 s, then paced at one a second

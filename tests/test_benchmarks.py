@@ -18,13 +18,13 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
-def run_bench(script: str, *args: str, cwd: Path | None = None) -> str:
+def run_bench(script: str, *args: str, cwd: Path | None = None, timeout: float = 110) -> str:
     env = {**os.environ, "GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1"}
     proc = subprocess.run(
         [sys.executable, str(BENCH / script), *args],
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=timeout,
         env=env,
         cwd=cwd,
     )
@@ -46,6 +46,8 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "server_bench.py",
         "otlp_ingest.py",
         "server_load.py",
+        "ray_executor.py",
+        "rate_limiter.py",
     }
     assert scripts == covered, "a benchmark was added or removed: give it a smoke test here"
 
@@ -165,3 +167,29 @@ def test_server_load_loses_and_doubles_nothing_on_sqlite(tmp_path: Path) -> None
     sqlite = json.loads(out_json.read_text())["sqlite"]
     assert sqlite["acknowledged"] == sqlite["stored"] == 6
     assert sqlite["lost"] == sqlite["duplicated"] == sqlite["errors"] == 0
+
+
+def test_rate_limiter_accuracy_runs(tmp_path: Path) -> None:
+    out_json = tmp_path / "limiter.json"
+    out = run_bench("rate_limiter.py", "--rpm", "240", "--seconds", "2", "--json", str(out_json))
+    assert "configured rpm  requests  achieved rpm" in out
+    (row,) = json.loads(out_json.read_text())
+    assert row["requests"] == 8
+    assert row["configured_rpm"] == 240
+
+
+@pytest.mark.timeout(300)
+def test_ray_executor_bench_runs_in_a_private_network(tmp_path: Path) -> None:
+    from tests.test_ray_in_netns import namespace_problem
+
+    problem = namespace_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    out_json = tmp_path / "ray.json"
+    out = run_bench(
+        "ray_executor.py", "--scenarios", "8", "--workers", "1", "--rounds", "1",
+        "--json", str(out_json), timeout=280,
+    )  # fmt: skip
+    assert "workers  batches  suite s" in out
+    (row,) = json.loads(out_json.read_text())["rows"]
+    assert row["workers"] == 1 and row["batches"] >= 1

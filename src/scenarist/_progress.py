@@ -4,7 +4,8 @@ On a TTY: a Rich progress bar naming the running scenario, done/total, the pass/
 tally, elapsed time and an ETA. Not on a TTY (CI logs, pipes): nothing while running by
 default, so logs are never flooded; the report printed afterwards says everything. The
 CLI asks for ``plain_lines``: then a non-terminal gets one short line per finished
-scenario, which reads well in a CI log of a long run.
+scenario, which reads well in a CI log of a long run. With ``max_concurrency="auto"`` the
+tally ends with the current level (``concurrency 12/64``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ class Progress:
         *,
         plain_lines: bool = False,
         stream: TextIO | None = None,
+        concurrency: Any = None,
     ) -> None:
         self._names = [s.name for s in scenarios]
+        self._concurrency = concurrency  # an AdaptiveConcurrency: its level is shown
         self._tally: Counter[str] = Counter()
         self._bar: Any = None
         self._lines: TextIO | None = None
@@ -74,6 +77,8 @@ class Progress:
         self._tally[result.status.value] += 1
         done = sum(self._tally.values())
         tally = ", ".join(f"{n} {s}" for s, n in sorted(self._tally.items()))
+        if self._concurrency is not None:
+            tally += f"; concurrency {self._concurrency.level}/{self._concurrency.cap}"
         if self._lines is not None:
             elapsed = time.perf_counter() - self._t0
             self._lines.write(

@@ -459,6 +459,9 @@ class SuiteResult(_Renderable):
     recommendation: str | None = None
     suite: Any = Field(default=None, exclude=True, repr=False)
     incomplete: bool = Field(default=False, kw_only=True, exclude_if=lambda value: not value)
+    rate_limits: Any = Field(default=None, kw_only=True, exclude=True, repr=False)
+    """What the run's rate limiter did (a ``LimiterStats``), when it had one: the report
+    shows it (not part of the run log)."""
     """The run did not finish: read back from a run log without its end record (an
     interrupted run), so the counts cover only the scenarios that finished. Reports say
     ``INCOMPLETE``; left out of dumps while ``False`` (giskard-checks has no such field)."""

@@ -1,15 +1,18 @@
 """``Suite``: many scenarios run together, serially or concurrently, results in order.
 
-Parallel runs use a fixed pool of ``max_concurrency`` workers pulling scenarios in order
-(all at once when it is ``None``), so overhead stays flat however large the suite is.
-Sync targets run in worker threads in parallel mode, so one blocking SDK call does not
-stall every other scenario; the thread pool is bounded by ``max_concurrency`` too.
+The suite decides what runs (a :class:`~scenarist.executor.RunPlan`: target, concurrency,
+timeouts, repeats, rate limits); an executor decides where (``LocalExecutor``, the
+default: this process; ``RayExecutor``: batches on a Ray cluster). Locally, parallel runs
+use a fixed pool of ``max_concurrency`` workers pulling scenarios in order (all at once
+when it is ``None``), so overhead stays flat however large the suite is. Sync targets run
+in worker threads in parallel mode, so one blocking SDK call does not stall every other
+scenario; the thread pool is bounded by ``max_concurrency`` too.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -18,16 +21,15 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._construct import construct
-from scenarist._lanes import lane
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync
-from scenarist.interactions import ThreadBudget
+from scenarist.adaptive import AUTO, AdaptiveConcurrency
+from scenarist.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
 from scenarist.results import ScenarioResult, SuiteResult
-from scenarist.runner import get_runner
 from scenarist.scenario import Scenario
 
-__all__ = ["Suite", "validate_max_concurrency"]
+__all__ = ["Suite", "validate_concurrency", "validate_max_concurrency"]
 
 
 def validate_repeat(value: Any) -> int:
@@ -48,6 +50,28 @@ def validate_max_concurrency(value: Any) -> int | None:
     if value < 1:
         raise ValueError(f"max_concurrency must be greater than 0, got {value!r}")
     return value
+
+
+def validate_concurrency(value: Any) -> int | AdaptiveConcurrency | None:
+    """``max_concurrency``: ``None``, an int ≥ 1, ``"auto"`` or an ``AdaptiveConcurrency``."""
+    if value == AUTO and isinstance(value, str):
+        return AdaptiveConcurrency()
+    if isinstance(value, AdaptiveConcurrency):
+        return value
+    if isinstance(value, str):
+        raise TypeError(
+            f"max_concurrency must be None or a positive integer (or 'auto'), got {value!r}"
+        )
+    return validate_max_concurrency(value)
+
+
+def _limiter_stats(plan: RunPlan) -> Any:
+    """What the run's limiter did (for the report), when it had one."""
+    if plan.limiter is None:
+        return None
+    from scenarist.rate_limits import RateLimiter
+
+    return plan.limiter.snapshot() if isinstance(plan.limiter, RateLimiter) else None
 
 
 class Suite(BaseModel):
@@ -84,79 +108,67 @@ class Suite(BaseModel):
         ]
         return Suite(name=self.name, scenarios=chosen, target=self.target)
 
-    async def _execute(
+    def _plan(
         self,
-        sink: Callable[[int, ScenarioResult], Awaitable[None]],
         target: Any,
         return_exception: bool,
         parallel: bool,
-        max_concurrency: int | None,
+        concurrency: int | AdaptiveConcurrency | None,
         timeout_s: float | None,
-        repeat: int = 1,
+        repeat: int,
+        rate_limits: Any,
+    ) -> RunPlan:
+        from scenarist.rate_limits import RateLimiter, parse_rate_limits, rate_limits_from_env
+
+        if isinstance(rate_limits, RateLimiter):  # a limiter of your own (its clock, budget)
+            limiter: RateLimiter | None = rate_limits
+        else:
+            limits = (
+                rate_limits_from_env() if rate_limits is None else parse_rate_limits(rate_limits)
+            )
+            limiter = RateLimiter(limits) if limits else None
+        return RunPlan(
+            target=target if target is not MISSING and target is not None else self.target,
+            return_exception=return_exception,
+            parallel=parallel,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            repeat=repeat,
+            limiter=limiter,
+        )
+
+    async def _execute(
+        self,
+        sink: ScenarioSink,
+        plan: RunPlan,
+        executor: Executor | None,
     ) -> None:
-        """Run every scenario, handing each ``(index, result)`` to ``sink`` as it finishes.
+        """Run every scenario through ``executor``, handing each ``(index, result)`` to
+        ``sink`` as it finishes.
 
         With ``repeat=k`` each scenario runs ``k`` independent times; the result handed
         over is the first run that did not pass (else the last), carrying every run's
         status in ``repeat_statuses``.
         """
-        target = target if target is not MISSING and target is not None else self.target
-        runner = get_runner()
-
-        async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
-            with lane(f"scenario:{scenario.name}"):  # its cassette responses, in any order
-                runs = [
-                    await runner.run(
-                        scenario, target, return_exception, timeout_s=timeout_s, threads=threads
-                    )
-                    for _ in range(repeat)
-                ]
-            if repeat == 1:
-                return runs[0]
-            chosen = next((r for r in runs if not r.passed), runs[-1])
-            chosen.__dict__["repeat_statuses"] = [r.status for r in runs]
-            return chosen
-
-        if not parallel:
-            for index, scenario in enumerate(self.scenarios):
-                await sink(index, await run_one(scenario, None))
-            return
-
-        import asyncio  # here, not at import: `import scenarist` stays light
-
-        workers = min(max_concurrency or len(self.scenarios), len(self.scenarios))
-        threads = ThreadBudget(max_concurrency or 40)
-        pending = iter(enumerate(self.scenarios))
-        first_error: list[Exception] = []
-        tasks: list[asyncio.Task[None]] = []
-
-        async def worker() -> None:
-            for index, scenario in pending:
-                try:
-                    result = await run_one(scenario, threads)
-                except Exception as exc:  # the first one stops the run and is raised
-                    if not first_error:
-                        first_error.append(exc)
-                        for task in tasks:
-                            task.cancel()
-                    return
-                await sink(index, result)
-
-        # asyncio's own task group: structured, cancels siblings, and costs no import.
-        async with asyncio.TaskGroup() as group:
-            tasks.extend(group.create_task(worker()) for _ in range(workers))
-        if first_error:
-            raise first_error[0]
+        chosen = executor if executor is not None else LocalExecutor()
+        if not isinstance(chosen, Executor):
+            raise TypeError(
+                f"executor must be an Executor (LocalExecutor(), RayExecutor(...)), "
+                f"got {type(chosen).__name__}"
+            )
+        await chosen.run_scenarios(self.scenarios, plan, sink)
 
     async def iter_results(
         self,
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         *,
         timeout_s: float | None = None,
         repeat: int = 1,
+        executor: Executor | None = None,
+        rate_limits: Any = None,
     ) -> AsyncGenerator[tuple[int, ScenarioResult], None]:
         """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
 
@@ -166,23 +178,18 @@ class Suite(BaseModel):
         own task: ``async with contextlib.aclosing(suite.iter_results(...)) as results``;
         left to the garbage collector, its task group is closed from another task.
         """
-        max_concurrency = validate_max_concurrency(max_concurrency)
+        concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
+        plan = self._plan(
+            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits
+        )
         send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
-            max_concurrency or 100
+            plan.cap or 100
         )
 
         async def produce() -> None:
             async with send:
-                await self._execute(
-                    lambda i, r: send.send((i, r)),
-                    target,
-                    return_exception,
-                    parallel,
-                    max_concurrency,
-                    timeout_s,
-                    repeat,
-                )
+                await self._execute(lambda i, r: send.send((i, r)), plan, executor)
 
         async with anyio.create_task_group() as group, receive:
             group.start_soon(produce)
@@ -194,11 +201,13 @@ class Suite(BaseModel):
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
         repeat: int = 1,
+        executor: Executor | None = None,
+        rate_limits: Any = None,
     ) -> SuiteResult:
         """Run every scenario; results come back in scenario order.
 
@@ -207,13 +216,24 @@ class Suite(BaseModel):
         ``repeat=k`` runs every scenario ``k`` independent times (see
         :attr:`SuiteResult.flaky`, :attr:`SuiteResult.pass_at_k`); it is separate from a
         scenario's ``multiple_runs``.
+
+        ``max_concurrency="auto"`` (or an :class:`~scenarist.adaptive.AdaptiveConcurrency`
+        with its own cap) adapts the level to the agent's LLM calls (AIMD).
+        ``rate_limits`` (``{"openai/gpt-4o-mini": "500rpm, 200000tpm"}``, default
+        ``$SCENARIST_RATE_LIMITS``) paces the agent's own LLM calls across every scenario
+        (see :mod:`scenarist.rate_limits`). ``executor`` says where scenarios run:
+        :class:`~scenarist.executor.LocalExecutor` (default) or ``RayExecutor(...)``.
         """
-        max_concurrency = validate_max_concurrency(max_concurrency)
+        concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
+        plan = self._plan(
+            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits
+        )
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         results: list[ScenarioResult | None] = [None] * len(self.scenarios)
-        progress = Progress(self.scenarios) if verbose else None
+        adaptive = plan.concurrency if isinstance(plan.concurrency, AdaptiveConcurrency) else None
+        progress = Progress(self.scenarios, concurrency=adaptive) if verbose else None
 
         async def store(index: int, result: ScenarioResult) -> None:
             results[index] = result
@@ -221,9 +241,7 @@ class Suite(BaseModel):
                 progress.advance(index, result)
 
         try:
-            await self._execute(
-                store, target, return_exception, parallel, max_concurrency, timeout_s, repeat
-            )
+            await self._execute(store, plan, executor)
         finally:
             if progress is not None:
                 progress.close()
@@ -237,6 +255,7 @@ class Suite(BaseModel):
                 "recommendation": None,
                 "suite": self,
                 "incomplete": False,
+                "rate_limits": _limiter_stats(plan),
             },
         )
 
@@ -245,11 +264,13 @@ class Suite(BaseModel):
         target: Any = MISSING,
         return_exception: bool = False,
         parallel: bool = False,
-        max_concurrency: int | None = None,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
         repeat: int = 1,
+        executor: Executor | None = None,
+        rate_limits: Any = None,
     ) -> SuiteResult:
         """:meth:`run` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -261,6 +282,8 @@ class Suite(BaseModel):
             verbose,
             timeout_s=timeout_s,
             repeat=repeat,
+            executor=executor,
+            rate_limits=rate_limits,
         )
 
     @classmethod

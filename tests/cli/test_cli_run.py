@@ -244,3 +244,55 @@ def test_run_quiet_prints_only_the_verdict(cli: Cli, write: Write) -> None:
     result = cli("run", str(write("mixed.py", FAILING)), "--quiet")
     assert result.stdout.strip().splitlines() == [last_line(result)]
     assert result.stderr == ""
+
+
+def test_a_bare_ray_flag_means_a_local_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarist.cli._entry import bare_ray_flag
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").mkdir()
+    assert bare_ray_flag(["run", "x.py", "--ray"]) == ["run", "x.py", "--ray", "local"]
+    assert bare_ray_flag(["run", "--ray", "tests", "-q"]) == [
+        "run",
+        "--ray",
+        "local",
+        "tests",
+        "-q",
+    ]
+    assert bare_ray_flag(["run", "--ray", "--parallel", "2"]) == [
+        "run",
+        "--ray",
+        "local",
+        "--parallel",
+        "2",
+    ]
+    assert bare_ray_flag(["run", "--ray", "ray://head:10001", "t.py"]) == [
+        "run",
+        "--ray",
+        "ray://head:10001",
+        "t.py",
+    ]
+
+
+def test_ray_without_the_extra_says_what_to_install(
+    cli: Callable[..., Result], write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    write("one.py", PASSING)
+    monkeypatch.setitem(sys.modules, "ray", None)  # an import of ray fails
+    result = cli("run", "one.py", "--ray", "local")
+    assert result.exit_code == 2
+    assert "pip install 'scenarist[ray]'" in result.output
+
+
+def test_parallel_auto_shows_its_level_and_bad_values_are_named(
+    cli: Callable[..., Result], write: Callable[[str, str], Path]
+) -> None:
+    path = write("one.py", PASSING)
+    result = cli("run", str(path), "--parallel", "auto")
+    assert result.exit_code == 0, result.output
+    assert "concurrency 4/64" in result.output  # no LLM call: the level stays where it began
+    bad = cli("run", str(path), "--parallel", "lots")
+    assert bad.exit_code == 2
+    assert "--parallel takes a number >= 1 or 'auto', got 'lots'" in bad.output

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main"]
+__all__ = ["bare_ray_flag", "main"]
+
+LOCAL_RAY = "local"
 
 MISSING_TYPER = (
     "scenarist: the command line needs Typer, which is not installed; "
@@ -22,9 +24,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from scenarist.cli.app import app
 
+    args = bare_ray_flag(list(sys.argv[1:] if argv is None else argv))
     try:
-        app(args=argv, prog_name="scenarist")
+        app(args=args, prog_name="scenarist")
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     return 0
+
+
+def bare_ray_flag(args: list[str]) -> list[str]:
+    """``scenarist run ... --ray`` with no address means a local Ray: ``--ray local``.
+
+    ``--ray`` takes the next word as its address unless it is missing, an option or an
+    existing path (``scenarist run --ray tests/`` runs ``tests/`` on a local Ray); Typer
+    has no options with an optional value, so the word is supplied here.
+    """
+    from pathlib import Path
+
+    out: list[str] = []
+    for position, arg in enumerate(args):
+        out.append(arg)
+        if arg != "--ray":
+            continue
+        following = args[position + 1] if position + 1 < len(args) else None
+        if following is None or following.startswith("-") or Path(following).exists():
+            out.append(LOCAL_RAY)
+    return out

@@ -1,7 +1,8 @@
 """``scenarist run``: discover scenarios, run them, report, and keep the run log.
 
 Files run one after another (each inside its own cassette with ``--record``/``--replay``),
-the scenarios of a file concurrently with ``--parallel N``; one progress display and one
+the scenarios of a file concurrently with ``--parallel N`` (with ``--ray [ADDRESS]``: in
+batches on Ray workers, each batch ``--parallel N`` at a time); one progress display and one
 report cover the whole run. The run log streams to ``$SCENARIST_HOME/runs/<run_id>.jsonl``
 (a header, then a record per finished scenario) and is rewritten whole at the end. The
 last line printed is the verdict, computed by :func:`verdict` together with the exit
@@ -19,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from scenarist.adaptive import AdaptiveConcurrency
 from scenarist.cli._discover import Discovery, SourceFile, discover
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
@@ -108,10 +110,11 @@ def verdict(
 @dataclass
 class _Plan:
     files: list[SourceFile]
-    parallel: int
+    parallel: int | AdaptiveConcurrency
     repeat: int
     cassette_mode: str | None
     quiet: bool
+    executor: Any = None
 
 
 def run(
@@ -128,8 +131,13 @@ def run(
         typer.Option("--tag", help="Only scenarios with this tag (KEY:VALUE or KEY); repeatable."),
     ] = None,
     parallel: Annotated[
-        int, typer.Option("--parallel", min=1, help="Scenarios run at once (per file).")
-    ] = 1,
+        str,
+        typer.Option(
+            "--parallel",
+            metavar="N|auto",
+            help="Scenarios run at once (per file); 'auto' adapts to 429s (AIMD, up to 64).",
+        ),
+    ] = "1",
     repeat: Annotated[
         int, typer.Option("--repeat", min=1, help="Run each scenario K times (flakiness).")
     ] = 1,
@@ -164,6 +172,17 @@ def run(
             help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
         ),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help=(
+                "Run the scenarios in batches on Ray (extra 'ray'): a local Ray (no ADDRESS, "
+                "or 'local'), or the cluster at ADDRESS ('auto', 'ray://host:10001')."
+            ),
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if debug:
@@ -192,7 +211,7 @@ def run(
         )
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
-    plan = _Plan(files, parallel, repeat, mode, quiet)
+    plan = _Plan(files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files))
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
     from rich.console import Console
@@ -237,6 +256,34 @@ def run(
     raise typer.Exit(outcome.exit_code)
 
 
+def _parallel(value: str) -> int | AdaptiveConcurrency:
+    """``--parallel``: a number >= 1, or ``auto`` (one adaptive level for the whole run)."""
+    if value.strip().lower() == "auto":
+        return AdaptiveConcurrency()
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise UserError(f"--parallel takes a number >= 1 or 'auto', got {value!r}")
+    return number
+
+
+def _ray_executor(address: str | None, files: list[SourceFile]) -> Any:
+    """``--ray [ADDRESS]``: a ``RayExecutor`` shipping the scenario files' code by value
+    (workers cannot import a file by path; the agent's own package they must import)."""
+    if address is None:
+        return None
+    from scenarist.ray_executor import RayExecutor
+
+    python_files = [f.path for f in files if f.path.suffix == ".py"]
+    return RayExecutor(None if address == "local" else address, ship_files=python_files)
+
+
+def _cap(parallel: int | AdaptiveConcurrency) -> int:
+    return parallel.cap if isinstance(parallel, AdaptiveConcurrency) else parallel
+
+
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
     if not chosen:
         return found.files
@@ -278,7 +325,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         suite_name=suite_name,
         started_at=datetime.now(UTC),
         environment=collect_environment(),
-        settings=RunSettings(concurrency=plan.parallel, repeat=plan.repeat),
+        settings=RunSettings(concurrency=_cap(plan.parallel), repeat=plan.repeat),
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
     try:
@@ -288,7 +335,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     errors: list[str] = []
     streaming = [True]  # off after a failed append (a full disk): the end rewrites it all
-    progress = None if plan.quiet else Progress(scenarios, plain_lines=True)
+    adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
+    progress = None if plan.quiet else Progress(scenarios, plain_lines=True, concurrency=adaptive)
     t0 = time.perf_counter()
 
     def keep(index: int, result: ScenarioResult) -> None:
@@ -307,9 +355,10 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         suite = Suite(name=suite_name, scenarios=file.scenarios)
         stream_of_results = suite.iter_results(
             return_exception=True,
-            parallel=plan.parallel > 1,
+            parallel=_cap(plan.parallel) > 1,
             max_concurrency=plan.parallel,
             repeat=plan.repeat,
+            executor=plan.executor,
         )
         async with aclosing(stream_of_results) as finished:  # closed here, in this task
             async for index, result in finished:

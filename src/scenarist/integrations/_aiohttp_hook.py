@@ -40,6 +40,7 @@ from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations import http_capture as capture
 from scenarist.integrations._llm_call import LLMCall
 from scenarist.integrations._network_guard import check_request
+from scenarist.integrations._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
 __all__ = ["patch"]
@@ -265,11 +266,20 @@ class _Exchange(asyncio.Transport):
         endpoint = payloads.classify(request.method, request.url.path)
         assert endpoint is not None
         call = LLMCall(recorder, endpoint, request, shim) if recorder is not None else None
+        throttle = current_throttle()
+
+        async def send() -> shim.Response:
+            if throttle is None:
+                return await self._send()
+            assert endpoint is not None
+            response: shim.Response = await throttle.send_async(endpoint, request, self._send)
+            return response
+
         try:
             if source is None:
-                response = await self._send()
+                response = await send()
             else:
-                response = await source.respond_async(request, shim, self._send)
+                response = await source.respond_async(request, shim, send)
         except BaseException as error:
             if call is not None:
                 call.finish(error)
@@ -352,7 +362,11 @@ def _hook(original: Connect) -> Connect:
         traces: Any,
         timeout: Any,  # noqa: ASYNC109
     ) -> Connection:
-        if current_recorder() is None and capture._source.get() is None:
+        if (
+            current_recorder() is None
+            and capture._source.get() is None
+            and current_throttle() is None
+        ):
             return await original(connector, req, traces, timeout)
         url = req.url
         if (

@@ -112,6 +112,7 @@ def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: boo
 
 def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
     from scenarist.integrations import http_capture as capture
+    from scenarist.integrations._throttle import current_throttle
     from scenarist.tracing.recorder import current_recorder
 
     stream_type, _ = capture._streams_for(shim)
@@ -119,8 +120,8 @@ def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
     def urlopen(
         pool: Any, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any
     ) -> Any:
-        recorder, source = current_recorder(), capture._source.get()
-        if recorder is None and source is None:
+        recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
+        if recorder is None and source is None and throttle is None:
             return original(pool, method, url, body, headers, **kw)
         full = _url(pool, url)
         request = shim.Request(method, full, b"")
@@ -132,10 +133,16 @@ def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
         preload = bool(kw.pop("preload_content", True))
         kw.pop("decode_content", None)
 
-        def send() -> Any:
+        def send_live() -> Any:
             live = original(pool, method, url, body, headers, preload_content=False, **kw)
             decoded = shim.decoded_headers(live.headers.items())
             return shim.Response(live.status, headers=decoded, stream=_LiveBody(live))
+
+        def send() -> Any:
+            if throttle is None:
+                return send_live()
+            assert endpoint is not None
+            return throttle.send(endpoint, request, send_live)
 
         call = LLMCall(recorder, endpoint, request, shim) if recorder is not None else None
         try:

@@ -56,6 +56,7 @@ from typing import Any, Protocol
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations._llm_call import REPLAYED, LLMCall
 from scenarist.integrations._network_guard import check_request
+from scenarist.integrations._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
 __all__ = [
@@ -217,8 +218,8 @@ _PATCH_ON_IMPORT = _PatchOnImport()
 
 def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:
     def handle_request(transport: Any, request: Any) -> Any:
-        recorder, source = current_recorder(), _source.get()
-        if recorder is None and source is None:
+        recorder, source, throttle = current_recorder(), _source.get(), current_throttle()
+        if recorder is None and source is None and throttle is None:
             return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
@@ -226,11 +227,14 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
             check_request(request.url.host, request.url.port, request.url.path)
             return original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
+
+        def send() -> Any:
+            if throttle is None:
+                return original(transport, request)
+            return throttle.send(endpoint, request, lambda: original(transport, request))
+
         try:
-            if source is None:
-                response = original(transport, request)
-            else:
-                response = source.respond(request, module, lambda: original(transport, request))
+            response = send() if source is None else source.respond(request, module, send)
         except BaseException as error:
             if call is not None:
                 call.finish(error)
@@ -246,21 +250,27 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
 
 def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type) -> Any:
     async def handle_async_request(transport: Any, request: Any) -> Any:
-        recorder, source = current_recorder(), _source.get()
-        if recorder is None and source is None:
+        recorder, source, throttle = current_recorder(), _source.get(), current_throttle()
+        if recorder is None and source is None and throttle is None:
             return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
             check_request(request.url.host, request.url.port, request.url.path)
             return await original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
+
+        async def send() -> Any:
+            if throttle is None:
+                return await original(transport, request)
+            return await throttle.send_async(
+                endpoint, request, lambda: original(transport, request)
+            )
+
         try:
             if source is None:
-                response = await original(transport, request)
+                response = await send()
             else:
-                response = await source.respond_async(
-                    request, module, lambda: original(transport, request)
-                )
+                response = await source.respond_async(request, module, send)
         except BaseException as error:
             if call is not None:
                 call.finish(error)

@@ -152,6 +152,8 @@ class Cassette:
         if isinstance(redact, str):
             raise UserError(f"redact takes a list of field names, got {redact!r}")
         self._redact_extra = tuple(redact)
+        self._match_on = match_on
+        self._allow_network = tuple(allow_network)
         self._matcher = RequestMatcher(match_on)
         self._lock = threading.Lock()
         self._replaying = False
@@ -242,6 +244,47 @@ class Cassette:
         traceback: TracebackType | None,
     ) -> None:
         self.__exit__(kind, error, traceback)
+
+    # -- another process's share of the session (a Ray batch) ------------------------------
+
+    def hand_off(self) -> dict[str, Any]:
+        """What a worker needs to answer (or record) this session's calls elsewhere: the
+        effective mode, the file's text when replaying, and the options."""
+        if self._stack is None:
+            raise UserError(f"cassette {str(self.path)!r} is not active; enter it first")
+        text = self.path.read_text(encoding="utf-8") if self._replaying else None
+        return {
+            "path": str(self.path),
+            "mode": "replay" if self._replaying else "refresh",
+            "text": text,
+            "redact": list(self._redact_extra),
+            "match_on": self._match_on,
+            "allow_network": list(self._allow_network),
+        }
+
+    def report(self) -> dict[str, Any]:
+        """This session as :meth:`take_back` reads it (on a worker, after leaving)."""
+        with self._lock:
+            recorded = [[req, resp, lane] for req, resp, lane in self._taped if resp is not None]
+            return {
+                **self._counts,
+                "recorded": recorded if not self._replaying else [],
+                "taken": sorted(self._taken),
+                "misses": [str(miss) for miss in self.misses],
+                "refused": list(self._guard.refused),
+            }
+
+    def take_back(self, report: dict[str, Any]) -> None:
+        """Fold a worker's session in: its counts, recorded calls, misses and refusals
+        (the file is written, and a miss raised, when this cassette is left)."""
+        with self._lock:
+            for name in ("replayed", "missed", "live"):
+                self._counts[name] += int(report.get(name, 0))
+            for request, response, lane in report.get("recorded", ()):
+                self._taped.append([request, response, lane])
+            self._taken.update(int(line) for line in report.get("taken", ()))
+        self.misses.extend(ReplayMissError(message) for message in report.get("misses", ()))
+        self._guard.refused.extend(report.get("refused", ()))
 
     # -- the response source ---------------------------------------------------------------
 

@@ -138,6 +138,9 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
 
         yield Rule(Text("Recommendation"))
         yield Markdown(result.recommendation)
+    if result.rate_limits is not None:
+        style = "yellow" if result.rate_limits.throttled or result.rate_limits.delayed else "dim"
+        yield Text(f"Rate limits: {result.rate_limits.summary()}", style=style)
     if result.incomplete:
         yield Text(
             "INCOMPLETE: this run log has no end record (the run was interrupted); only the "

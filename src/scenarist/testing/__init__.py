@@ -4,12 +4,13 @@
 OpenAI and Anthropic formats, so the official SDKs (and the LLM-call capture) see a real
 provider. ``TestClient``: a client that keeps everything in memory and blocks live LLM
 calls (loaded on first use). ``BagOfWordsEmbedder``: deterministic embeddings for
-similarity checks.
+similarity checks. ``ManualClock``: time that moves only when told (rate-limit tests).
 """
 
 from typing import TYPE_CHECKING
 
 from scenarist._lazy import lazy_attributes
+from scenarist.testing.clock import ManualClock
 from scenarist.testing.fake_embeddings import BagOfWordsEmbedder
 from scenarist.testing.fake_providers import (
     FakeLLMServer,
@@ -32,6 +33,7 @@ __all__ = [
     "FakeLLMServer",
     "FakeRequest",
     "LiveCallBlockedError",
+    "ManualClock",
     "Reply",
     "ScriptedLLM",
     "TestClient",

@@ -277,6 +277,7 @@ class Client:
         max_concurrency: int = 1,
         *,
         live_model_steps: bool = False,
+        executor: Any = None,
     ) -> ScenarioRunResult:
         """Run every item through ``agent`` and assert on each run; store the summary.
 
@@ -287,6 +288,9 @@ class Client:
         ``mock_model_steps`` is Veval's parameter, accepted so Veval calls keep working,
         and has no effect: trace-backed items are always mocked (``live_model_steps=True``
         runs their recorded ``llm`` steps live) and synthetic items always run live.
+
+        ``executor=RayExecutor(...)`` runs the items in batches on Ray workers (see
+        :mod:`scenarist.ray_executor`); traces and the summary are stored here.
         """
         from scenarist.suite import validate_max_concurrency
         from scenarist.veval.item_runner import run_items
@@ -297,7 +301,14 @@ class Client:
         shared = check_assertions(scenario_assertions or [], "scenario_assertions")
         workers = validate_max_concurrency(max_concurrency) or 1
         return await run_items(
-            self._harness(), scenario_name, agent, shared, items, workers, live_model_steps
+            self._harness(),
+            scenario_name,
+            agent,
+            shared,
+            items,
+            workers,
+            live_model_steps,
+            executor,
         )
 
     def run_scenario(
@@ -310,6 +321,7 @@ class Client:
         max_concurrency: int = 1,
         *,
         live_model_steps: bool = False,
+        executor: Any = None,
     ) -> ScenarioRunResult:
         """:meth:`run_scenario_async` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -321,6 +333,7 @@ class Client:
             mock_model_steps,
             max_concurrency,
             live_model_steps=live_model_steps,
+            executor=executor,
         )
 
     # -- replay (see scenarist.replay.agent_replay) --------------------------------------

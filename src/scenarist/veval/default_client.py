@@ -8,7 +8,7 @@ Made on first use (a local store unless a server is configured), replaced with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scenarist.veval.client import Client
 
@@ -47,6 +47,7 @@ async def run_scenario_async(
     max_concurrency: int = 1,
     *,
     live_model_steps: bool = False,
+    executor: Any = None,
 ) -> ScenarioRunResult:
     """:meth:`Client.run_scenario_async` on the default client."""
     return await get_client().run_scenario_async(
@@ -57,6 +58,7 @@ async def run_scenario_async(
         mock_model_steps,
         max_concurrency,
         live_model_steps=live_model_steps,
+        executor=executor,
     )
 
 
@@ -69,6 +71,7 @@ def run_scenario(
     max_concurrency: int = 1,
     *,
     live_model_steps: bool = False,
+    executor: Any = None,
 ) -> ScenarioRunResult:
     """:meth:`Client.run_scenario` on the default client."""
     return get_client().run_scenario(
@@ -79,4 +82,5 @@ def run_scenario(
         mock_model_steps,
         max_concurrency,
         live_model_steps=live_model_steps,
+        executor=executor,
     )

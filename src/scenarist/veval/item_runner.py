@@ -14,9 +14,11 @@ import secrets
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Protocol
 
 from scenarist._construct import construct
 from scenarist._lanes import lane
+from scenarist.integrations._throttle import Throttle, throttling
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
@@ -24,7 +26,7 @@ from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
 from scenarist.veval.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
 
-__all__ = ["run_items"]
+__all__ = ["ItemExecutor", "run_item_list", "run_items"]
 
 
 async def _scenario_items(
@@ -47,6 +49,22 @@ async def _scenario_items(
     return items, error
 
 
+class ItemExecutor(Protocol):
+    """Runs an item list somewhere else (``RayExecutor``): results in item order, their
+    traces already stored through ``harness``."""
+
+    async def run_item_list(
+        self,
+        harness: Harness,
+        scenario_name: str,
+        agent: Agent,
+        shared: list[Assertion],
+        items: Sequence[ScenarioItem],
+        workers: int,
+        live_model_steps: bool,
+    ) -> list[ItemRunResult]: ...
+
+
 async def run_items(
     harness: Harness,
     scenario_name: str,
@@ -55,29 +73,27 @@ async def run_items(
     items: Sequence[ScenarioItem] | None,
     workers: int,
     live_model_steps: bool,
+    executor: ItemExecutor | None = None,
 ) -> ScenarioRunResult:
-    """Run every item with at most ``workers`` at a time; store and return the summary."""
+    """Run every item with at most ``workers`` at a time; store and return the summary.
+
+    With an ``executor`` (a ``RayExecutor``) the items run there in batches, each batch
+    with ``workers`` at a time; the summary is stored here all the same. The items' live
+    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.rate_limits`)."""
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
     items, error = await _scenario_items(harness, scenario_name, items)
-    results: list[ItemRunResult | None] = [None] * len(items)
-    pending = iter(enumerate(items))
-
-    async def worker() -> None:
-        for index, item in pending:
-            with lane(f"{scenario_name}:item:{item.name or index}"):
-                results[index] = await _run_item(
-                    harness, scenario_name, agent, item, shared, live_model_steps
-                )
-
-    with TraceWrites.deferred() as writes:  # a worker takes its next item while it stores
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(workers, len(items))):
-                group.create_task(worker())
-    unstored = await writes.failures()
-    if unstored:
-        results = [_unstored(result, unstored) for result in results]
+    results: Sequence[ItemRunResult | None]
+    if executor is not None and items:
+        results = await executor.run_item_list(
+            harness, scenario_name, agent, shared, items, workers, live_model_steps
+        )
+    else:
+        with throttling(_env_throttle()):
+            results = await run_item_list(
+                harness, scenario_name, agent, shared, items, workers, live_model_steps
+            )
 
     run = construct(
         ScenarioRunResult,
@@ -92,6 +108,48 @@ async def run_items(
     )
     await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))
     return run
+
+
+def _env_throttle() -> Throttle | None:
+    """``$SCENARIST_RATE_LIMITS`` for the items' live LLM calls (none when unset)."""
+    from scenarist.rate_limits import RateLimiter, rate_limits_from_env
+
+    limits = rate_limits_from_env()
+    return Throttle(RateLimiter(limits)) if limits else None
+
+
+async def run_item_list(
+    harness: Harness,
+    scenario_name: str,
+    agent: Agent,
+    shared: list[Assertion],
+    items: Sequence[ScenarioItem],
+    workers: int,
+    live_model_steps: bool,
+    *,
+    indices: Sequence[int] | None = None,
+) -> list[ItemRunResult | None]:
+    """The items' results in order (``indices``: their positions in the whole list, for
+    their cassette lanes, when this is one batch of it), every trace write awaited."""
+    results: list[ItemRunResult | None] = [None] * len(items)
+    positions = list(indices) if indices is not None else list(range(len(items)))
+    pending = iter(enumerate(items))
+
+    async def worker() -> None:
+        for index, item in pending:
+            with lane(f"{scenario_name}:item:{item.name or positions[index]}"):
+                results[index] = await _run_item(
+                    harness, scenario_name, agent, item, shared, live_model_steps
+                )
+
+    with TraceWrites.deferred() as writes:  # a worker takes its next item while it stores
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(workers, len(items))):
+                group.create_task(worker())
+    unstored = await writes.failures()
+    if unstored:
+        results = [_unstored(result, unstored) for result in results]
+    return results
 
 
 async def _run_item(

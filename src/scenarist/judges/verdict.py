@@ -106,7 +106,7 @@ def _decode(response: ChatResponse) -> Any:
 _PLACEHOLDERS = frozenset(
     {
         "", "reason", "the reason", "your reason", "explanation", "your explanation",
-        "string", "str", "text", "n/a", "na", "none", "null", "todo", "tbd", "placeholder",
+        "string", "str", "text", "n/a", "n a", "na", "none", "null", "todo", "tbd", "placeholder",
         "one or two sentences", "...",
     }
 )  # fmt: skip

@@ -213,7 +213,8 @@ class Suite(BaseModel):
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         results: list[ScenarioResult | None] = [None] * len(self.scenarios)
-        progress = Progress(self.scenarios) if verbose else None
+        workers = (max_concurrency or len(self.scenarios)) if parallel else 1
+        progress = Progress(self.scenarios, parallel=workers) if verbose else None
 
         async def store(index: int, result: ScenarioResult) -> None:
             results[index] = result

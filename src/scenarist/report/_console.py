@@ -140,6 +140,10 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
             "--fail-on-vacuous fails them",
             style="yellow",
         )
+    from scenarist.judges.health import judge_warnings
+
+    for warning in judge_warnings(result.results):
+        yield Text(f"Judge warning: {warning}", style="yellow")
     if result.recommendation:
         from rich.markdown import Markdown
 

@@ -129,7 +129,9 @@ def calibrate_command(
 
     spec, cases = load_labels(labels)
     try:
-        check = Check.model_validate(spec if judge is None else {**spec, "judge": judge})
+        check = Check.model_validate(spec)
+        if isinstance(check, BaseLLMCheck) and judge is not None:
+            check = check.copy_with(judge=judge)
     except ValueError as exc:
         raise UserError(f"{labels}: 'check' is not a valid check: {exc}") from None
     if not isinstance(check, BaseLLMCheck):

@@ -267,9 +267,7 @@ def summary_lines(state: SessionState) -> list[str]:
         lines.append(result.summary_line() + " | cost " + ("—" if cost is None else f"${cost:.4f}"))
         vacuous = [r.scenario_name for r in result.results if r.vacuous]
         if vacuous:
-            lines.append(
-                f"vacuous passes (no interaction): {len(vacuous)}: {', '.join(vacuous)}"
-            )
+            lines.append(f"vacuous passes (no interaction): {len(vacuous)}: {', '.join(vacuous)}")
         verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
         if verdicts:
             totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}

@@ -107,13 +107,11 @@ async def test_zero_turns_is_an_input_generation_error_not_a_pass(
     assert len(result.final_trace.interactions) == 0
 
 
-async def test_min_turns_holds_the_goal_back(
-    server: FakeLLMServer, model: OpenAIProvider
-) -> None:
+async def test_min_turns_holds_the_goal_back(server: FakeLLMServer, model: OpenAIProvider) -> None:
     server.script.add(turn("Hello"), turn("", goal_reached=True))
     simulator = UserSimulator(persona="p", generator=model, min_turns=2, max_steps=4)
-    result = await Scenario("short").interact(inputs=simulator).run(
-        target=agent, return_exception=True
+    result = (
+        await Scenario("short").interact(inputs=simulator).run(target=agent, return_exception=True)
     )
     assert result.status == "error"
     assert "stopped after 1 turn(s) (goal_reached=true), before min_turns=2" in (
@@ -129,8 +127,8 @@ async def test_min_turns_zero_allows_an_empty_conversation_but_the_step_still_er
     """Any input generator that yields nothing is its step's ERROR, whatever it is."""
     server.script.add(turn("", goal_reached=True))
     simulator = UserSimulator(persona="p", generator=model, min_turns=0)
-    result = await Scenario("none").interact(inputs=simulator).run(
-        target=agent, return_exception=True
+    result = (
+        await Scenario("none").interact(inputs=simulator).run(target=agent, return_exception=True)
     )
     assert result.status == "error"
     message = result.steps[0].error.message  # type: ignore[union-attr]

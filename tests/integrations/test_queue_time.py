@@ -46,9 +46,7 @@ def test_an_injected_clock_gives_exact_ttfb_and_queue(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_llm_call, "_clock", lambda: next(ticks))
     with FakeLLMServer(ScriptedLLM([Reply("Hello there friend")])) as server:
         result = (
-            Scenario("one")
-            .interact("hi", outputs=streaming_agent(server.openai_url))
-            .run_sync()
+            Scenario("one").interact("hi", outputs=streaming_agent(server.openai_url)).run_sync()
         )
     metadata = llm_span(result).metadata
     assert metadata["ttfb_ms"] == 250.0  # headers read right after the start

@@ -231,7 +231,10 @@ def test_calibrate_a_constant_judge_exits_1_and_later_runs_warn(
         ({"cases": [{"inputs": "q", "outputs": "a"}]}, "cases[0].expected must be true or false"),
         ({"cases": [{"inputs": "q", "expected": True}]}, "cases[0] needs 'inputs' and 'outputs'"),
         (
-            {"check": {"kind": "equals", "expected_value": "a"}, "cases": [{"outputs": "a", "expected": True}]},
+            {
+                "check": {"kind": "equals", "expected_value": "a"},
+                "cases": [{"outputs": "a", "expected": True}],
+            },
             "'check' must be a judge check (kind 'equals' is not)",
         ),
     ],

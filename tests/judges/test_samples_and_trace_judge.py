@@ -95,7 +95,9 @@ async def test_trace_assert_judge_failure_message_is_vevals() -> None:
 
 @pytest.mark.anyio
 async def test_trace_assert_judge_reference_threshold_samples_and_no_score() -> None:
-    provider = FakeProvider(verdict(True, "Close to the reference."), verdict(True, "The same as the reference."))
+    provider = FakeProvider(
+        verdict(True, "Close to the reference."), verdict(True, "The same as the reference.")
+    )
     check = TraceAssert.judge(
         "Is accurate", model=provider, reference_output={"status": "shipped"}, samples=2
     )

@@ -33,9 +33,18 @@ async def judged(*replies: dict[str, Any] | str, **options: Any) -> tuple[Any, F
         ({"passed": True}, "the verdict has no 'reason' field"),
         ({"passed": True, "reason": "   "}, "'reason' is blank: the judge must say why"),
         ({"passed": True, "reason": 3}, "'reason' must be a string, got int"),
-        ({"passed": True, "reason": "the answer is fine", "score": 1.5}, "'score' 1.5 is outside [0, 1]"),
-        ({"passed": True, "reason": "the answer is fine", "score": -0.1}, "'score' -0.1 is outside [0, 1]"),
-        ({"passed": True, "reason": "the answer is fine", "score": "high"}, "'score' must be a number"),
+        (
+            {"passed": True, "reason": "the answer is fine", "score": 1.5},
+            "'score' 1.5 is outside [0, 1]",
+        ),
+        (
+            {"passed": True, "reason": "the answer is fine", "score": -0.1},
+            "'score' -0.1 is outside [0, 1]",
+        ),
+        (
+            {"passed": True, "reason": "the answer is fine", "score": "high"},
+            "'score' must be a number",
+        ),
     ],
 )
 async def test_judge_malformed_verdict_is_error_with_the_problem(
@@ -77,7 +86,9 @@ async def test_judge_requests_the_verdict_schema_at_temperature_zero() -> None:
 
 @pytest.mark.anyio
 async def test_judge_retries_a_malformed_answer_then_succeeds() -> None:
-    result, provider = await judged("not json", {"passed": True}, verdict(True, "The reply is polite."))
+    result, provider = await judged(
+        "not json", {"passed": True}, verdict(True, "The reply is polite.")
+    )
     assert result.status is CheckStatus.PASS
     assert result.message == "The reply is polite."
     assert len(provider.requests) == 3
@@ -99,8 +110,12 @@ async def test_judge_gives_up_after_max_retries() -> None:
 def test_parse_verdict_accepts_fenced_json_and_prefers_parsed() -> None:
     fenced = ChatResponse(text='```json\n{"passed": false, "reason": "the answer is wrong"}\n```')
     assert parse_verdict(fenced) == LLMCheckResult(passed=False, reason="the answer is wrong")
-    parsed = ChatResponse(text="ignored", parsed={"passed": True, "reason": "the answer is right", "score": 1})
-    assert parse_verdict(parsed) == LLMCheckResult(passed=True, reason="the answer is right", score=1.0)
+    parsed = ChatResponse(
+        text="ignored", parsed={"passed": True, "reason": "the answer is right", "score": 1}
+    )
+    assert parse_verdict(parsed) == LLMCheckResult(
+        passed=True, reason="the answer is right", score=1.0
+    )
 
 
 def test_parse_verdict_reports_a_refusal() -> None:

@@ -184,9 +184,7 @@ def test_checked(scenarist_run):
 """
 
 
-def test_plugin_flags_vacuous_passes_in_the_summary(
-    pytester: pytest.Pytester, home: Path
-) -> None:
+def test_plugin_flags_vacuous_passes_in_the_summary(pytester: pytest.Pytester, home: Path) -> None:
     pytester.makepyfile(test_vacuous_cases=VACUOUS)
     result = pytester.runpytest()
     result.assert_outcomes(passed=2)  # giskard's documented PASS for an empty scenario

@@ -22,9 +22,9 @@ async def client(app_client: httpx2.AsyncClient) -> httpx2.AsyncClient:
         name="judged",
         scenarios=[
             Scenario("empty"),
-            Scenario("judged").interact("hi", outputs="Thank you!").check(
-                Conformity(rule="Be warm.", judge=judge)
-            ),
+            Scenario("judged")
+            .interact("hi", outputs="Thank you!")
+            .check(Conformity(rule="Be warm.", judge=judge)),
             Scenario("plain").interact("hi", outputs="hi").check(StringMatching(keyword="hi")),
         ],
     )

@@ -57,7 +57,7 @@ def _case(data: Any, index: int, source: Path) -> Any:
     expected = data.get("expected")
     if not isinstance(expected, bool):
         raise UserError(f"{where}.expected must be true or false (the person's verdict)")
-    turns = data["trace"] if "trace" in data else [data]
+    turns = data.get("trace", [data])
     if not isinstance(turns, list) or not turns:
         raise UserError(f"{where}.trace must be a non-empty list of interactions")
     trace: Trace[Any, Any] = Trace()
@@ -110,7 +110,8 @@ def calibrate_command(
     min_kappa: Annotated[
         float | None,
         typer.Option(
-            "--min-kappa", help="Exit 1 below this Cohen's κ (default SCENARIST_MIN_JUDGE_KAPPA, 0.4)."
+            "--min-kappa",
+            help="Exit 1 below this Cohen's κ (default SCENARIST_MIN_JUDGE_KAPPA, 0.4).",
         ),
     ] = None,
     save: Annotated[

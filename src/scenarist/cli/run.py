@@ -109,8 +109,10 @@ def verdict(
     elif write_errors:
         code, word = 2, "ERROR"
         reason = f"the results could not all be saved ({write_errors} error(s) above)"
-    elif fail_on_vacuous and (vacuous := [r for r in result.results if r.vacuous]) and not (
-        result.failed_count or result.errored_count
+    elif (
+        fail_on_vacuous
+        and (vacuous := [r for r in result.results if r.vacuous])
+        and not (result.failed_count or result.errored_count)
     ):
         code, word = 1, "FAILED"
         reason = f"{len(vacuous)} scenario(s) passed with no interaction (--fail-on-vacuous)"

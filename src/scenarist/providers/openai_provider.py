@@ -305,8 +305,9 @@ def _mode(value: str | None, provider: str) -> StructuredMode:
     if value is None:
         value = os.environ.get(setting, "").strip().lower() or "auto"
     if value not in MODES:
-        raise ProviderError(f"{where}={value!r} is not a structured-output mode; use one of "
-                            f"{', '.join(MODES)}")
+        raise ProviderError(
+            f"{where}={value!r} is not a structured-output mode; use one of {', '.join(MODES)}"
+        )
     mode: StructuredMode = value  # type: ignore[assignment]
     return mode
 

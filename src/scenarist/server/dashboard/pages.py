@@ -314,7 +314,9 @@ async def run_page(
         scenarios=shown,
         items=items,
         previous_run_id=previous_run_id,
-        vacuous=[p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)],
+        vacuous=[
+            p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
+        ],
     )
 
 

@@ -43,6 +43,10 @@ async def test_the_run_page_flags_vacuous_passes(client: httpx2.AsyncClient) -> 
     assert ">vacuous</span>" in row
     other = html.split('data-scenario="plain"', 1)[1].split("</tr>", 1)[0]
     assert "vacuous" not in other
+    one = (await client.get("/runs/run-judged/scenarios/0", headers={"accept": "text/html"})).text
+    assert ">vacuous</span>" in one.split("</h1>", 1)[0]
+    plain = (await client.get("/runs/run-judged/scenarios/2", headers={"accept": "text/html"})).text
+    assert "vacuous" not in plain.split("</h1>", 1)[0]
 
 
 async def test_the_run_page_shows_a_judges_reason_for_a_pass(client: httpx2.AsyncClient) -> None:

@@ -358,3 +358,31 @@ def test_old_module_paths_re_export_the_moved_names() -> None:
     from scenarist.checks.trace_assert import ITraceAssertion
 
     assert ITraceAssertion is scenarist.ITraceAssertion
+
+
+def _documented_checks() -> set[str]:
+    """Every class (and ``from_fn``) named in the class column of docs/checks.md's tables:
+    ``Equals``, ``FnCheck``, ``from_fn(fn, ...)``, ``no_errors()`` (``NoErrors``)..."""
+    names: set[str] = set()
+    text = (Path(__file__).parents[1] / "docs" / "checks.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 3 or cells[0] == "kind":
+            continue
+        column = cells[1]
+        in_parentheses = re.findall(r"\(`([A-Z]\w*)`\)", column)
+        # classes, and functions written as calls (``from_fn(fn, ...)``), not extras' names
+        named = re.findall(r"`([A-Z]\w*|[a-z_]\w*(?=\())", column)
+        names.update(in_parentheses or named)
+    return names
+
+
+def test_every_check_in_docs_checks_md_imports_from_the_top_level() -> None:
+    documented = _documented_checks()
+    assert {"LengthBetween", "Contains", "NoErrors", "TraceJudge", "from_fn"} <= documented
+    missing = sorted(name for name in documented if name not in scenarist.__all__)
+    assert not missing, f"documented in docs/checks.md but not in scenarist: {missing}"
+    for name in documented:
+        value = getattr(scenarist, name)  # lazy names resolve
+        if isinstance(value, type):
+            assert issubclass(value, scenarist.Check), name

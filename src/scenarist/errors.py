@@ -155,6 +155,11 @@ class ProviderError(ScenaristError):
 class StructuredOutputError(ProviderError):
     """The model answered, but not with JSON matching the requested schema."""
 
+    # The refused answers (ChatResponse: text, tokens, cost), oldest first, when the
+    # adapter knows them: a caller with its own retry policy (a judge) keeps every
+    # attempt's raw answer and usage instead of losing them with the exception.
+    responses: tuple[Any, ...] = ()
+
 
 class JudgeInputError(ScenaristError):
     """A value the rubric needs could not be read from the trace (the check reports ERROR)."""

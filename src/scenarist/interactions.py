@@ -24,7 +24,12 @@ from scenarist._construct import construct, replace
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
 from scenarist._user_code import call_in_thread
-from scenarist.errors import SerializationError, StepTimeoutError, UserError
+from scenarist.errors import (
+    InputGenerationException,
+    SerializationError,
+    StepTimeoutError,
+    UserError,
+)
 from scenarist.trace import Interaction, InteractionLog, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
 
@@ -269,6 +274,7 @@ class Interact(InteractionSpec):
     async def run(self, context: InteractionContext) -> None:
         private = self.__pydantic_private__ or {}
         mode, binding = private["_input_mode"], private["_inputs_binding"]
+        before = len(context.trace.interactions)
         if mode == "static":
             await self._exchange(context, self.inputs)
         elif mode == "callable":
@@ -286,6 +292,7 @@ class Interact(InteractionSpec):
                 pass
             finally:
                 generator.close()
+            self._check_yielded(context, before)
         else:
             assert binding is not None
             agenerator = binding.call(trace=context.trace, input_type=None)
@@ -298,6 +305,20 @@ class Interact(InteractionSpec):
                 pass
             finally:
                 await agenerator.aclose()
+            self._check_yielded(context, before)
+
+    def _check_yielded(self, context: InteractionContext, before: int) -> None:
+        """A generator that yielded no input is its step's ERROR: a conversation of zero
+        turns has tested nothing, so it must not let the step's checks pass."""
+        if len(context.trace.interactions) > before:
+            return
+        kind = getattr(self.inputs, "kind", None)
+        label = kind or getattr(self.inputs, "__name__", None) or type(self.inputs).__name__
+        raise InputGenerationException(
+            f"the input generator {label!r} yielded no input, so this step has no "
+            "interaction to check; make it yield at least one (a simulated user that "
+            "reaches its goal before speaking has tested nothing)"
+        )
 
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
         started_at = datetime.now(UTC)

@@ -78,6 +78,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the session's scenario results as a run log to $SCENARIST_HOME/runs/ "
         "and store it in the database (SCENARIST_DATABASE_URL or $SCENARIST_HOME/scenarist.db)",
     )
+    group.addoption(
+        "--fail-on-vacuous",
+        action="store_true",
+        default=False,
+        help="fail a test whose scenario (run by scenarist_run) passed with no interaction "
+        "in its trace",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -149,6 +156,7 @@ def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
     from scenarist.suite import Suite
 
     state = request.config.stash[STATE]
+    fail_on_vacuous = bool(request.config.getoption("--fail-on-vacuous"))
     tags = list(_marker_kwargs(request).get("tags") or ())
     for tag in tags:
         request.node.user_properties.append(("scenarist_tag", tag))
@@ -160,12 +168,26 @@ def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
             suite_result = subject.run_sync(**options)
             for result in suite_result.results:
                 _record(state, result, tags)
+            if fail_on_vacuous:
+                _fail_vacuous(suite_result.results)
             return suite_result
         result = subject.run_sync(**options)
         _record(state, result, tags)
+        if fail_on_vacuous:
+            _fail_vacuous([result])
         return result
 
     return run
+
+
+def _fail_vacuous(results: Sequence[ScenarioResult]) -> None:
+    vacuous = [r.scenario_name for r in results if r.vacuous]
+    if vacuous:
+        pytest.fail(
+            f"scenario(s) {', '.join(map(repr, vacuous))} passed with no interaction in the "
+            "trace: nothing was tested (--fail-on-vacuous)",
+            pytrace=False,
+        )
 
 
 def _record(state: SessionState, result: ScenarioResult, tags: list[str]) -> None:
@@ -243,6 +265,9 @@ def summary_lines(state: SessionState) -> list[str]:
         result = _suite_result(state)
         cost = result.cost_usd
         lines.append(result.summary_line() + " | cost " + ("—" if cost is None else f"${cost:.4f}"))
+        vacuous = [r.scenario_name for r in result.results if r.vacuous]
+        if vacuous:
+            lines.append(f"vacuous passes (no interaction): {len(vacuous)}: {', '.join(vacuous)}")
         verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
         if verdicts:
             totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}

@@ -371,6 +371,13 @@ class ScenarioResult(_Renderable):
         return counts if counts["replayed"] or counts["missed"] else None
 
     @property
+    def vacuous(self) -> bool:
+        """Passed with an empty final trace: no interaction happened, so the checks (if
+        any) judged nothing. Still a PASS, as giskard-checks documents for an empty
+        scenario, but flagged in every report; ``--fail-on-vacuous`` makes it a failure."""
+        return self.passed and not self.final_trace.interactions
+
+    @property
     def check_count(self) -> int:
         """How many check verdicts the scenario produced (0 flags an untested pass)."""
         return sum(len(s.results) for s in self.steps)

@@ -113,7 +113,8 @@ class ScenarioRecord(BaseModel):
 
     ``check_count`` is the number of check verdicts; a passing scenario with 0 is flagged
     ``no_checks`` so that readers (the dashboard, ``scenarist report``) never show an
-    untested scenario as a tested pass.
+    untested scenario as a tested pass; ``vacuous`` flags a pass whose final trace is
+    empty (no interaction: nothing was tested, whatever the checks said).
     """
 
     record_type: Literal["scenario"] = "scenario"
@@ -121,6 +122,7 @@ class ScenarioRecord(BaseModel):
     result: ScenarioResult
     check_count: int = 0
     no_checks: bool = False
+    vacuous: bool = False
     flaky: bool = False
     cost_usd: float | None = None
     tokens_in: int = 0
@@ -133,6 +135,7 @@ class ScenarioRecord(BaseModel):
             result=result,
             check_count=result.check_count,
             no_checks=not result.has_checks,
+            vacuous=result.vacuous,
             flaky=result.flaky,
             cost_usd=result.cost_usd,
             tokens_in=result.tokens_in,
@@ -155,6 +158,9 @@ class RunLogFooter(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     recommendation: str | None = None
+    vacuous: list[int] = Field(default_factory=list)
+    """The indexes of the scenarios that passed with an empty final trace (vacuous passes),
+    so a reader of the run alone (the dashboard's run page) can flag them."""
 
 
 RunLogRecord = Annotated[
@@ -230,6 +236,7 @@ def run_log_from_suite_result(
         tokens_in=result.tokens_in,
         tokens_out=result.tokens_out,
         recommendation=result.recommendation,
+        vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
     )
     records = [ScenarioRecord.from_result(i, r) for i, r in enumerate(result.results)]
     return RunLog(header=header, scenarios=records, footer=footer)

@@ -232,8 +232,14 @@ class Suite(BaseModel):
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         results: list[ScenarioResult | None] = [None] * len(self.scenarios)
-        adaptive = plan.concurrency if isinstance(plan.concurrency, AdaptiveConcurrency) else None
-        progress = Progress(self.scenarios, concurrency=adaptive) if verbose else None
+        adaptive: AdaptiveConcurrency | None = None
+        cap = plan.concurrency
+        if isinstance(cap, AdaptiveConcurrency):
+            adaptive, cap = cap, cap.cap
+        workers = (cap or len(self.scenarios)) if parallel else 1
+        progress = (
+            Progress(self.scenarios, parallel=workers, concurrency=adaptive) if verbose else None
+        )
 
         async def store(index: int, result: ScenarioResult) -> None:
             results[index] = result

@@ -325,8 +325,8 @@ def test_max_duration_sums_interactions(agent_trace: Trace[Any, Any], run: Check
     assert result.failed
     assert result.message == "MaxDuration: expected at most 399.5ms, got 400ms"
     assert result.details["interactions"] == [
-        {"interaction": 0, "duration_ms": 250.0},
-        {"interaction": 1, "duration_ms": 150.0},
+        {"interaction": 0, "duration_ms": 250.0, "queued_ms": 0.0},
+        {"interaction": 1, "duration_ms": 150.0, "queued_ms": 0.0},
     ]
 
 

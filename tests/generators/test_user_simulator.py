@@ -69,13 +69,88 @@ async def test_simulated_user_stops_at_max_steps(
 async def test_simulated_user_empty_message_stops(
     server: FakeLLMServer, model: OpenAIProvider
 ) -> None:
-    server.script.add(turn("   "))
+    server.script.add(turn("Hello"), turn("   "))
     result = (
         await Scenario("e")
         .interact(inputs=UserSimulator(persona="p", generator=model))
         .run(target=agent)
     )
+    assert [i.inputs for i in result.final_trace.interactions] == ["Hello"]
+
+
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [
+        pytest.param(turn("", goal_reached=True), "goal_reached=true", id="goal-at-once"),
+        pytest.param(turn("Hi", goal_reached=True), "goal_reached=true", id="goal-with-text"),
+        pytest.param(turn("   "), "an empty message", id="empty-message"),
+    ],
+)
+async def test_zero_turns_is_an_input_generation_error_not_a_pass(
+    server: FakeLLMServer, model: OpenAIProvider, first: str, why: str
+) -> None:
+    """SmolLM2 answered goal_reached before the first turn: 0 interactions used to PASS."""
+    server.script.add(first)
+    scenario = (
+        Scenario("zero")
+        .interact(inputs=UserSimulator(persona="p", generator=model))
+        .check(FnCheck(fn=lambda trace: True))
+    )
+    result = await scenario.run(target=agent, return_exception=True)
+    assert result.status == "error"
+    (step,) = result.steps
+    assert step.error is not None and step.error.phase == "input_generation"
+    assert (
+        f"user_simulator stopped after 0 turn(s) ({why}), before min_turns=1" in step.error.message
+    )
+    assert step.results[0].status.value == "skip"
     assert len(result.final_trace.interactions) == 0
+
+
+async def test_min_turns_holds_the_goal_back(server: FakeLLMServer, model: OpenAIProvider) -> None:
+    server.script.add(turn("Hello"), turn("", goal_reached=True))
+    simulator = UserSimulator(persona="p", generator=model, min_turns=2, max_steps=4)
+    result = (
+        await Scenario("short").interact(inputs=simulator).run(target=agent, return_exception=True)
+    )
+    assert result.status == "error"
+    assert "stopped after 1 turn(s) (goal_reached=true), before min_turns=2" in (
+        result.steps[0].error.message  # type: ignore[union-attr]
+    )
+    assert "min_turns" not in UserSimulator(persona="p").model_dump(mode="json")  # giskard loads
+    assert UserSimulator(persona="p", min_turns=0).model_dump(mode="json")["min_turns"] == 0
+
+
+async def test_min_turns_zero_allows_an_empty_conversation_but_the_step_still_errors(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    """Any input generator that yields nothing is its step's ERROR, whatever it is."""
+    server.script.add(turn("", goal_reached=True))
+    simulator = UserSimulator(persona="p", generator=model, min_turns=0)
+    result = (
+        await Scenario("none").interact(inputs=simulator).run(target=agent, return_exception=True)
+    )
+    assert result.status == "error"
+    message = result.steps[0].error.message  # type: ignore[union-attr]
+    assert "the input generator 'user_simulator' yielded no input" in message
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_generator_function_yielding_nothing_is_an_error(kind: str) -> None:
+    def nothing(trace):  # type: ignore[no-untyped-def]
+        return
+        yield  # pragma: no cover
+
+    async def anothing(trace):  # type: ignore[no-untyped-def]
+        return
+        yield  # pragma: no cover
+
+    inputs = nothing if kind == "sync" else anothing
+    result = await Scenario("g").interact(inputs=inputs).run(target=agent, return_exception=True)
+    assert result.status == "error"
+    message = result.steps[0].error.message  # type: ignore[union-attr]
+    name = "nothing" if kind == "sync" else "anothing"
+    assert f"the input generator {name!r} yielded no input" in message
 
 
 async def test_unparsable_answers_make_the_step_error_in_input_generation(

@@ -65,7 +65,9 @@ class FakeProvider:
         return self.requests[0]["messages"][-1]["content"]
 
 
-def verdict(passed: bool, reason: str = "because", score: float | None = None) -> dict[str, Any]:
+def verdict(
+    passed: bool, reason: str = "the material shows it", score: float | None = None
+) -> dict[str, Any]:
     return {"passed": passed, "reason": reason, "score": score}
 
 

@@ -37,7 +37,7 @@ def test_groundedness_in_a_scenario_with_a_fake_judge() -> None:
 def test_judge_with_the_openai_adapter_against_a_fake_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reply = json.dumps({"passed": True, "reason": "Courteous throughout.", "score": 0.95})
+    reply = json.dumps({"passed": True, "reason": "Courteous from start to end.", "score": 0.95})
     with FakeLLMServer([reply]) as server:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
@@ -50,7 +50,7 @@ def test_judge_with_the_openai_adapter_against_a_fake_server(
         assert len(server.requests) == 1
     check = result.steps[0].results[0]
     assert check.status is CheckStatus.PASS, check.message
-    assert check.message == "Courteous throughout."
+    assert check.message == "Courteous from start to end."
     assert check.details["judge"]["name"] == "openai/gpt-4o-mini"
     assert check.details["judge"]["calls"] == 1
 
@@ -92,7 +92,7 @@ async def test_trace_assert_judge_as_a_veval_item_assertion(
     from scenarist import Client, ScenarioItem
 
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path))
-    judge = FakeProvider(verdict(False, "Rude.", 0.3))
+    judge = FakeProvider(verdict(False, "The reply is rude.", 0.3))
     client = Client()
 
     async def agent(ctx: object) -> str:
@@ -104,4 +104,4 @@ async def test_trace_assert_judge_as_a_veval_item_assertion(
         [TraceAssert.judge("Is polite", model=judge)],
         items=[ScenarioItem(input="hi")],
     )
-    assert run.results[0].failures == ["Judge: Is polite (score 0.30) — Rude."]
+    assert run.results[0].failures == ["Judge: Is polite (score 0.30) — The reply is rude."]

@@ -20,10 +20,14 @@ def metrics(result: Any) -> dict[str, float]:
 
 @pytest.mark.anyio
 async def test_samples_majority_wins_and_agreement_is_reported() -> None:
-    provider = FakeProvider(verdict(False, "no"), verdict(True, "yes 1"), verdict(True, "yes 2"))
+    provider = FakeProvider(
+        verdict(False, "no, it fails"),
+        verdict(True, "yes, first pass"),
+        verdict(True, "yes, second pass"),
+    )
     result = await Conformity(rule="r", judge=provider, samples=3, temperature=0.7).run(TRACE)
     assert result.status is CheckStatus.PASS
-    assert result.message == "yes 1"  # the first sample that agrees with the majority
+    assert result.message == "yes, first pass"  # the first sample that agrees with the majority
     assert metrics(result)["judge_agreement"] == pytest.approx(2 / 3)
     assert [s["passed"] for s in result.details["samples"]] == [False, True, True]
     assert {r["temperature"] for r in provider.requests} == {0.7}
@@ -32,10 +36,10 @@ async def test_samples_majority_wins_and_agreement_is_reported() -> None:
 
 @pytest.mark.anyio
 async def test_samples_tie_fails() -> None:
-    provider = FakeProvider(verdict(True, "yes"), verdict(False, "no"))
+    provider = FakeProvider(verdict(True, "yes, it passes"), verdict(False, "no, it fails"))
     result = await Conformity(rule="r", judge=provider, samples=2).run(TRACE)
     assert result.status is CheckStatus.FAIL
-    assert result.message == "no"
+    assert result.message == "no, it fails"
     assert metrics(result)["judge_agreement"] == 0.5
 
 
@@ -49,7 +53,9 @@ async def test_samples_one_invalid_sample_makes_the_check_error() -> None:
 
 @pytest.mark.anyio
 async def test_samples_score_metric_is_the_mean() -> None:
-    provider = FakeProvider(verdict(True, "a", 0.6), verdict(True, "b", 1.0))
+    provider = FakeProvider(
+        verdict(True, "a good answer", 0.6), verdict(True, "a perfect answer", 1.0)
+    )
     result = await Conformity(rule="r", judge=provider, samples=2).run(TRACE)
     assert metrics(result)["judge_score"] == pytest.approx(0.8)
     assert metrics(result)["judge_agreement"] == 1.0
@@ -57,11 +63,11 @@ async def test_samples_score_metric_is_the_mean() -> None:
 
 @pytest.mark.anyio
 async def test_threshold_lets_the_score_decide_and_needs_a_score() -> None:
-    low = FakeProvider(verdict(True, "meh", 0.4))
+    low = FakeProvider(verdict(True, "meh, barely passing", 0.4))
     assert (await Conformity(rule="r", judge=low, threshold=0.5).run(TRACE)).failed
-    high = FakeProvider(verdict(False, "good enough", 0.7))
+    high = FakeProvider(verdict(False, "good enough overall", 0.7))
     assert (await Conformity(rule="r", judge=high, threshold=0.5).run(TRACE)).passed
-    none = FakeProvider(verdict(True, "no score"))
+    none = FakeProvider(verdict(True, "no score given here"))
     result = await Conformity(rule="r", judge=none, threshold=0.5).run(TRACE)
     assert result.status is CheckStatus.ERROR
     assert result.message == "threshold=0.5 needs a score, but the judge gave none."
@@ -89,7 +95,9 @@ async def test_trace_assert_judge_failure_message_is_vevals() -> None:
 
 @pytest.mark.anyio
 async def test_trace_assert_judge_reference_threshold_samples_and_no_score() -> None:
-    provider = FakeProvider(verdict(True, "Close to the reference."), verdict(True, "Same."))
+    provider = FakeProvider(
+        verdict(True, "Close to the reference."), verdict(True, "The same as the reference.")
+    )
     check = TraceAssert.judge(
         "Is accurate", model=provider, reference_output={"status": "shipped"}, samples=2
     )

@@ -169,3 +169,37 @@ def test_plugin_state_lives_in_the_config_stash() -> None:
         if isinstance(value, list | dict | set) and not name.startswith("__")
     ]
     assert module_state == ["RECORD_MODES"]  # a constant mapping, never mutated
+
+
+VACUOUS = """
+from scenarist import Scenario, StringMatching
+
+def test_empty(scenarist_run):
+    scenarist_run(Scenario("empty")).assert_passed()
+
+def test_checked(scenarist_run):
+    scenarist_run(
+        Scenario("checked").interact("hi", outputs="hi").check(StringMatching(keyword="hi"))
+    ).assert_passed()
+"""
+
+
+def test_plugin_flags_vacuous_passes_in_the_summary(pytester: pytest.Pytester, home: Path) -> None:
+    pytester.makepyfile(test_vacuous_cases=VACUOUS)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)  # giskard's documented PASS for an empty scenario
+    result.stdout.fnmatch_lines(["*= scenarist =*", "vacuous passes (no interaction): 1: empty"])
+
+
+def test_plugin_fail_on_vacuous_fails_the_test_with_the_reason(
+    pytester: pytest.Pytester, home: Path
+) -> None:
+    pytester.makepyfile(test_vacuous_cases=VACUOUS)
+    result = pytester.runpytest("--fail-on-vacuous")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*scenario(s) 'empty' passed with no interaction in the trace: nothing was tested "
+            "(--fail-on-vacuous)*"
+        ]
+    )

@@ -88,15 +88,15 @@ async def test_the_default_judge_works_against_a_server(
     server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCENARIST_OPENAI_BASE_URL", server.openai_url)
-    server.script.add('{"passed": true, "reason": "polite", "score": 1.0}')
+    server.script.add('{"passed": true, "reason": "the reply is polite", "score": 1.0}')
     result = await Conformity(rule="Be polite.").run(TRACE)  # no judge=: the default
-    assert (result.status, result.message) == (CheckStatus.PASS, "polite")
+    assert (result.status, result.message) == (CheckStatus.PASS, "the reply is polite")
     assert result.details["judge"]["name"] == "openai/gpt-4o-mini"
     assert server.requests[0].body["model"] == "gpt-4o-mini"
     # the returned objects are usable where a model is taken
-    server.script.add('{"passed": false, "reason": "rude", "score": 0.0}')
+    server.script.add('{"passed": false, "reason": "the reply is rude", "score": 0.0}')
     judged = await Conformity(rule="Be polite.", judge=get_default_judge()).run(TRACE)
-    assert (judged.status, judged.message) == (CheckStatus.FAIL, "rude")
+    assert (judged.status, judged.message) == (CheckStatus.FAIL, "the reply is rude")
     server.script.add("Hi there.")
     answer = await get_default_generator().chat([{"role": "user", "content": "hi"}])
     assert answer.text == "Hi there."

@@ -87,3 +87,49 @@ def test_resolve_rejects_malformed_strings_and_other_objects() -> None:
 def test_resolve_passes_provider_objects_through() -> None:
     adapter = CallableProvider(lambda m: "x")
     assert resolve_provider(adapter) is adapter
+
+
+def test_local_prefix_with_a_base_url_names_the_prefix_to_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``local/`` is in-process embeddings; a server URL under that name is refused with
+    the prefix and variable that work, not silently ignored."""
+    monkeypatch.setenv("SCENARIST_LOCAL_BASE_URL", "http://127.0.0.1:8767/v1")
+    with pytest.raises(ProviderError) as caught:
+        resolve_provider("local/smollm2")
+    message = str(caught.value)
+    assert "'local/' names in-process embedding models (local/e5-small)" in message
+    assert "SCENARIST_LOCAL_BASE_URL is not read" in message
+    assert "'llamacpp/smollm2' with SCENARIST_LLAMACPP_BASE_URL" in message
+
+
+def test_an_unknown_local_model_says_how_to_reach_a_server() -> None:
+    with pytest.raises(ProviderError) as caught:
+        resolve_provider("local/smollm2")
+    message = str(caught.value)
+    assert "unknown local embedding model 'smollm2'" in message
+    assert "SCENARIST_LLAMACPP_BASE_URL=http://127.0.0.1:8767/v1 and 'llamacpp/smollm2'" in (
+        message
+    )
+
+
+def test_the_documented_local_server_prefix_judges_against_a_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    from scenarist import CheckStatus, Conformity
+    from scenarist._sync import run_sync
+    from scenarist.testing import FakeLLMServer, ScriptedLLM
+    from scenarist.trace import Interaction, Trace
+
+    verdict = {"passed": True, "reason": "The reply thanks the customer politely."}
+    with FakeLLMServer(ScriptedLLM([json.dumps(verdict)])) as server:
+        monkeypatch.setenv("SCENARIST_LLAMACPP_BASE_URL", server.openai_url)
+        check = Conformity(rule="Be polite.", judge="llamacpp/smollm2")
+        trace: Trace[str, str] = Trace().with_interaction(Interaction(inputs="q", outputs="a"))
+        result = run_sync(check.run, trace)
+        (request,) = server.requests
+    assert result.status is CheckStatus.PASS
+    assert request.body["model"] == "smollm2"
+    assert request.headers["authorization"] == "Bearer unused"  # no key needed locally

@@ -159,3 +159,84 @@ def test_a_simulated_user_talks_to_a_real_model_agent() -> None:
     assert all(isinstance(agent_answer, str) for _, agent_answer in turns)
     # each agent answer went through the capture as a real LLM call span
     assert len(result.final_trace.llm_calls) == len(turns)
+
+
+# -- judges, a simulator and replay in another order (issue 14) -----------------------------
+
+
+def judged_suite(names: list[str]) -> Any:
+    from scenarist import Conformity, Groundedness, Suite
+
+    answers = {
+        "refund": ("How long do I have to return shoes?", "You have 30 days to return them."),
+        "shipping": ("Is shipping free?", "Shipping is free over 50 euros."),
+        "rude": ("Where is my parcel?", "Stop bothering me."),
+    }
+    context = "Returns are accepted within 30 days. Shipping is free over 50 euros."
+    scenarios = []
+    for name in names:
+        question, answer = answers[name]
+        scenarios.append(
+            Scenario(name)
+            .interact(inputs=question, outputs=answer, metadata={"context": context})
+            .check(Groundedness(judge=small_model(), max_retries=1))
+            .check(Conformity(rule="The reply is polite.", judge=small_model(), max_retries=1))
+        )
+    return Suite(name="real judges", scenarios=scenarios)
+
+
+def test_a_recorded_judge_suite_replays_in_another_order_subset_and_parallel(
+    tmp_path: Any,
+) -> None:
+    """The structured-output probe (llama-cpp-python refuses json_schema with a 500) is
+    part of every call, so the tape serves any order: no miss, nothing live."""
+    from scenarist.judges.health import judge_warnings
+    from scenarist.replay import cassette
+
+    path = tmp_path / "judges.jsonl"
+    names = ["refund", "shipping", "rude"]
+    with cassette(path, mode="record") as tape:
+        live = judged_suite(names).run_sync(verbose=False)
+    print(f"\nrecorded: {tape.stats.to_dict()}")
+    verdicts = {
+        r.scenario_name: [(c.status.value, c.message) for s in r.steps for c in s.results]
+        for r in live.results
+    }
+    print(f"verdicts: {verdicts!r}\nwarnings: {judge_warnings(live.results)!r}")
+    for order, parallel in ((names[::-1], False), (["shipping"], False), (names, True)):
+        with cassette(path, mode="replay") as replay:
+            again = judged_suite(order).run_sync(parallel=parallel, verbose=False)
+        stats = replay.stats
+        print(f"replayed {order} parallel={parallel}: {stats.to_dict()}")
+        assert (stats.missed, stats.live, stats.refused) == (0, 0, 0)
+        for result in again.results:
+            checks = [(c.status.value, c.message) for s in result.steps for c in s.results]
+            assert checks == verdicts[result.scenario_name]
+
+
+def test_an_unaided_simulated_user_never_passes_with_zero_turns() -> None:
+    """SmolLM2 declares its goal reached before speaking: that is now the step's ERROR."""
+    from scenarist import FnCheck
+
+    result = (
+        Scenario("unaided simulated user")
+        .interact(
+            inputs=UserSimulator(
+                persona="A customer whose order #12 arrived broken and who wants a refund.",
+                generator=small_model(),
+                max_steps=2,
+                max_retries=1,
+            ),
+            outputs=lambda inputs: "I am sorry; let me look at order #12.",
+        )
+        .check(FnCheck(fn=lambda trace: True))
+        .run_sync(return_exception=True)
+    )
+    (step,) = result.steps
+    turns = len(result.final_trace.interactions)
+    print(f"\nturns: {turns}, error: {step.error!r}")
+    if turns == 0:
+        assert result.status == "error"
+        assert step.error is not None and step.error.phase == "input_generation"
+    else:
+        assert not result.vacuous

@@ -38,7 +38,7 @@ async def test_judge_with_a_provider_judges_posted_and_stored_traces(
 ) -> None:
     verdicts = [
         json.dumps({"passed": True, "reason": "It answers the refund question.", "score": 0.9}),
-        json.dumps({"passed": False, "reason": "No apology.", "score": 0.2}),
+        json.dumps({"passed": False, "reason": "It offers no apology.", "score": 0.2}),
     ]
     with FakeLLMServer(verdicts) as llm:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -13,7 +13,7 @@ a cost under ``MaxCost``, an interaction without a duration under ``MaxDuration`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
@@ -418,14 +418,21 @@ class MaxTokens(SpanCheck):
 
 @Check.register("trace_max_duration")
 class MaxDuration(SpanCheck):
-    """The agent's wall-clock time is at most ``max_ms``.
+    """The agent's wall-clock time is at most ``max_ms``, queued time left out.
 
     Wall-clock is the sum of the interactions' ``duration_ms`` (they run one after
     another). Veval sums step durations instead, which counts parallel steps twice and
     misses time spent outside any step. An interaction without a duration is an ERROR.
+
+    Time its LLM calls spent waiting for the server (``queue_ms``, recorded for streamed
+    responses: see :mod:`scenarist.integrations._llm_call`) is subtracted, overlaps
+    counted once, so the same budget holds with ``--parallel 1`` or ``8`` against a
+    single-worker model server; ``exclude_queued=False`` checks raw wall-clock time.
+    Details keep all three (``counted_ms``, ``wall_ms``, ``queued_ms``).
     """
 
     max_ms: float = Field(ge=0, allow_inf_nan=False)
+    exclude_queued: bool = Field(default=True, exclude_if=lambda v: v is True)
 
     def evaluate(self, scope: Scope) -> CheckResult:
         if not scope.interactions:
@@ -433,9 +440,13 @@ class MaxDuration(SpanCheck):
                 f"{self.prefix}: the trace has no interactions, so there is no duration to check"
             )
         durations = {n: i.duration_ms for n, i in scope.interactions}
+        queued = {n: _queued_ms(i.spans) for n, i in scope.interactions}
         details: dict[str, Any] = {
             "max_ms": self.max_ms,
-            "interactions": [{"interaction": n, "duration_ms": ms} for n, ms in durations.items()],
+            "interactions": [
+                {"interaction": n, "duration_ms": ms, "queued_ms": queued[n]}
+                for n, ms in durations.items()
+            ],
         }
         missing = [str(n) for n, ms in durations.items() if ms is None]
         if missing:
@@ -444,20 +455,52 @@ class MaxDuration(SpanCheck):
                 f"{', '.join(missing)} recorded no duration_ms",
                 details=details,
             )
-        total = sum(ms for ms in durations.values() if ms is not None)
-        details["duration_ms"] = total
+        wall = sum(ms for ms in durations.values() if ms is not None)
+        waited = sum(min(queued[n], ms or 0.0) for n, ms in durations.items())
+        total = wall - waited if self.exclude_queued else wall
+        # "counted_ms": the runner stamps details["duration_ms"] with the check's own time
+        details.update(duration_ms=total, counted_ms=total, wall_ms=wall, queued_ms=waited)
         metrics = [Metric(name="duration_ms", value=total)]
+        if waited:
+            metrics.append(Metric(name="queued_ms", value=waited))
+        note = f" ({number(waited)}ms queued left out)" if waited and self.exclude_queued else ""
         if total > self.max_ms:
             return CheckResult.failure(
-                f"{self.prefix}: expected at most {number(self.max_ms)}ms, got {number(total)}ms",
+                f"{self.prefix}: expected at most {number(self.max_ms)}ms, got "
+                f"{number(total)}ms{note}",
                 details=details,
                 metrics=metrics,
             )
         return CheckResult.success(
-            f"{self.prefix}: {number(total)}ms, at most {number(self.max_ms)}ms.",
+            f"{self.prefix}: {number(total)}ms, at most {number(self.max_ms)}ms{note}.",
             details=details,
             metrics=metrics,
         )
+
+
+def _queued_ms(spans: Iterable[Span]) -> float:
+    """How long an interaction's LLM calls waited for their server, overlaps once: the
+    union of ``[started_at, started_at + queue_ms]`` (a span without a start: its wait
+    added as is)."""
+    intervals: list[tuple[float, float]] = []
+    loose = 0.0
+    for root in spans:
+        for span in root.walk():
+            wait = span.metadata.get("queue_ms") if span.kind == "llm" else None
+            if not isinstance(wait, int | float) or isinstance(wait, bool) or wait <= 0:
+                continue
+            if span.started_at is None:
+                loose += float(wait)
+                continue
+            start = span.started_at.timestamp() * 1000
+            intervals.append((start, start + float(wait)))
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total + loose
 
 
 @Check.register("trace_step_duration")

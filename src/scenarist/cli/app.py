@@ -21,7 +21,7 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from scenarist._version import __version__
-from scenarist.cli import demo, report, run, server, store
+from scenarist.cli import demo, judges, report, run, server, store
 from scenarist.errors import UserError
 
 __all__ = ["DEBUG_KEY", "app"]
@@ -126,3 +126,4 @@ app.command("serve")(server.serve)
 app.add_typer(server.keys_app, name="keys")
 app.add_typer(server.db_app, name="db")
 app.command("sync")(server.sync)
+app.add_typer(judges.judges_app, name="judges")

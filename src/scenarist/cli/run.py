@@ -16,7 +16,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,7 +25,7 @@ from scenarist.cli._discover import Discovery, SourceFile, discover
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
-from scenarist.errors import ReplayError, UserError
+from scenarist.errors import CassetteError, ReplayError, UserError
 from scenarist.results import ScenarioResult, SuiteResult
 from scenarist.runlog import (
     RunLogHeader,
@@ -36,7 +36,10 @@ from scenarist.runlog import (
     write_jsonl,
 )
 
-__all__ = ["HELP", "Verdict", "run", "verdict"]
+if TYPE_CHECKING:
+    from scenarist.replay.cassette import CassetteStats
+
+__all__ = ["HELP", "Verdict", "replay_tally", "run", "verdict"]
 
 HELP = (
     "Run the scenarios found in PATHs (files or folders).\n\n"
@@ -46,7 +49,9 @@ HELP = (
     "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
-    "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C."
+    "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C. With "
+    "--fail-on-vacuous, a scenario that passed with no interaction in its trace fails "
+    "the run (exit 1)."
 )
 
 CASSETTE_DIR = ".cassettes"
@@ -68,12 +73,17 @@ def verdict(
     write_errors: int = 0,
     collected: int | None = None,
     interrupted: bool = False,
+    replay_errors: int = 0,
+    fail_on_vacuous: bool = False,
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring).
 
     Errors come first: a file that did not load or run, scenarios collected that have no
     result, results that could not all be saved (``write_errors``): exit 2 whatever the
     scenarios did. ``interrupted`` (Ctrl-C) is exit 130, the shell's code for it.
+    ``replay_errors`` are files whose cassette stopped them (a replay miss, a cassette
+    that cannot be read): exit 2, said as such. ``fail_on_vacuous`` fails a run whose
+    scenarios all passed but some with no interaction in their trace.
     """
     rate = result.pass_rate
     counts = result.summary_line()
@@ -87,12 +97,27 @@ def verdict(
     elif file_errors:
         code, word = 2, "ERROR"
         reason = f"{file_errors} file(s) could not be loaded or run"
+        if replay_errors:
+            reason += f", {replay_errors} file(s) stopped by their cassette"
+    elif replay_errors:
+        code, word = 2, "ERROR"
+        reason = (
+            f"{replay_errors} file(s) stopped by their cassette (a replay miss or an "
+            "unreadable cassette, above); re-record with --record"
+        )
     elif missing:
         code, word = 2, "ERROR"
         reason = f"{missing} of {collected} scenarios did not finish"
     elif write_errors:
         code, word = 2, "ERROR"
         reason = f"the results could not all be saved ({write_errors} error(s) above)"
+    elif (
+        fail_on_vacuous
+        and (vacuous := [r for r in result.results if r.vacuous])
+        and not (result.failed_count or result.errored_count)
+    ):
+        code, word = 1, "FAILED"
+        reason = f"{len(vacuous)} scenario(s) passed with no interaction (--fail-on-vacuous)"
     elif not result.failed_count and not result.errored_count:
         code, word, reason = 0, "PASSED", "no scenario failed"
     elif fail_under is not None and rate is not None and rate >= fail_under:
@@ -172,6 +197,13 @@ def run(
             help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
         ),
     ] = None,
+    fail_on_vacuous: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-vacuous",
+            help="Fail the run when a scenario passed with no interaction in its trace.",
+        ),
+    ] = False,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -225,8 +257,10 @@ def run(
         raise typer.Exit(outcome.exit_code)
     if not quiet:
         result.print_report(console=console)
-    for message in ran.errors:
+    for message in ran.errors + ran.replay_errors:
         typer.echo(f"error: {message}", err=True)
+    if ran.tapes:
+        console.print(replay_tally(ran.tapes), highlight=False, soft_wrap=True, markup=False)
     if previous is not None:
         comparison = result.compare(previous.to_suite_result())
         if not quiet:
@@ -251,6 +285,8 @@ def run(
         fail_under=fail_under,
         write_errors=len(outputs.problems),
         collected=collected,
+        replay_errors=len(ran.replay_errors),
+        fail_on_vacuous=fail_on_vacuous,
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
@@ -312,6 +348,23 @@ class _Ran:
     errors: list[str]
     stream: Path
     interrupted: bool
+    replay_errors: list[str]
+    """Files a cassette stopped (a replay miss, a cassette that cannot be used)."""
+    tapes: list[CassetteStats]
+    """Each file's cassette verdict (``--record`` / ``--replay``)."""
+
+
+def replay_tally(tapes: list[CassetteStats]) -> str:
+    """The run's cassette verdict in one line, as the pytest summary gives it: every LLM
+    call through a cassette (the agents', the judges' and the simulated users')."""
+    total = {k: sum(getattr(t, k) for t in tapes) for k in ("replayed", "missed", "live")}
+    unused = sum(t.unused for t in tapes)
+    replayed = sum(t.mode == "replay" for t in tapes)
+    return (
+        f"cassettes: {len(tapes)} ({replayed} replayed, {len(tapes) - replayed} recorded) | "
+        f"LLM calls (agents, judges, simulated users): {total['replayed']} replayed, "
+        f"{total['missed']} missed, {total['live']} live, {unused} unused"
+    )
 
 
 def _execute(plan: _Plan, suite_name: str) -> _Ran:
@@ -334,9 +387,22 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         raise UserError(write_problem("the run log in", runs_dir(), exc, HOME_FIX)) from exc
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     errors: list[str] = []
+    replay_errors: list[str] = []
+    tapes: list[CassetteStats] = []
     streaming = [True]  # off after a failed append (a full disk): the end rewrites it all
+    ends = [sum(len(f.scenarios) for f in plan.files[: n + 1]) for n in range(len(plan.files))]
     adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
-    progress = None if plan.quiet else Progress(scenarios, plain_lines=True, concurrency=adaptive)
+    progress = (
+        None
+        if plan.quiet
+        else Progress(
+            scenarios,
+            plain_lines=True,
+            parallel=_cap(plan.parallel),
+            groups=ends,
+            concurrency=adaptive,
+        )
+    )
     t0 = time.perf_counter()
 
     def keep(index: int, result: ScenarioResult) -> None:
@@ -373,10 +439,19 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
                 else:
                     from scenarist.replay.cassette import cassette
 
-                    tape = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
-                    async with cassette(tape, plan.cassette_mode):  # type: ignore[arg-type]
-                        await run_file(file, offset)
-            except (UserError, ReplayError) as exc:  # a cassette that cannot be used, a miss
+                    path = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
+                    tape = cassette(path, plan.cassette_mode)  # type: ignore[arg-type]
+                    entered = False
+                    try:
+                        async with tape:
+                            entered = True
+                            await run_file(file, offset)
+                    finally:
+                        if entered:  # its calls count, a miss included
+                            tapes.append(tape.stats)
+            except (ReplayError, CassetteError) as exc:  # a miss, a cassette not usable
+                replay_errors.append(f"{file.path}: {exc}")
+            except UserError as exc:
                 errors.append(f"{file.path}: {exc}")
             offset += len(file.scenarios)
 
@@ -395,4 +470,4 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return _Ran(result, header, errors, stream, interrupted)
+    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes)

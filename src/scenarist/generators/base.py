@@ -10,7 +10,11 @@ functions, so ``.interact(inputs=UserSimulator(...))`` needs nothing special.
 :class:`BaseLLMGenerator` is the loop shared by the LLM-driven generators: each turn it
 asks its model for ``{"goal_reached": bool, "message": str}`` and stops on a reached
 goal, an empty message or ``max_steps`` turns. An answer that cannot be used after
-``max_retries`` more attempts raises :class:`~scenarist.errors.InputGenerationException`.
+``max_retries`` more attempts raises :class:`~scenarist.errors.InputGenerationException`
+(``max_retries`` is the only retry: the adapter is asked for one attempt each time).
+Stopping before ``min_turns`` messages (default 1: a model that declares the goal reached
+before saying anything) raises it too, so a zero-turn conversation is an ERROR of its
+step, never a vacuous PASS.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from scenarist._registry import KindRegistered
 from scenarist.errors import InputGenerationException
 from scenarist.providers._structured import StructuredOutputError, parse_structured
-from scenarist.providers.base import Message, Provider, ProviderError
+from scenarist.providers.base import Message, Provider, ProviderError, single_attempt
 from scenarist.providers.mixins import WithGeneratorMixin
 from scenarist.trace import Trace
 
@@ -78,9 +82,12 @@ async def ask(
     """
     label = generator.kind or type(generator).__name__
     problems: list[str] = []
+    options = single_attempt(provider)
     for _ in range(attempts):
         try:
-            response = await provider.chat(messages, temperature=temperature, json_schema=schema)
+            response = await provider.chat(
+                messages, temperature=temperature, json_schema=schema, **options
+            )
         except StructuredOutputError as exc:
             problems.append(str(exc))
             continue
@@ -107,6 +114,9 @@ class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
     max_steps: int = Field(default=3, ge=1)
     max_retries: int = Field(default=2, ge=0)
     temperature: float = Field(default=0.0, ge=0.0)
+    # beyond giskard-checks; left out of dumps at its default, so giskard loads our files
+    min_turns: int = Field(default=1, ge=0, exclude_if=lambda v: v == 1)
+    """The fewest messages before the goal may be reached (or the message be empty)."""
 
     def messages(self, trace: Trace[Any, Any], turn: int) -> list[Message]:
         """The chat messages for turn ``turn`` (0-based) of this step."""
@@ -151,5 +161,12 @@ class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
         for turn in range(self.max_steps):
             answer = await self.next_turn(trace, turn)
             if answer.goal_reached or not answer.message.strip():
+                if turn < self.min_turns:
+                    why = "goal_reached=true" if answer.goal_reached else "an empty message"
+                    raise InputGenerationException(
+                        f"{self.kind} stopped after {turn} turn(s) ({why}), before "
+                        f"min_turns={self.min_turns}: the simulated conversation is too short "
+                        "to test anything; check the persona and the model, or lower min_turns"
+                    )
                 return
             trace = yield answer.message

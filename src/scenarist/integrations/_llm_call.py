@@ -3,6 +3,15 @@
 The transport hooks (``http_capture``) own the HTTP plumbing; this module owns what a
 call records: the request JSON as input, the response (or the message a stream amounts
 to) as output, model, usage, cost, HTTP status, time to first token, errors.
+
+Timings in ``metadata``: ``ttfb_ms`` (time to first byte: the response headers),
+``ttft_ms`` (a stream's first token) and, for a streamed response, ``queue_ms``. A server
+that streams sends its headers when it starts answering, so the time before them is the
+call's wait: queueing at a busy or single-worker server (what ``--parallel`` adds),
+connection setup, the server's time to its first chunk. What follows is the call's own
+work. A non-streamed response comes whole, so its wait cannot be told apart: no
+``queue_ms``. :class:`~scenarist.checks.spans.MaxDuration` leaves queued time out, so a
+latency budget does not depend on how many scenarios ran at once.
 """
 
 from __future__ import annotations
@@ -17,6 +26,9 @@ from scenarist.trace import SpanError
 from scenarist.tracing.recorder import RunRecorder
 
 __all__ = ["REPLAYED", "LLMCall"]
+
+_clock = time.perf_counter
+"""The clock every timing of a call reads (one name, so a test can inject its own)."""
 
 REPLAYED = "scenarist.replayed"
 """Response extension a response source sets when it answered a call itself (replay)."""
@@ -42,6 +54,7 @@ class LLMCall:
         "_blocks",
         "_chunks",
         "_done",
+        "_headers_at",
         "_module",
         "_recorder",
         "_replayed",
@@ -70,11 +83,13 @@ class LLMCall:
         self._blocks: list[bytes] = []  # raw SSE events, decoded once at the end
         self._sse: payloads.SSEParser | None = None
         self._ttft: float | None = None
+        self._headers_at: float | None = None
         self._done = False
         self._replayed = False
-        self._t0 = time.perf_counter()
+        self._t0 = _clock()
 
     def headers(self, response: Any) -> None:
+        self._headers_at = _clock()
         headers = response.headers
         encoding = headers.get("content-encoding", "").strip().lower()
         content_type = headers.get("content-type", "")
@@ -94,7 +109,7 @@ class LLMCall:
         if self._sse is None:
             self._chunks.append(chunk)
             if self._ttft is None:
-                self._ttft = time.perf_counter()
+                self._ttft = _clock()
             return
         blocks = self._sse.feed(chunk)
         if blocks:
@@ -103,7 +118,7 @@ class LLMCall:
                 for block in blocks:
                     event = payloads.parse_event(block)
                     if event is not None and payloads.is_token_event(event):
-                        self._ttft = time.perf_counter()
+                        self._ttft = _clock()
                         break
 
     def finish(self, error: BaseException | None = None, *, early: bool = False) -> None:
@@ -162,7 +177,7 @@ class LLMCall:
             return None, False
         events = [e for e in map(payloads.parse_event, self._blocks) if e is not None]
         if self._ttft is None and events:
-            self._ttft = time.perf_counter()
+            self._ttft = _clock()
         finished = payloads.stream_finished(events)
         if self.status.code >= 400 and not events:
             return None, finished
@@ -190,6 +205,10 @@ class LLMCall:
             if values["cost_usd"] is not None:
                 metadata["recorded_cost_usd"] = values["cost_usd"]
                 values["cost_usd"] = 0.0
+        if self._headers_at is not None:
+            metadata["ttfb_ms"] = (self._headers_at - self._t0) * 1000
+            if self.status.streaming or self.status.ndjson:  # headers came before the work
+                metadata["queue_ms"] = metadata["ttfb_ms"]
         if self.status.streaming:
             metadata["stream"] = True
             raw = b"".join(block + b"\n\n" for block in self._blocks)

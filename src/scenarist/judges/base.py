@@ -192,6 +192,13 @@ class BaseLLMCheck(Check, WithJudgeMixin):
 
     def _decide(self, calls: list[JudgeCall], details: dict[str, Any]) -> CheckResult:
         metrics = self._usage(calls, details)
+        attempts = [
+            {**({"sample": index} if len(calls) > 1 else {}), "attempt": number, **entry}
+            for index, call in enumerate(calls, start=1)
+            for number, entry in enumerate(call.log, start=1)
+        ]
+        if attempts:  # every request the judge made: raw answer, tokens, why it was refused
+            details["attempts"] = attempts
         if self.samples > 1:
             details["samples"] = [
                 c.verdict.model_dump() if c.verdict else {"problem": c.problem} for c in calls

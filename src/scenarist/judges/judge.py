@@ -26,9 +26,15 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PrivateAttr, field_serializer
 
 from scenarist._registry import KindRegistered
-from scenarist.judges.verdict import VERDICT_SCHEMA, LLMCheckResult, parse_verdict
+from scenarist.errors import StructuredOutputError
+from scenarist.judges.verdict import (
+    VERDICT_SCHEMA,
+    LLMCheckResult,
+    instructions_of,
+    parse_verdict,
+)
 from scenarist.model_defaults import get_default_judge
-from scenarist.providers.base import Message, Provider, ProviderError
+from scenarist.providers.base import ChatResponse, Message, Provider, ProviderError, single_attempt
 from scenarist.providers.named_model import NamedModel
 
 __all__ = ["BaseJudge", "JudgeCall", "LLMChatJudge", "judge_name", "resolve_judge"]
@@ -51,9 +57,14 @@ class JudgeCall:
     tokens_out: int | None = 0
     cost_usd: float | None = 0.0
     answers: list[str] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    """Every attempt: its raw answer, usage and why it was not a verdict (if it was not)."""
 
     def record(self, model: str | None, tokens_in: Any, tokens_out: Any, cost: Any) -> None:
         """Count one model answer's usage."""
+        self.log.append(
+            {"model": model, "tokens_in": tokens_in, "tokens_out": tokens_out, "cost_usd": cost}
+        )
         self.attempts += 1
         self.model = model or self.model
         self.tokens_in = None if (t := _add(self.tokens_in, tokens_in)) is None else int(t)
@@ -224,33 +235,60 @@ class LLMChatJudge(BaseJudge):
     async def ask(
         self, messages: list[Message], *, temperature: float = 0.0, max_retries: int = 2
     ) -> JudgeCall:
-        """Ask up to ``1 + max_retries`` times; each retry shows the model what was wrong."""
+        """Ask up to ``1 + max_retries`` times; each retry shows the model what was wrong.
+
+        This is the only retry of a malformed answer: the adapter is asked for one attempt
+        (:func:`~scenarist.providers.base.single_attempt`), so ``max_retries=0`` is one
+        request, and every answer (raw text, tokens) is in :attr:`JudgeCall.log`.
+        """
         call = JudgeCall()
         conversation = list(messages)
         provider = self.provider
-        for _ in range(1 + max_retries):
-            response = await provider.chat(
-                conversation, temperature=temperature, json_schema=VERDICT_SCHEMA
-            )
-            call.record(response.model, response.tokens_in, response.tokens_out, response.cost_usd)
-            call.answers.append(response.text)
-            outcome = parse_verdict(response)
-            if isinstance(outcome, LLMCheckResult):
-                call.verdict, call.problem = outcome, None
-                return call
-            call.problem = outcome
+        options = single_attempt(provider)
+        instructions = instructions_of(messages)
+        while call.attempts < 1 + max_retries:
+            for response in await _answers(provider, conversation, temperature, options):
+                call.record(
+                    response.model, response.tokens_in, response.tokens_out, response.cost_usd
+                )
+                call.answers.append(response.text)
+                call.log[-1]["answer"] = response.text
+                outcome = parse_verdict(response, instructions)
+                if isinstance(outcome, LLMCheckResult):
+                    call.verdict, call.problem = outcome, None
+                    return call
+                call.problem = call.log[-1]["problem"] = outcome
             conversation += [
-                {"role": "assistant", "content": response.text},
+                {"role": "assistant", "content": call.answers[-1]},
                 {
                     "role": "user",
-                    "content": f"That answer cannot be used: {outcome}. Reply again with "
-                    'only the JSON object {"passed": ..., "reason": ..., "score": ...}.',
+                    "content": f"That answer cannot be used: {call.problem}. Reply again with "
+                    'only the JSON object: "passed" true or false, "reason" in your own '
+                    'words citing the material, and optionally "score" from 0 to 1.',
                 },
             ]
         return call
 
     def __repr__(self) -> str:
         return f"LLMChatJudge({self.name!r})" if self.generator is not None else "LLMChatJudge()"
+
+
+async def _answers(
+    provider: Provider, messages: list[Message], temperature: float, options: dict[str, Any]
+) -> list[ChatResponse]:
+    """The answers one request produced: the response, or the refused ones an adapter
+    kept on its :class:`StructuredOutputError` (the judge parses them by its own rules)."""
+    try:
+        return [
+            await provider.chat(
+                messages, temperature=temperature, json_schema=VERDICT_SCHEMA, **options
+            )
+        ]
+    except StructuredOutputError as exc:
+        answers = [r for r in exc.responses if isinstance(r, ChatResponse)]
+        if not answers:
+            raise
+        return answers
 
 
 def _default_generator_provider() -> Provider:

@@ -1,23 +1,41 @@
 """The judge's structured verdict, ``{passed, reason, score?}``, and its strict parser.
 
 A judge is an LLM, so its answer is untrusted text. :func:`parse_verdict` accepts only a
-JSON object whose ``passed`` is a real boolean, whose ``reason`` is a non-blank string and
-whose ``score``, when present, is a number in ``[0, 1]``. Anything else is a *problem*
-(a sentence saying what was wrong), which the judge may be asked to fix and which, once
-the retries are spent, makes the check ERROR. A malformed answer never becomes a PASS.
+JSON object whose ``passed`` is a real boolean, whose ``reason`` says why in words of its
+own, and whose ``score``, when present, is a number in ``[0, 1]`` (``passed`` and
+``reason`` make a verdict; ``score`` is optional). Anything else is a *problem* (a
+sentence saying what was wrong), which the judge may be asked to fix and which, once the
+retries are spent, makes the check ERROR. A malformed answer never becomes a PASS.
+
+A reason is not a reason when it is blank, a placeholder (``"..."``, ``"<reason>"``,
+``"string"``, ``"N/A"``: what small models copy from a prompt's example), shorter than
+:data:`MIN_REASON_WORDS` words, or a copy of the instructions (the system prompt with its
+worked example, the rubric's own words outside the ``<material>`` tags): a verdict that
+cites nothing has shown nothing.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from scenarist.providers.base import ChatResponse
 
-__all__ = ["VERDICT_SCHEMA", "LLMCheckResult", "parse_verdict"]
+__all__ = [
+    "MIN_REASON_WORDS",
+    "VERDICT_SCHEMA",
+    "LLMCheckResult",
+    "instructions_of",
+    "parse_verdict",
+    "reason_problem",
+]
+
+MIN_REASON_WORDS = 3
+"""The fewest words a reason may have ("Refund window matches." is three)."""
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "title": "verdict",
@@ -35,15 +53,16 @@ VERDICT_SCHEMA: dict[str, Any] = {
             "type": ["number", "null"],
             "minimum": 0,
             "maximum": 1,
-            "description": "how fully the output meets the criteria, from 0 to 1",
+            "description": "optional: how fully the output meets the criteria, from 0 to 1",
         },
     },
-    "required": ["passed", "reason", "score"],
+    "required": ["passed", "reason"],
     "additionalProperties": False,
 }
-"""The JSON schema sent as ``json_schema``. Every property is required and ``score`` is
-nullable, the shape strict structured-output modes accept; the parser still treats a
-missing ``score`` as "no score"."""
+"""The JSON schema sent as ``json_schema`` (``strict: false``, so an optional property is
+accepted). ``score`` is optional: a server without schema enforcement, or a model that
+leaves it out, still gives a verdict; the adapters validate against this schema, so
+requiring it there would turn such answers into errors."""
 
 
 class LLMCheckResult(BaseModel):
@@ -84,8 +103,56 @@ def _decode(response: ChatResponse) -> Any:
         raise ValueError(f"the answer is not JSON: {_shorten(response.text)!r}") from None
 
 
-def parse_verdict(response: ChatResponse) -> LLMCheckResult | str:
-    """The verdict in ``response``, or a sentence saying why there is none."""
+_PLACEHOLDERS = frozenset(
+    {
+        "", "reason", "the reason", "your reason", "explanation", "your explanation",
+        "string", "str", "text", "n/a", "n a", "na", "none", "null", "todo", "tbd", "placeholder",
+        "one or two sentences", "...",
+    }
+)  # fmt: skip
+_BRACKETED = re.compile(r"<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")
+_TAGGED = re.compile(r"<([A-Za-z_][\w-]*)>.*?</\1>", re.S)
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.U)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def instructions_of(messages: list[dict[str, str]]) -> str:
+    """What a reason must not copy: every message's text outside ``<tag>...</tag>``
+    material (the system prompt and its example, the rubric), not the material itself
+    (a reason may quote the answer it judges)."""
+    return "\n".join(_TAGGED.sub(" ", m.get("content", "")) for m in messages)
+
+
+def reason_problem(reason: str, instructions: str = "") -> str | None:
+    """Why ``reason`` is no reason (blank, placeholder, too short, copied), else ``None``."""
+    stripped = reason.strip()
+    if not stripped:
+        return "'reason' is blank: the judge must say why"
+    words = _words(stripped)
+    bare = " ".join(words)
+    if not words or bare in _PLACEHOLDERS or _BRACKETED.fullmatch(stripped):
+        return f"'reason' {_shorten(stripped)!r} is a placeholder, not a reason"
+    if len(words) < MIN_REASON_WORDS:
+        return (
+            f"'reason' {_shorten(stripped)!r} is too short: say why in at least "
+            f"{MIN_REASON_WORDS} words, citing the evidence"
+        )
+    if instructions and f" {bare} " in f" {' '.join(_words(instructions))} ":
+        return (
+            f"'reason' {_shorten(stripped)!r} copies the instructions; it must cite the "
+            "evidence in the material"
+        )
+    return None
+
+
+def parse_verdict(response: ChatResponse, instructions: str = "") -> LLMCheckResult | str:
+    """The verdict in ``response``, or a sentence saying why there is none.
+
+    ``instructions`` is the text a reason must not copy (:func:`instructions_of` of the
+    messages sent)."""
     if response.refusal:
         return f"the judge refused to answer: {_shorten(response.refusal)!r}"
     try:
@@ -104,8 +171,9 @@ def parse_verdict(response: ChatResponse) -> LLMCheckResult | str:
         return "the verdict has no 'reason' field"
     if not isinstance(reason, str):
         return f"'reason' must be a string, got {type(reason).__name__}"
-    if not reason.strip():
-        return "'reason' is blank: the judge must say why"
+    problem = reason_problem(reason, instructions)
+    if problem is not None:
+        return problem
     score = data.get("score")
     if score is not None:
         if isinstance(score, bool) or not isinstance(score, int | float):

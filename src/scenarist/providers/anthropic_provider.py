@@ -80,7 +80,12 @@ class AnthropicProvider:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        json_retries: int | None = None,
     ) -> ChatResponse:
+        """The answer; with ``json_schema``, validated, a malformed one asked again
+        ``json_retries`` times (default: the adapter's)."""
+        retries = self.json_retries if json_retries is None else json_retries
+        refused: list[ChatResponse] = []
         client = self._sdk.AsyncAnthropic(
             api_key=self._api_key,
             base_url=self.base_url,
@@ -90,7 +95,7 @@ class AnthropicProvider:
         request = self._request(messages, temperature, max_tokens, json_schema)
         last: StructuredOutputError | None = None
         async with client:
-            for _ in range(self.json_retries + 1):
+            for _ in range(retries + 1):
                 response = await call_with_retries(
                     lambda: self._create(client, request),
                     self.policy,
@@ -104,12 +109,14 @@ class AnthropicProvider:
                     parsed = _structured(response, json_schema)
                 except StructuredOutputError as exc:
                     last = exc
+                    refused.append(response)
                     continue
                 return response.model_copy(update={"parsed": parsed})
-        raise StructuredOutputError(
-            f"{self.name} gave no usable structured answer in {self.json_retries + 1} "
-            f"attempt(s): {last}"
+        error = StructuredOutputError(
+            f"{self.name} gave no usable structured answer in {retries + 1} attempt(s): {last}"
         )
+        error.responses = tuple(refused)
+        raise error
 
     def _request(
         self,

@@ -10,13 +10,14 @@ exactly like an agent's.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist.errors import ProviderError
 
-__all__ = ["ChatResponse", "Message", "Provider", "ProviderError"]
+__all__ = ["ChatResponse", "Message", "Provider", "ProviderError", "single_attempt"]
 
 Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
@@ -61,3 +62,22 @@ class Provider(Protocol):
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One embedding vector per text (adapters without embeddings raise ProviderError)."""
         ...
+
+
+def single_attempt(provider: Any, retries: int = 0) -> dict[str, Any]:
+    """The ``chat`` keyword that sets the adapter's own retries on malformed structured
+    answers (``{"json_retries": retries}``), or ``{}`` when its ``chat`` takes none.
+
+    Judges and simulators have a retry policy of their own (``max_retries``, with the
+    model shown its mistake); with this, theirs is the only one, so ``max_retries=0``
+    means one request. Providers written before the keyword existed still work.
+    """
+    chat = getattr(provider, "chat", None)
+    try:
+        parameters = inspect.signature(chat).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return {}
+    # a named parameter only: a ``**kwargs`` wrapper may forward to a chat that takes none
+    if any(p.name == "json_retries" and p.kind is not p.VAR_KEYWORD for p in parameters):
+        return {"json_retries": retries}
+    return {}

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from scenarist.providers._structured import parse_structured, validate
+from scenarist.providers._structured import StructuredOutputError, parse_structured, validate
 from scenarist.providers.base import ChatResponse, Message, ProviderError
 
 __all__ = ["CallableProvider"]
@@ -57,7 +57,10 @@ class CallableProvider:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        json_retries: int | None = None,
     ) -> ChatResponse:
+        """The function's answer (asked once: ``json_retries`` is accepted for the common
+        signature; a callable has no retry of its own)."""
         if self.fn is None:
             raise ProviderError(f"{self._name} has no chat function; pass fn=...")
         options = {"temperature": temperature, "max_tokens": max_tokens, "json_schema": json_schema}
@@ -94,6 +97,17 @@ def _accepted_keywords(fn: Callable[..., Any]) -> frozenset[str]:
 
 
 def _to_response(answer: Any, schema: dict[str, Any] | None, name: str) -> ChatResponse:
+    try:
+        return _parsed_response(answer, schema, name)
+    except StructuredOutputError as exc:  # keep the refused answer for the caller
+        if isinstance(answer, ChatResponse):
+            exc.responses = (answer,)
+        elif isinstance(answer, str):
+            exc.responses = (ChatResponse(text=answer, model=name),)
+        raise
+
+
+def _parsed_response(answer: Any, schema: dict[str, Any] | None, name: str) -> ChatResponse:
     if isinstance(answer, ChatResponse):
         if schema is not None and answer.parsed is None and answer.refusal is None:
             return answer.model_copy(update={"parsed": parse_structured(answer.text, schema)})

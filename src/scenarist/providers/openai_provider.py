@@ -1,16 +1,31 @@
 """The OpenAI adapter: any server that speaks OpenAI chat completions, through the official SDK.
 
-Structured output asks for ``response_format={"type": "json_schema", ...}`` (with
-``strict: false``, so any JSON Schema is accepted; we validate the answer ourselves).
-Many OpenAI-compatible servers reject that; on a 400 that mentions the response format
-(or llama-cpp-python's 500 naming ``response_format``) the adapter falls back, once per
-adapter, to JSON mode (``{"type": "json_object", "schema": ...}`` plus the schema in a
-system instruction; llama-cpp-python constrains decoding with that ``schema``), then to
-the instruction alone, and keeps using what worked. Answers are parsed strictly
-(:mod:`scenarist.providers._structured`); a malformed answer is asked again
-``json_retries`` times, then :class:`StructuredOutputError`. A refusal
-(``message.refusal``) is returned as ``ChatResponse.refusal`` with no ``parsed``
-value and is not retried: asking again rarely changes a refusal, and the caller decides.
+Structured output is sent the way ``structured_mode`` says, an explicit setting (the
+constructor's argument, else ``SCENARIST_<PREFIX>_STRUCTURED_OUTPUT``, e.g.
+``SCENARIST_OPENAI_STRUCTURED_OUTPUT=json_object``):
+
+- ``json_schema``: ``response_format={"type": "json_schema", ...}`` (``strict: false``,
+  so any JSON Schema is accepted; we validate the answer ourselves);
+- ``json_object``: JSON mode, ``{"type": "json_object", "schema": ...}`` plus the schema
+  in a system instruction (llama-cpp-python constrains decoding with that ``schema``);
+- ``instruction``: the system instruction alone;
+- ``auto`` (the default): ``json_schema``, and when the server refuses it (a 400 or 422
+  that mentions the response format, or llama-cpp-python's 500 naming
+  ``response_format``) the *same call* falls back to ``json_object``, then ``instruction``.
+
+Nothing is remembered between calls: which request a call sends depends on the call and
+the configuration only, never on what earlier calls in the process learnt, so a cassette
+recorded in one order replays in any order, subset or concurrency. A server that refuses
+``json_schema`` costs one refused request per call in ``auto``; the first fallback logs a
+warning naming the setting that avoids it. An explicit mode that the server refuses is a
+:class:`ProviderError` saying which mode to set.
+
+Answers are parsed strictly (:mod:`scenarist.providers._structured`); a malformed answer is
+asked again ``json_retries`` times (``chat(json_retries=0)`` for callers with a retry
+policy of their own, the judges), then :class:`StructuredOutputError`, which carries the
+refused answers. A refusal (``message.refusal``) is returned as ``ChatResponse.refusal``
+with no ``parsed`` value and is not retried: asking again rarely changes a refusal, and the
+caller decides.
 
 One SDK client is made per call (and closed after it), so an adapter is safe to share
 between event loops; the SDK's own retries are off (see :mod:`scenarist.providers._retry`).
@@ -18,8 +33,10 @@ between event loops; the SDK's own retries are off (see :mod:`scenarist.provider
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import Any, Literal
+import re
+from typing import Any, Literal, get_args
 
 from scenarist.pricing import cost_usd
 from scenarist.providers._retry import (
@@ -36,9 +53,12 @@ from scenarist.providers._structured import (
 )
 from scenarist.providers.base import ChatResponse, Message, ProviderError
 
-__all__ = ["OpenAIProvider"]
+__all__ = ["OpenAIProvider", "StructuredMode", "structured_mode_setting"]
 
-StructuredMode = Literal["json_schema", "json_object", "instruction"]
+logger = logging.getLogger("scenarist.providers")
+
+StructuredMode = Literal["auto", "json_schema", "json_object", "instruction"]
+MODES: tuple[str, ...] = get_args(StructuredMode)
 _FALLBACK: dict[StructuredMode, StructuredMode] = {
     "json_schema": "json_object",
     "json_object": "instruction",
@@ -79,7 +99,7 @@ class OpenAIProvider:
         timeout_s: float | None = 60.0,
         max_concurrency: int = 8,
         json_retries: int = 1,
-        structured_mode: StructuredMode = "json_schema",
+        structured_mode: StructuredMode | None = None,
     ) -> None:
         self._sdk = import_sdk("openai")
         self.model = model
@@ -99,7 +119,7 @@ class OpenAIProvider:
         self._api_key = key or "unused"
         self.policy = RetryPolicy(max_retries, backoff_s, 30.0, timeout_s, max_concurrency)
         self.json_retries = json_retries
-        self.structured_mode: StructuredMode = structured_mode
+        self.structured_mode: StructuredMode = _mode(structured_mode, provider)
 
     @property
     def name(self) -> str:
@@ -123,10 +143,15 @@ class OpenAIProvider:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        json_retries: int | None = None,
     ) -> ChatResponse:
+        """The answer; with ``json_schema``, parsed and validated, a malformed one asked
+        again ``json_retries`` times (default: the adapter's)."""
+        retries = self.json_retries if json_retries is None else json_retries
+        refused: list[ChatResponse] = []
         async with self._client() as client:
             last: StructuredOutputError | None = None
-            for _ in range(self.json_retries + 1):
+            for _ in range(retries + 1):
                 response = await call_with_retries(
                     lambda: self._create(client, messages, temperature, max_tokens, json_schema),
                     self.policy,
@@ -140,12 +165,14 @@ class OpenAIProvider:
                     parsed = parse_structured(response.text, json_schema)
                 except StructuredOutputError as exc:
                     last = exc
+                    refused.append(response)
                     continue
                 return response.model_copy(update={"parsed": parsed})
-        raise StructuredOutputError(
-            f"{self.name} gave no usable structured answer in {self.json_retries + 1} "
-            f"attempt(s): {last}"
+        error = StructuredOutputError(
+            f"{self.name} gave no usable structured answer in {retries + 1} attempt(s): {last}"
         )
+        error.responses = tuple(refused)
+        raise error
 
     async def _create(
         self,
@@ -155,8 +182,10 @@ class OpenAIProvider:
         max_tokens: int | None,
         json_schema: dict[str, Any] | None,
     ) -> ChatResponse:
+        mode: StructuredMode = (
+            "json_schema" if self.structured_mode == "auto" else self.structured_mode
+        )
         while True:
-            mode = self.structured_mode
             request: dict[str, Any] = {
                 "model": self.model,
                 "messages": _with_instruction(messages, json_schema, mode),
@@ -176,13 +205,40 @@ class OpenAIProvider:
             try:
                 completion = await client.chat.completions.create(**request)
             except self._sdk.APIStatusError as exc:
-                if "response_format" in request and _about_format(exc) and mode in _FALLBACK:
-                    self.structured_mode = _FALLBACK[mode]
-                    continue
+                if "response_format" in request and _about_format(exc):
+                    if self.structured_mode == "auto" and mode in _FALLBACK:
+                        self._warn_fallback(mode, _FALLBACK[mode], str(client.base_url))
+                        mode = _FALLBACK[mode]
+                        continue
+                    raise self._format_refused(mode, exc) from None
                 raise self._status_error(exc) from None
             except self._sdk.APIConnectionError as exc:  # timeouts included
                 raise Transient(f"connection error: {exc}") from None
             return self._response(completion, str(client.base_url))
+
+    def _warn_fallback(self, refused: str, using: str, base_url: str) -> None:
+        key = (self.provider, base_url, refused)
+        if key in _warned:
+            return
+        _warned.add(key)
+        logger.warning(
+            "%s refused response_format %r, so each structured call falls back to %r after "
+            "one refused request; set %s=%s to send it directly",
+            self.name,
+            refused,
+            using,
+            structured_mode_setting(self.provider),
+            using,
+        )
+
+    def _format_refused(self, mode: str, exc: Any) -> ProviderError:
+        setting = structured_mode_setting(self.provider)
+        return ProviderError(
+            f"{self.name} refused response_format {mode!r} "
+            f"(HTTP {exc.status_code}: {_error_message(exc)}); set {setting} to one the "
+            f"server accepts: json_object (JSON mode, e.g. llama-cpp-python), instruction "
+            f"(the schema in the prompt only) or auto (try json_schema, fall back per call)"
+        )
 
     def _status_error(self, exc: Any) -> Exception:
         message = f"HTTP {exc.status_code}: {_error_message(exc)}"
@@ -232,6 +288,28 @@ class OpenAIProvider:
                 describe=f"{self.name} embeddings",
                 on_error=ProviderError,
             )
+
+
+_warned: set[tuple[str, str, str]] = set()
+
+
+def structured_mode_setting(provider: str) -> str:
+    """The environment variable that sets a provider prefix's structured-output mode."""
+    return f"SCENARIST_{re.sub(r'[^A-Z0-9]', '_', provider.upper())}_STRUCTURED_OUTPUT"
+
+
+def _mode(value: str | None, provider: str) -> StructuredMode:
+    """The configured mode: the argument, else the prefix's variable, else ``auto``."""
+    setting = structured_mode_setting(provider)
+    where = "structured_mode" if value is not None else setting
+    if value is None:
+        value = os.environ.get(setting, "").strip().lower() or "auto"
+    if value not in MODES:
+        raise ProviderError(
+            f"{where}={value!r} is not a structured-output mode; use one of {', '.join(MODES)}"
+        )
+    mode: StructuredMode = value  # type: ignore[assignment]
+    return mode
 
 
 def _with_instruction(

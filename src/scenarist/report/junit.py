@@ -100,6 +100,8 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
     if not scenario.has_checks:
         ET.SubElement(properties, "property", {"name": "no_checks", "value": "true"})
+    if scenario.vacuous:
+        ET.SubElement(properties, "property", {"name": "vacuous", "value": "true"})
     if scenario.repeat_statuses:
         passed = f"{scenario.repeats_passed}/{len(scenario.repeat_statuses)}"
         ET.SubElement(properties, "property", {"name": "repeats_passed", "value": passed})

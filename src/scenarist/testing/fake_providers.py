@@ -15,6 +15,9 @@ SDKs talk to it for real and the HTTP capture sees it as any provider::
 
 A script is a queue of replies (texts or :class:`Reply`) or a function of the
 :class:`FakeRequest`. ``Reply(status=429)`` answers with the provider's error body.
+``FakeLLMServer(workers=1)`` answers one request at a time, like a single-worker model
+server (llama.cpp): the others wait, with nothing sent, not even headers, until it is
+their turn; with ``Reply(delay_s=...)`` that makes queueing under ``--parallel`` real.
 Token counts are words (deterministic), unless a reply sets them. Every request is kept
 in ``server.requests``. Standard library only: no SDK is imported.
 """
@@ -143,9 +146,14 @@ class ScriptedLLM:
 class FakeLLMServer:
     """A threaded HTTP server on a free port of 127.0.0.1; use it as a context manager."""
 
-    def __init__(self, script: ScriptedLLM | Script | None = None) -> None:
+    def __init__(
+        self, script: ScriptedLLM | Script | None = None, *, workers: int | None = None
+    ) -> None:
         self.script = script if isinstance(script, ScriptedLLM) else ScriptedLLM(script or ())
         self.requests: list[FakeRequest] = []
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1 (or None: no limit), got {workers}")
+        self._workers = threading.BoundedSemaphore(workers) if workers else None
         self._ids = itertools.count(1)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -219,6 +227,13 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(404, {"error": {"message": f"no route {self.path!r}"}})
 
     def do_POST(self) -> None:
+        workers = self.server.fake._workers
+        if workers is None:
+            return self._post()
+        with workers:  # a busy single-worker server: wait for a free worker, silently
+            return self._post()
+
+    def _post(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:

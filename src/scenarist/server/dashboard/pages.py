@@ -110,6 +110,8 @@ class RunPage(BaseModel):
     scenarios: list[ScenarioResultView]
     items: list[ItemSummary]
     previous_run_id: str | None
+    vacuous: list[int] = Field(default_factory=list)
+    """Positions of the scenarios that passed with no interaction (the run log's footer)."""
 
 
 class SpanNode(BaseModel):
@@ -312,6 +314,9 @@ async def run_page(
         scenarios=shown,
         items=items,
         previous_run_id=previous_run_id,
+        vacuous=[
+            p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
+        ],
     )
 
 

@@ -78,9 +78,7 @@ async def test_anthropic_refusal_is_surfaced(server: FakeLLMServer) -> None:
     assert answer.parsed is None
 
 
-async def test_anthropic_429_honours_retry_after(
-    server: FakeLLMServer, waits: list[float]
-) -> None:
+async def test_anthropic_429_honours_retry_after(server: FakeLLMServer, waits: list[float]) -> None:
     server.script.add(Reply(status=429, headers={"retry-after": "0.3"}), "done")
     answer = await provider(server, backoff_s=5.0).chat(MESSAGES)
     assert answer.text == "done"

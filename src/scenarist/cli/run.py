@@ -112,6 +112,7 @@ class _Plan:
     repeat: int
     cassette_mode: str | None
     quiet: bool
+    project: str | None = None
 
 
 def run(
@@ -164,8 +165,21 @@ def run(
             help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
         ),
     ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            envvar="SCENARIST_PROJECT",
+            show_envvar=False,
+            help="The project the run belongs to (default: SCENARIST_PROJECT, else 'default').",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
+    if project is not None:
+        from scenarist.projects import check_project
+
+        check_project(project, source="--project")
     if debug:
         from scenarist.cli.app import DEBUG_KEY
 
@@ -192,7 +206,7 @@ def run(
         )
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
-    plan = _Plan(files, parallel, repeat, mode, quiet)
+    plan = _Plan(files, parallel, repeat, mode, quiet, project)
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
     from rich.console import Console
@@ -218,6 +232,7 @@ def run(
         outputs.junit(result, junit)
     log = run_log_from_suite_result(
         result,
+        project=header.project,
         run_id=header.run_id,
         settings=header.settings,
         environment=header.environment,
@@ -276,6 +291,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     scenarios = [s for f in plan.files for s in f.scenarios]
     header = RunLogHeader(
         suite_name=suite_name,
+        project=plan.project,
         started_at=datetime.now(UTC),
         environment=collect_environment(),
         settings=RunSettings(concurrency=plan.parallel, repeat=plan.repeat),

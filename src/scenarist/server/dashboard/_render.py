@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from scenarist._json_limits import finite
 from scenarist._version import __version__
+from scenarist.server.projects import switcher
 from scenarist.server._responses import FiniteJSONResponse
 
 __all__ = ["SECURITY_HEADERS", "not_found", "page_format", "render", "script_json", "url_part"]
@@ -107,7 +108,7 @@ _env.filters.update(
     percent=_percent,
     when=_when,
 )
-_env.globals.update(version=__version__)
+_env.globals.update(version=__version__, project_switcher=switcher)
 
 
 def page_format(request: Request, value: str = "") -> tuple[str, bool]:

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 
 from scenarist._json_limits import finite
 from scenarist._version import __version__
-from scenarist.server.projects import switcher
 from scenarist.server._responses import FiniteJSONResponse
+from scenarist.server.projects import switcher
 
 __all__ = ["SECURITY_HEADERS", "not_found", "page_format", "render", "script_json", "url_part"]
 

@@ -123,13 +123,17 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         status: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
+        since: datetime | None = None,
     ) -> Page[TraceSummary]:
-        """Traces, newest first, of one agent and/or with one status."""
+        """Traces, newest first, of one agent and/or with one status (and from ``since``
+        on)."""
         query = select(*_TRACE_SUMMARY, _TRACES.c.sort_at).where(_TRACES.c.project == self.project)
         if agent_name is not None:
             query = query.where(_TRACES.c.agent_name == agent_name)
         if status is not None:
             query = query.where(_TRACES.c.status == status)
+        if since is not None:
+            query = query.where(_TRACES.c.sort_at >= since)
         query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()

@@ -165,6 +165,13 @@ def run(
             help="Send the run log to the server at SCENARIST_URL (default: when it is set).",
         ),
     ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help="The agent (module:function) for scenarios that name none, e.g. YAML files.",
+        ),
+    ] = None,
     project: Annotated[
         str | None,
         typer.Option(
@@ -193,7 +200,17 @@ def run(
         typer.echo(f"error: {error.message}", err=True)
         if debug and error.details:
             typer.echo(error.details, err=True)
+    if target is not None:
+        _give_target(found, target)
     files = _filter(found, chosen)
+    if not any(f.scenarios for f in found.files) and found.errors:
+        # nothing could be loaded: no report of nothing, no empty run stored
+        count = len(found.errors)
+        typer.echo(
+            f"scenarist: ERROR (exit 2): {count} file(s) could not be loaded and no scenario "
+            "ran; fix the errors above",
+        )
+        raise typer.Exit(2)
     if not any(f.scenarios for f in files) and not found.errors:
         filters = " and ".join(f for f, on in (("-k", keyword), ("--tag", tag)) if on)
         if not filters:
@@ -250,6 +267,18 @@ def run(
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _give_target(found: Discovery, reference: str) -> None:
+    """``--target``: the agent of every scenario found that has none of its own."""
+    from scenarist._files import resolve_target
+    from scenarist._missing import is_missing
+
+    agent = resolve_target(reference, source="--target")
+    for file in found.files:
+        file.scenarios = [
+            s.copy().with_target(agent) if is_missing(s.target) else s for s in file.scenarios
+        ]
 
 
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:

@@ -101,3 +101,16 @@ def test_when_no_file_loads_there_is_no_report_and_no_stored_run(
     )
     assert not (home / "home" / "runs").exists() or not list((home / "home/runs").iterdir())
     assert not (home / "home" / "scenarist.db").exists()
+
+
+def test_the_readme_first_suite_runs_and_passes(cli: Cli, home: Path) -> None:
+    example = Path(__file__).parents[2] / "examples" / "first_suite.py"
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    code = example.read_text(encoding="utf-8")
+    for block in ('@step(kind="tool")', "def support_agent", "suite = Suite("):
+        start = code.index(block)
+        end = code.find("\n\n", start)
+        assert code[start : end if end != -1 else None].strip() in readme  # shown as it is
+    result = cli("run", str(example))
+    assert result.exit_code == 0, result.output
+    assert "1 passed" in result.stdout

@@ -106,12 +106,33 @@ async def test_the_dashboard_switcher_lists_projects_and_remembers_the_choice(
         await client.post("/api/runs?project=alpha", json=run_log_json(make_run_log("ra")))
         page = await client.get("/?project=alpha", headers={"Accept": "text/html"})
         assert page.status_code == 200
-        assert 'name="project"' in page.text
-        assert '<option value="alpha" selected>alpha</option>' in page.text
-        assert '<option value="default">default</option>' in page.text
+        assert '<b id="current-project">alpha</b>' in page.text
+        assert '<a href="/?project=alpha" aria-current="true">alpha</a>' in page.text
+        assert '<a href="/?project=default">default</a>' in page.text
         assert "scenarist_project=alpha" in page.headers["set-cookie"]
         # the browser keeps the cookie: its next requests stay on the project chosen
         listed = await client.get("/api/runs")
         assert [r["run_id"] for r in listed.json()["items"]] == ["ra"]
         client.cookies.clear()
         assert (await client.get("/api/runs")).json()["items"] == []
+
+
+async def test_the_switcher_lists_only_what_the_caller_may_open(database_url: str) -> None:
+    app = create_app(database_url)
+    async with app.router.lifespan_context(app):
+        store = app.state.store
+        for project in ("alpha", "beta", "gamma"):
+            await store.scoped(project).ingest_run_log(make_run_log(f"run-{project}"))
+        _, key = await store.create_api_key(["read"], projects=["alpha", "beta"])
+        html = {"Accept": "text/html"}
+        async with _client(app) as anonymous:
+            login = await anonymous.get("/login", headers=html)
+            assert login.status_code == 200
+            assert "project-switcher" not in login.text  # nothing listed before a key
+            assert "gamma" not in login.text
+        async with _client(app, key) as client:
+            page = await client.get("/?project=beta", headers=html)
+            assert page.status_code == 200
+            assert '<b id="current-project">beta</b>' in page.text
+            assert '<a href="/?project=alpha">alpha</a>' in page.text
+            assert "gamma" not in page.text and "?project=default" not in page.text

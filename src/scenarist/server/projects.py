@@ -40,11 +40,21 @@ _HEADER = PROJECT_HEADER.lower().encode()
 _listed: ContextVar[list[str] | None] = ContextVar("scenarist_listed_projects", default=None)
 
 
-def switcher() -> dict[str, Any]:
+_opened: ContextVar[tuple[str, ...] | None] = ContextVar("scenarist_opened", default=None)
+_EVERY = ("*",)
+
+
+def switcher() -> dict[str, Any] | None:
     """What the page header's project switcher shows: the current project and the
-    projects to choose from (read once per page request by :class:`ProjectScope`)."""
+    projects the caller may open (read once per page request by :class:`ProjectScope`);
+    ``None`` before the request was authorised (the login page lists no project)."""
+    opened = _opened.get()
+    if opened is None:
+        return None
     current = current_project()
-    listed = _listed.get() or []
+    listed = set(_listed.get() or [])
+    if opened != _EVERY:
+        listed &= set(opened)
     return {"current": current, "projects": sorted({*listed, current})}
 
 
@@ -118,9 +128,11 @@ class ProjectScope:
                     except Exception:  # the page itself reports an unavailable database
                         listed = None
             token = _listed.set(listed)
+            unopened = _opened.set(None)  # until this request's key is checked
             try:
                 await self.app(scope, receive, with_cookie)
             finally:
+                _opened.reset(unopened)
                 _listed.reset(token)
 
 
@@ -130,13 +142,16 @@ async def check_key_project(request: Request, project: str | None = None) -> Non
     state: Any = request.state
     key_id = getattr(state, "api_key_id", None) or getattr(state, "session_key_id", None)
     if not key_id:
-        return  # open mode: one local user, every project
+        _opened.set(_EVERY)  # open mode: one local user, every project
+        return
     allowed = await request.app.state.store.key_projects(key_id)
     if allowed is None:
+        _opened.set(_EVERY)
         return
     wanted = project or current_project()
     if project is None and not getattr(state, "project_named", False) and len(allowed) == 1:
         switch_project(allowed[0])
+        _opened.set(tuple(allowed))
         return
     if wanted not in allowed:
         raise HTTPException(
@@ -144,3 +159,4 @@ async def check_key_project(request: Request, project: str | None = None) -> Non
             detail=f"this API key is scoped to the project(s) {', '.join(allowed)}, not "
             f"{wanted!r}; name one of them ({PROJECT_HEADER} or ?project=)",
         )
+    _opened.set(tuple(allowed))

@@ -260,9 +260,9 @@ class ToolArgs(_NamedToolCheck):
                     f"{self.prefix}: a call of tool '{self.tool_name}' matched {expected}.",
                     details=details,
                 )
-        shown = [_arguments(span) for span in calls[:_SHOWN_CALLS]]
         got = ", ".join(
-            _cut(repr(a if a is not None else span.input)) for a, span in zip(shown, calls)
+            _cut(repr(_arguments(span) if _arguments(span) is not None else span.input))
+            for span in calls[:_SHOWN_CALLS]
         )
         more = f", and {len(calls) - _SHOWN_CALLS} more" if len(calls) > _SHOWN_CALLS else ""
         return CheckResult.failure(

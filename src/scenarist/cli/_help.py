@@ -63,6 +63,7 @@ _METAVARS = {
     "host": "HOST",
     "days": "DAYS",
     "agent": "MODULE:FUNCTION",
+    "agent_name": "NAME",
     "status": "STATUS",
     "since": "WHEN",
     "limit": "N",

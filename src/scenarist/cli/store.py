@@ -199,7 +199,9 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
 
 @traces_app.command("list")
 def traces_list(
-    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's.")] = None,
+    agent_name: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent's (its name).")
+    ] = None,
     status: Annotated[
         str | None, typer.Option("--status", help="Only with this status (success, error).")
     ] = None,
@@ -212,7 +214,7 @@ def traces_list(
     store = _store()
     start = parse_since(since) if since is not None else None
     page = _sync(
-        lambda: store.search_traces(agent_name=agent, status=status, since=start, limit=limit)
+        lambda: store.search_traces(agent_name=agent_name, status=status, since=start, limit=limit)
     )
     if not page.items:
         typer.echo(f"no traces match in the database {_where(store)}")

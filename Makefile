@@ -1,6 +1,9 @@
 .PHONY: check lint types test
 
 PY ?= .venv/bin/python
+# Test processes (pytest-xdist); each module stays on one worker, so module fixtures
+# (a dashboard server, the giskard differential run) are built once.
+WORKERS ?= 3
 
 check: lint types test
 
@@ -12,4 +15,4 @@ types:
 	$(PY) -m mypy
 
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadscope

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -70,18 +69,20 @@ async def test_suite_parallel_runs_sync_targets_in_worker_threads() -> None:
     threads: set[str] = set()
     main = threading.current_thread().name
 
+    # Ten calls meet at a barrier: only calls that overlap can pass it (one after another,
+    # the first would wait for the others until the barrier's timeout, and fail).
+    meeting = threading.Barrier(10, timeout=60)
+
     def blocking_agent(inputs: str) -> str:
         threads.add(threading.current_thread().name)
-        time.sleep(0.02)
+        meeting.wait()
         return f"echo {inputs}"
 
-    t0 = time.perf_counter()
     result = await _echo_suite(20).run(
         target=blocking_agent, parallel=True, max_concurrency=10, verbose=False
     )
     assert result.passed_count == 20
     assert main not in threads
-    assert time.perf_counter() - t0 < 0.02 * 20  # overlapped, not one after another
 
 
 async def test_suite_serial_runs_in_order() -> None:

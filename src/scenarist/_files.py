@@ -19,7 +19,13 @@ from pydantic import BaseModel, ValidationError
 
 from scenarist.errors import UserError
 
-__all__ = ["describe_validation_error", "format_location", "load_model", "read_data"]
+__all__ = [
+    "describe_validation_error",
+    "format_location",
+    "load_model",
+    "read_data",
+    "resolve_target",
+]
 
 M = TypeVar("M", bound=BaseModel)
 _SCHEMA_HINT = "the JSON Schema scenarist/schemas/scenario.schema.json lists every field"
@@ -51,15 +57,64 @@ def read_data(path: Path) -> Any:
 
 
 def load_model(model: type[M], path: str | Path) -> M:
-    """Validate the file at ``path`` as ``model``; ``UserError`` names the file and field."""
+    """Validate the file at ``path`` as ``model``; ``UserError`` names the file and field.
+
+    ``target: module:function`` (on a scenario or a suite) names the agent the file's
+    scenarios run against, imported from the file's folder or the working directory."""
     path = Path(path)
     data = read_data(path)
+    target = None
+    if isinstance(data, dict) and isinstance(data.get("target"), str):
+        data = dict(data)
+        target = resolve_target(data.pop("target"), path.parent, source=f"{path}: target")
     try:
-        return model.model_validate(data)
+        loaded = model.model_validate(data)
     except ValidationError as exc:
         raise UserError(
             f"{path}: invalid {model.__name__}: {describe_validation_error(exc, data)}"
         ) from exc
+    if target is not None:
+        loaded.target = target  # type: ignore[attr-defined]
+    return loaded
+
+
+def resolve_target(reference: str, folder: Path | None = None, *, source: str = "target") -> Any:
+    """The callable named ``module:function`` (or ``path/to/file.py:function``), imported
+    with ``folder`` and the working directory on the import path."""
+    import importlib
+    import importlib.util
+    import sys
+
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise UserError(
+            f"{source} {reference!r}: write it as module:function, e.g. my_app.agent:run"
+        )
+    roots = [str(p) for p in (folder, Path.cwd()) if p is not None]
+    sys.path[:0] = roots
+    try:
+        if module_name.endswith(".py"):
+            file = Path(module_name)
+            if not file.is_absolute() and folder is not None and (folder / file).is_file():
+                file = folder / file
+            spec = importlib.util.spec_from_file_location(f"_scenarist_target_{file.stem}", file)
+            if spec is None or spec.loader is None or not file.is_file():
+                raise UserError(f"{source} {reference!r}: no such file {str(file)!r}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UserError(f"{source} {reference!r}: cannot import {module_name!r}: {exc}") from exc
+    finally:
+        for root in roots:
+            sys.path.remove(root)
+    found = getattr(module, attribute, None)
+    if not callable(found):
+        raise UserError(
+            f"{source} {reference!r}: {module_name!r} has no function {attribute!r}; check the name"
+        )
+    return found
 
 
 def format_location(loc: Sequence[int | str]) -> str:

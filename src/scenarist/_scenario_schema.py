@@ -88,6 +88,13 @@ def json_schema() -> dict[str, Any]:
     for name in ("Scenario", "Suite"):  # code-only fields: a callable, a Python class
         for field in ("target", "trace_type"):
             defs[name]["properties"].pop(field, None)
+    for name in ("Scenario", "Suite"):
+        defs[name]["properties"]["target"] = {
+            "description": "The agent the scenarios run against, as 'module:function' "
+            "(imported from the file's folder or the working directory).",
+            "type": "string",
+            "pattern": "^[^:]+:[^:]+$",
+        }
     defs["Scenario"]["properties"]["trace_type"] = {
         "description": "The Trace subclass, as 'module.QualName' (null: the plain Trace).",
         "anyOf": [{"type": "string"}, {"type": "null"}],

@@ -40,7 +40,8 @@ InputMode = Literal["static", "callable", "generator", "async_generator"]
 NO_TARGET_MESSAGE = (
     "Interaction outputs are not provided and no target was bound. "
     "Pass outputs= to .interact(...), or give a target: Scenario(target=...), "
-    ".with_target(...), Suite(target=...) or .run(target=...)."
+    ".with_target(...), Suite(target=...) or .run(target=...); in a scenario file, "
+    "'target: module:function' (or scenarist run --target module:function)."
 )
 
 

@@ -102,6 +102,7 @@ class RunLogHeader(BaseModel):
     format_version: int = FORMAT_VERSION
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     suite_name: str | None = None
+    project: str | None = None  # the store's project when None (scenarist.projects)
     started_at: datetime | None = None
     ended_at: datetime | None = None
     environment: RunEnvironment = Field(default_factory=RunEnvironment)
@@ -211,13 +212,16 @@ def run_log_from_suite_result(
     run_id: str | None = None,
     settings: RunSettings | None = None,
     environment: RunEnvironment | None = None,
+    project: str | None = None,
 ) -> RunLog:
-    """The run log of a finished suite run (environment collected now unless given)."""
+    """The run log of a finished suite run (environment collected now unless given;
+    ``project`` ``None``: the project of the store it goes to)."""
     ended_at = None
     if result.started_at is not None:
         ended_at = result.started_at + timedelta(milliseconds=result.duration_ms)
     header = RunLogHeader(
         suite_name=result.suite_name,
+        project=project,
         started_at=result.started_at,
         ended_at=ended_at,
         environment=environment if environment is not None else collect_environment(),

@@ -524,7 +524,8 @@ def test_tool_args_values_and_json_string_inputs(
     assert result.failed
     assert result.message == (
         "ToolArgs: no call of tool 'search' matched {'q': 'refund status', 'limit': 5} "
-        "(2 call(s) checked)"
+        "(2 call(s) checked; they had {'q': 'refund policy', 'limit': 5}, "
+        "{'q': 'refund status', 'limit': 3})"
     )
     assert run(TraceAssert.tool_args("search", {"missing": None}), tool_trace).failed
     assert run(TraceAssert.tool_args("book", {"x": 1}), tool_trace).failed  # not a mapping
@@ -540,7 +541,8 @@ def test_tool_args_predicates(tool_trace: Trace[Any, Any], run: CheckRunner) -> 
     assert failed.failed
     assert failed.message == (
         "ToolArgs: no call of tool 'search' matched {'limit': '<predicate <lambda>>'} "
-        "(2 call(s) checked)"
+        "(2 call(s) checked; they had {'q': 'refund policy', 'limit': 5}, "
+        "{'q': 'refund status', 'limit': 3})"
     )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -142,14 +144,12 @@ async def test_openai_refusal_is_surfaced_without_retry(server: FakeLLMServer) -
     assert len(server.requests) == 1
 
 
-async def test_openai_429_honours_retry_after(server: FakeLLMServer) -> None:
+async def test_openai_429_honours_retry_after(server: FakeLLMServer, waits: list[float]) -> None:
     server.script.add(Reply(status=429, error="slow down", headers={"retry-after": "0.4"}), "ok")
-    t0 = time.perf_counter()
     answer = await provider(server, backoff_s=5.0).chat(MESSAGES)
-    elapsed = time.perf_counter() - t0
     assert answer.text == "ok"
     assert len(server.requests) == 2
-    assert 0.4 <= elapsed < 2.0  # the server's 0.4 s, not the 5 s backoff
+    assert waits == [0.4]  # the server's 0.4 s, not the 5 s backoff
 
 
 async def test_openai_server_errors_exhaust_retries(server: FakeLLMServer) -> None:
@@ -170,16 +170,29 @@ async def test_openai_client_errors_are_not_retried(server: FakeLLMServer) -> No
 
 
 async def test_openai_timeout_is_retried_then_reported(server: FakeLLMServer) -> None:
-    def slow(request: FakeRequest) -> Reply:
-        time.sleep(0.6)
+    # The server answers only once the test is over: without the timeout the call would
+    # hang (until pytest's own timeout), whatever the machine's speed.
+    over = threading.Event()
+
+    def never_in_time(request: FakeRequest) -> Reply:
+        over.wait(60)
         return Reply("late")
 
-    server.script = ScriptedLLM(slow)
-    t0 = time.perf_counter()
-    with pytest.raises(ProviderError, match=r"after 2 attempt\(s\)"):
-        await provider(server, timeout_s=0.15, max_retries=1).chat(MESSAGES)
-    assert time.perf_counter() - t0 < 1.0
-    assert len(server.requests) == 2
+    server.script = ScriptedLLM(never_in_time)
+    try:
+        with pytest.raises(ProviderError, match=r"after 2 attempt\(s\): no answer within"):
+            await provider(server, timeout_s=0.15, max_retries=1).chat(MESSAGES)
+        assert len(server.requests) == 2
+    finally:
+        over.set()
+
+
+def _wait_for(condition: Callable[[], bool], limit_s: float = 30.0) -> None:
+    """Poll ``condition`` (in the fake server's thread) until it holds or ``limit_s``
+    passes; the test's assertion then says which."""
+    deadline = time.monotonic() + limit_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 async def test_openai_concurrency_is_limited_per_server(server: FakeLLMServer) -> None:
@@ -188,7 +201,8 @@ async def test_openai_concurrency_is_limited_per_server(server: FakeLLMServer) -
     state = {"done": 0, "peak": 0}
 
     def counted(request: FakeRequest) -> Reply:
-        time.sleep(0.05)
+        _wait_for(lambda: len(server.requests) - state["done"] >= 2 or len(server.requests) == 6)
+        time.sleep(0.05)  # a chance for a third request to arrive, were the limit broken
         state["peak"] = max(state["peak"], len(server.requests) - state["done"])
         state["done"] += 1
         return Reply("ok")
@@ -204,7 +218,7 @@ async def test_openai_without_a_tight_limit_calls_run_together(server: FakeLLMSe
     state = {"done": 0, "peak": 0}
 
     def counted(request: FakeRequest) -> Reply:
-        time.sleep(0.05)
+        _wait_for(lambda: len(server.requests) == 4)  # never, were the calls one at a time
         state["peak"] = max(state["peak"], len(server.requests) - state["done"])
         state["done"] += 1
         return Reply("ok")

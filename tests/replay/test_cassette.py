@@ -74,7 +74,7 @@ async def test_raw_async_client_replays(
     path = tmp_path / "async.jsonl"
 
     async def agent(base_url: str) -> list[str]:
-        async with lib.AsyncClient() as http:
+        async with lib.AsyncClient(timeout=60) as http:
             plain = await http.post(base_url + "/chat/completions", json=body("a"))
             async with http.stream(
                 "POST", base_url + "/chat/completions", json=body("b", stream=True)
@@ -154,7 +154,7 @@ async def test_concurrent_fan_out_replays_in_recorded_order(
     path = tmp_path / "fan-out.jsonl"
 
     async def fan_out(base_url: str) -> list[str]:
-        async with httpx2.AsyncClient() as http:
+        async with httpx2.AsyncClient(timeout=60) as http:
             url = base_url + "/chat/completions"
             replies = await asyncio.gather(*(http.post(url, json=body("same")) for _ in range(6)))
         return [answer(r) for r in replies]
@@ -172,7 +172,10 @@ async def test_eight_concurrent_scenarios_with_their_own_cassettes_never_mix(
     server: FakeLLMServer, tmp_path: Path
 ) -> None:
     async def scenario(number: int, base_url: str) -> list[str]:
-        async with cassette(tmp_path / f"scenario-{number}.jsonl"), httpx2.AsyncClient() as http:
+        async with (
+            cassette(tmp_path / f"scenario-{number}.jsonl"),
+            httpx2.AsyncClient(timeout=60) as http,
+        ):
             answers = []
             for turn in range(3):
                 text = f"scenario {number} turn {turn}"

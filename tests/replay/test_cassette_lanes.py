@@ -31,7 +31,9 @@ def jittery_agent(base_url: str, rng: random.Random) -> Any:
 
     async def agent(ctx: RunContext) -> list[str]:
         answers = []
-        async with openai.AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0) as llm:
+        async with openai.AsyncOpenAI(
+            api_key="sk-test", base_url=base_url, max_retries=0, timeout=60
+        ) as llm:
             for _ in range(2):
                 await asyncio.sleep(rng.random() / 200)
                 reply = await llm.chat.completions.create(
@@ -82,7 +84,7 @@ def test_parallel_suite_scenarios_each_replay_their_own_responses(tmp_path: Path
             async def answer(question: str) -> str:
                 await asyncio.sleep(delays[i])
                 async with openai.AsyncOpenAI(
-                    api_key="sk-test", base_url=base_url, max_retries=0
+                    api_key="sk-test", base_url=base_url, max_retries=0, timeout=60
                 ) as llm:
                     reply = await llm.chat.completions.create(
                         model="gpt-4o-mini", messages=[{"role": "user", "content": question}]

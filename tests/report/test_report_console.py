@@ -40,17 +40,17 @@ def test_report_suite_layout(demo_suite: SuiteResult) -> None:
 ============================================= FAILURES =============================================
 ╭──────────────────────────────────────────── failing ─────────────────────────────────────────────╮
 │ ────────────────────────────────────────── ❌ FAILED ─────────────────────────────────────────── │
-│ equals  FAIL  Expected value equal to 'right' but got 'wrong'                                    │
-│ equals  SKIP  Step 2 was skipped due to previous failure                                         │
+│ step 1 · equals  FAIL  Expected value equal to 'right' but got 'wrong'                           │
+│ step 2 · equals  SKIP  Step 2 was skipped due to previous failure                                │
 │ ──────────────────────────────────────────── Trace ───────────────────────────────────────────── │
 │ ──────────────────────────────────────── Interaction 1 ───────────────────────────────────────── │
 │ Inputs: 'q1'                                                                                     │
 │ Outputs: 'wrong'                                                                                 │
-│ ────────────────────────────────── 2 steps in 1ms | runs: 1/1 ────────────────────────────────── │
+│ ──────────────────────────── 2 steps (1 skipped) in 1ms | runs: 1/1 ──────────────────────────── │
 ╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
 ╭──────────────────────────────────────────── erroring ────────────────────────────────────────────╮
 │ ─────────────────────────────────────────── ⚠️ ERROR ─────────────────────────────────────────── │
-│ boom_check  ERROR  Check 'boom_check' failed with error: kaboom                                  │
+│ step 1 · boom_check  ERROR  Check 'boom_check' failed with error: kaboom                         │
 │ ──────────────────────────────────────────── Trace ───────────────────────────────────────────── │
 │ ──────────────────────────────────────── Interaction 1 ───────────────────────────────────────── │
 │ Inputs: 'q'                                                                                      │
@@ -59,9 +59,9 @@ def test_report_suite_layout(demo_suite: SuiteResult) -> None:
 ╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
 ============================================= SUMMARY ==============================================
 failing  FAIL
-    equals  FAIL  Expected value equal to 'right' but got 'wrong'
+    step 1 · equals  FAIL  Expected value equal to 'right' but got 'wrong'
 erroring  ERROR
-    boom_check  ERROR  Check 'boom_check' failed with error: kaboom
+    step 1 · boom_check  ERROR  Check 'boom_check' failed with error: kaboom
 Passed without any check: nochecks
 ────────────────────────────────────────────────────────────────────────────────────────────────────
 Summary: 4 total, 1 errored, 1 failed, 2 passed | Pass Rate: 50.0% | Total Duration: 10ms\
@@ -104,7 +104,7 @@ Summary: 0 total | Pass Rate: — | Total Duration: 10ms\
 def test_report_scenario_with_spans_and_cost() -> None:
     assert text_of(with_spans()) == snapshot("""\
 ──────────────────────────────────────────── ❌ FAILED ─────────────────────────────────────────────
-cites  FAIL  The answer does not cite a source.
+step 1 · cites  FAIL  The answer does not cite a source.
 ────────────────────────────────────────────── Trace ───────────────────────────────────────────────
 ────────────────────────────────────────── Interaction 1 ───────────────────────────────────────────
 Inputs: 'What is the capital of France? What is the capital of France? What is the capital of Franc…
@@ -119,8 +119,8 @@ agent [agent] 60ms
 def test_report_scenario_step_error_has_no_interactions() -> None:
     assert text_of(outputs_raised()) == snapshot("""\
 ───────────────────────────────────────────── ⚠️ ERROR ─────────────────────────────────────────────
-step 1  ERROR  ZeroDivisionError during outputs: division by zero
-equals  SKIP   Checks were skipped due to input generation failure
+step 1           ERROR  ZeroDivisionError during outputs: division by zero
+step 1 · equals  SKIP   Checks were skipped due to input generation failure
 ────────────────────────────────────────────── Trace ───────────────────────────────────────────────
 (no interactions)
 ──────────────────────────────────── 1 step in 1ms | runs: 1/1 ─────────────────────────────────────\

@@ -219,7 +219,8 @@ async def test_settings_lists_creates_once_and_revokes_keys(
     assert new_key not in listing.text and new_key not in again.text
     keys = listing.json()["keys"]
     assert [k["scopes"] for k in keys] == [["admin"], ["ingest", "read"]]
-    assert all(set(k) == {"key_id", "name", "scopes", "created_at", "revoked_at"} for k in keys)
+    fields = {"key_id", "name", "scopes", "created_at", "revoked_at", "projects"}
+    assert all(set(k) == fields and k["projects"] is None for k in keys)  # all projects
 
     no_scope = await app_client.post("/settings", data=create, headers=HTML)
     assert no_scope.status_code == 422 and "scopes must be" in no_scope.text

@@ -184,12 +184,14 @@ async def test_trace_backed_item_without_steps_fails_and_never_calls_the_agent(
 
 async def test_max_concurrency_overlaps_items_and_keeps_item_order(client: Client) -> None:
     in_flight = peak = 0
+    meeting = asyncio.Barrier(4)  # passed only by four items in flight at once
 
     async def agent(ctx: RunContext) -> str:
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
-        await asyncio.sleep(0.01 * (5 - int(ctx.input) % 5))
+        await asyncio.wait_for(meeting.wait(), timeout=60)
+        await asyncio.sleep(0.01 * (5 - int(ctx.input) % 5))  # finish out of order
         in_flight -= 1
         return str(ctx.input)
 

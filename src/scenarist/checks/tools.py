@@ -140,6 +140,13 @@ class ToolOrder(SpanCheck):
 
 # -- arguments -------------------------------------------------------------------------
 
+_SHOWN_CALLS = 3  # the actual arguments a failure shows (all are in the details)
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 ArgPredicate = Callable[[Any], bool]
 """A test for one argument's value: ``lambda city: city.lower() == "paris"``."""
 
@@ -253,9 +260,14 @@ class ToolArgs(_NamedToolCheck):
                     f"{self.prefix}: a call of tool '{self.tool_name}' matched {expected}.",
                     details=details,
                 )
+        got = ", ".join(
+            _cut(repr(_arguments(span) if _arguments(span) is not None else span.input))
+            for span in calls[:_SHOWN_CALLS]
+        )
+        more = f", and {len(calls) - _SHOWN_CALLS} more" if len(calls) > _SHOWN_CALLS else ""
         return CheckResult.failure(
             f"{self.prefix}: no call of tool '{self.tool_name}' matched {expected} "
-            f"({len(calls)} call(s) checked)",
+            f"({len(calls)} call(s) checked; they had {got}{more})",
             details=details,
         )
 

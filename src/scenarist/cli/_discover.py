@@ -23,6 +23,7 @@ Rules (also in ``docs/decisions.md``):
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib.util
 import sys
 import traceback
@@ -30,6 +31,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+
+from pydantic import BaseModel, ValidationError
 
 from scenarist._files import read_data
 from scenarist._missing import is_missing
@@ -92,6 +95,11 @@ def discover(paths: list[Path]) -> Discovery:
             except UserError as exc:
                 found.errors.append(LoadError(file, str(exc)))
                 continue
+            except ValidationError as exc:  # a check or spec built with a wrong argument
+                found.errors.append(
+                    LoadError(file, construction_message(file, exc), traceback.format_exc())
+                )
+                continue
             except (Exception, SystemExit) as exc:  # user code: report it, run the rest
                 found.errors.append(
                     LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
@@ -105,6 +113,40 @@ def discover(paths: list[Path]) -> Discovery:
                     "(Python) or write a scenario or suite (YAML/JSON)"
                 )
     return found
+
+
+def construction_message(file: Path, exc: ValidationError) -> str:
+    """``suite.py:12: StringMatching(...): unknown argument 'keywrd'; did you mean
+    'keyword'?``: where in the file the object was built, which argument, the fix (the
+    treatment scenario files get, never pydantic's text)."""
+    line = None
+    model = exc.title
+    fields: list[str] = []
+    frame = exc.__traceback__
+    while frame is not None:
+        if _same_file(frame.tb_frame.f_code.co_filename, file):
+            line = frame.tb_lineno
+        built = frame.tb_frame.f_locals.get("self")  # pydantic's __init__: the model
+        if isinstance(built, BaseModel) and type(built).__name__ == model:
+            fields = [name for name in type(built).model_fields if not name.startswith("_")]
+        frame = frame.tb_next
+    where = f"{file}:{line}" if line is not None else str(file)
+    problems = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            close = difflib.get_close_matches(name, fields, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "remove it or fix its spelling"
+            if not close and fields:
+                hint = f"its arguments are {', '.join(fields)}"
+            problems.append(f"unknown argument {name!r}; {hint}")
+        elif kind == "missing":
+            problems.append(f"required argument {name!r} missing; add it")
+        else:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"argument {name!r}: {message}")
+    return f"{where}: {model}(...): " + "; ".join(problems)
 
 
 def _one_line(exc: BaseException) -> str:

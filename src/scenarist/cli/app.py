@@ -22,6 +22,7 @@ from typer.exceptions import TyperException
 
 from scenarist._version import __version__
 from scenarist.cli import demo, judges, report, run, server, store
+from scenarist.cli._help import polish
 from scenarist.errors import UserError
 
 __all__ = ["DEBUG_KEY", "app"]
@@ -35,7 +36,12 @@ EXIT_CODES_HELP = (
 
 
 class _Group(TyperGroup):
-    """Turns errors into one line on stderr and exit code 2 (a traceback with --debug)."""
+    """Turns errors into one line on stderr and exit code 2 (a traceback with --debug);
+    its commands' help reads the same way everywhere (:mod:`._help`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        polish(self)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -91,6 +97,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -1,7 +1,9 @@
 """``scenarist demo``: the bundled example suite against the bundled demo agent, offline.
 
-It exits 0 when the only scenario that did not pass is the deliberate failure
-(:data:`scenarist.demo_suite.DELIBERATE_FAILURE`), so the README's first command
+With ``SCENARIST_URL`` set the run is also uploaded there, as ``scenarist run`` does
+(a server that is down spools it). It exits 0 when the only scenario that did not pass
+is the deliberate failure (:data:`scenarist.demo_suite.DELIBERATE_FAILURE`), so the
+README's first command
 succeeds while still showing how a failure reads; any other outcome exits as
 ``scenarist run`` would (1 failures, 2 errors).
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import typer
 
+from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
 from scenarist.cli.server import server_available
 
@@ -24,6 +27,7 @@ def demo() -> None:
     from scenarist.runlog import RunSettings, run_log_from_suite_result
 
     console = Console()
+    upload_url = check_upload(None)  # SCENARIST_URL set: the run goes there too, as with run
     result = build_demo_suite().run_sync(parallel=True, max_concurrency=4, return_exception=True)
     result.print_report(console=console, group_by="topic")
     log = run_log_from_suite_result(result, settings=RunSettings(concurrency=4))
@@ -46,6 +50,11 @@ def demo() -> None:
     say(f"Run log: {stored}")
     say(f"Stored in the database {database}")
     say(f"Re-render it: scenarist report {stored} --format html -o report.html")
+    if upload_url is not None:
+        outputs = Outputs(console, quiet=False)
+        outputs.upload(log, upload_url)
+        if outputs.problems:
+            raise typer.Exit(2)
     if server_available():
         say("Open the dashboard: scenarist serve, then http://127.0.0.1:8480/")
     else:

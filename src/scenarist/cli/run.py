@@ -140,6 +140,7 @@ class _Plan:
     cassette_mode: str | None
     quiet: bool
     executor: Any = None
+    project: str | None = None
 
 
 def run(
@@ -215,8 +216,28 @@ def run(
             ),
         ),
     ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help="The agent (module:function) for scenarios that name none, e.g. YAML files.",
+        ),
+    ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            envvar="SCENARIST_PROJECT",
+            show_envvar=False,
+            help="The project the run belongs to (default: SCENARIST_PROJECT, else 'default').",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
+    if project is not None:
+        from scenarist.projects import check_project
+
+        check_project(project, source="--project")
     if debug:
         from scenarist.cli.app import DEBUG_KEY
 
@@ -230,7 +251,17 @@ def run(
         typer.echo(f"error: {error.message}", err=True)
         if debug and error.details:
             typer.echo(error.details, err=True)
+    if target is not None:
+        _give_target(found, target)
     files = _filter(found, chosen)
+    if not any(f.scenarios for f in found.files) and found.errors:
+        # nothing could be loaded: no report of nothing, no empty run stored
+        count = len(found.errors)
+        typer.echo(
+            f"scenarist: ERROR (exit 2): {count} file(s) could not be loaded and no scenario "
+            "ran; fix the errors above",
+        )
+        raise typer.Exit(2)
     if not any(f.scenarios for f in files) and not found.errors:
         filters = " and ".join(f for f, on in (("-k", keyword), ("--tag", tag)) if on)
         if not filters:
@@ -243,7 +274,9 @@ def run(
         )
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
-    plan = _Plan(files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files))
+    plan = _Plan(
+        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project
+    )
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
     from rich.console import Console
@@ -271,6 +304,7 @@ def run(
         outputs.junit(result, junit)
     log = run_log_from_suite_result(
         result,
+        project=header.project,
         run_id=header.run_id,
         settings=header.settings,
         environment=header.environment,
@@ -318,6 +352,18 @@ def _ray_executor(address: str | None, files: list[SourceFile]) -> Any:
 
 def _cap(parallel: int | AdaptiveConcurrency) -> int:
     return parallel.cap if isinstance(parallel, AdaptiveConcurrency) else parallel
+
+
+def _give_target(found: Discovery, reference: str) -> None:
+    """``--target``: the agent of every scenario found that has none of its own."""
+    from scenarist._files import resolve_target
+    from scenarist._missing import is_missing
+
+    agent = resolve_target(reference, source="--target")
+    for file in found.files:
+        file.scenarios = [
+            s.copy().with_target(agent) if is_missing(s.target) else s for s in file.scenarios
+        ]
 
 
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
@@ -376,6 +422,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     scenarios = [s for f in plan.files for s in f.scenarios]
     header = RunLogHeader(
         suite_name=suite_name,
+        project=plan.project,
         started_at=datetime.now(UTC),
         environment=collect_environment(),
         settings=RunSettings(concurrency=_cap(plan.parallel), repeat=plan.repeat),

@@ -109,13 +109,19 @@ def keys_create(
     scope: Annotated[
         list[str] | None, typer.Option(help="ingest, read or admin; repeatable.")
     ] = None,
+    project: Annotated[
+        list[str] | None,
+        typer.Option(help="The only project the key opens; repeatable (default: all)."),
+    ] = None,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Create an API key (shown once)."""
     scopes = scope or ["ingest", "read"]
     from scenarist.store.location import database_label
 
-    info, key = _admin("create_key", scopes, name=name, database_url=database_url)
+    info, key = _admin(
+        "create_key", scopes, name=name, database_url=database_url, projects=project or None
+    )
     typer.echo(
         f"{key}\n(key id {getattr(info, 'key_id', info)} in the database "
         f"{database_label(database_url)}; shown once, store it now)"

@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -176,6 +177,57 @@ def replay(
             f"replayed run {result.replayed_record.trace_id} stored in the database {_where(store)}"
         )
     raise typer.Exit(0 if result.passed else 1)
+
+
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """``30m``, ``2h``, ``1d``, ``2w`` ago, or an ISO date or time (UTC unless it says)."""
+    now = now or datetime.now(UTC)
+    value = text.strip()
+    if len(value) > 1 and value[-1] in _UNITS and value[:-1].isdigit():
+        return now - timedelta(seconds=int(value[:-1]) * _UNITS[value[-1]])
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(
+            f"--since {text!r}: use a duration (30m, 2h, 1d, 2w) or a date (2026-01-31)"
+        ) from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+@traces_app.command("list")
+def traces_list(
+    agent_name: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent's (its name).")
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="Only with this status (success, error).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only from then on: 2h, 1d, 2026-01-31.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 50,
+) -> None:
+    """List recorded traces, newest first: id, agent, status, start, duration, spans."""
+    store = _store()
+    start = parse_since(since) if since is not None else None
+    page = _sync(
+        lambda: store.search_traces(agent_name=agent_name, status=status, since=start, limit=limit)
+    )
+    if not page.items:
+        typer.echo(f"no traces match in the database {_where(store)}")
+        return
+    for trace in page.items:
+        started = f"{trace.started_at:%Y-%m-%d %H:%M:%S}" if trace.started_at else "-"
+        duration = f"{trace.duration_ms:.0f} ms" if trace.duration_ms is not None else "-"
+        typer.echo(
+            f"{trace.trace_id}\t{trace.agent_name or '-'}\t{trace.status}\t{started}\t"
+            f"{duration}\t{trace.span_count} span(s)"
+        )
+    if page.next_cursor is not None:
+        typer.echo(f"(more: raise --limit above {limit})")
 
 
 @traces_app.command("export")

@@ -31,6 +31,10 @@ T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
+# How retries wait: a module attribute so that a test can record the waits asked for
+# instead of timing them on a busy machine.
+sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
@@ -133,6 +137,6 @@ async def call_with_retries(
         except Transient as exc:
             hint, last = exc.retry_after_s, str(exc)
         if number < policy.max_retries:
-            await asyncio.sleep(policy.delay_s(number, hint))
+            await sleep(policy.delay_s(number, hint))
     tries = policy.max_retries + 1
     raise on_error(f"{describe} failed after {tries} attempt(s): {last}")

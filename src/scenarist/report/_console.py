@@ -226,7 +226,10 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
         if interaction.spans:
             yield _span_tree(interaction.spans)
     steps = len(result.steps)
-    footer = f"{steps} step{'' if steps == 1 else 's'} in {result.duration_ms}ms"
+    skipped = sum(1 for step in result.steps if step.status == "skip")
+    footer = f"{steps} step{'' if steps == 1 else 's'}"
+    footer += f" ({skipped} skipped)" if skipped else ""
+    footer += f" in {result.duration_ms}ms"
     footer += f" | runs: {result.runs_executed}/{result.multiple_runs}"
     if result.repeat_statuses:
         footer += f" | repeats: {result.repeats_passed}/{len(result.repeat_statuses)} passed"
@@ -263,7 +266,11 @@ def _step_rows(step: TestCaseResult, label: str) -> list[tuple[str, str, str]]:
     if (error := step.error) is not None:
         message = f"{error.exception_type} during {error.phase}: {error.message}"
         rows.append((label, "error", message))
-    rows.extend(_check_row(r) for r in step.results)
+    # each check named with its step ("step 2 · tool_args"), except in a lone test case
+    prefix = "" if label == "step" else f"{label} · "
+    for result in step.results:
+        name, status, message = _check_row(result)
+        rows.append((prefix + name, status, message))
     return rows
 
 

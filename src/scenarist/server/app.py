@@ -25,6 +25,7 @@ from scenarist.server._responses import FiniteJSONResponse
 from scenarist.server._unavailable import install_database_errors
 from scenarist.server.auth import is_loopback
 from scenarist.server.dashboard.routes import install_dashboard
+from scenarist.server.projects import ProjectScope
 from scenarist.server.ratelimit import RateLimit, RateLimiter
 from scenarist.server.routes_api import router as api_router
 from scenarist.server.routes_ops import router as ops_router
@@ -91,6 +92,7 @@ def create_app(
     install_error_handlers(app)
     install_database_errors(app)  # locked or gone → 503 database_unavailable
     install_otlp(app)  # OTLP/HTTP receiver; its /v1/traces dispatch sits inside the body limit
+    app.add_middleware(ProjectScope)  # innermost: the routes run in the request's project
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
     app.add_middleware(  # outermost: nothing is read for a foreign host or origin
         RequestGuard,

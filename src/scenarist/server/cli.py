@@ -65,6 +65,14 @@ def open_mode_notice(host: str, port: int) -> str:
     )
 
 
+def serve_url(host: str, port: int) -> str:
+    """The address to open: ``0.0.0.0`` and ``::`` listen everywhere, so name loopback."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
@@ -104,7 +112,11 @@ def serve(
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts or None,
     )
-    print(f"scenarist serve: database {database_label(database_url)}", flush=True)
+    print(
+        f"scenarist serve: the dashboard and API at {serve_url(host, port)}, on the database "
+        f"{database_label(database_url)}",
+        flush=True,
+    )
     if is_loopback(host) and not has_keys(database_url):
         print(open_mode_notice(host, port), flush=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, **uvicorn_options(trusted_proxies))

@@ -11,10 +11,12 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from scenarist import _json_limits
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
+from scenarist.projects import check_project
 from scenarist.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server._input_limits import CheckedRoute
+from scenarist.server.projects import check_key_project
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -104,6 +106,8 @@ async def post_run(request: Request, response: Response, store: Store) -> Any:
         if exc.fields:
             return payload_error(exc.fields, message=str(exc))
         return error_response(422, str(exc))
+    if log.header.project is not None:  # the run's own project: the key must open it
+        await check_key_project(request, check_project(log.header.project))
     result = await store.ingest_run_log(log)
     response.status_code = 201 if result.created else 200
     return result
@@ -216,9 +220,22 @@ async def list_keys(store: Store) -> list[ApiKeyInfo]:
 
 
 @router.post("/keys", status_code=201, dependencies=[Admin])
-async def create_key(body: KeyCreateBody, store: Store) -> dict[str, Any]:
-    """Create a key; the answer holds it once (``key``), only its hash is kept."""
-    info, key = await store.create_api_key(body.scopes, body.name)
+async def create_key(request: Request, body: KeyCreateBody, store: Store) -> Any:
+    """Create a key; the answer holds it once (``key``), only its hash is kept. A key
+    scoped to projects creates keys within them only (by default, its own projects)."""
+    projects = body.projects
+    creator = getattr(request.state, "api_key_id", None) or getattr(
+        request.state, "session_key_id", None
+    )
+    own = await store.key_projects(creator) if creator else None
+    if own is not None:
+        projects = own if projects is None else projects
+        outside = sorted(set(projects) - set(own))
+        if outside:
+            return error_response(
+                403, f"this API key opens the project(s) {', '.join(own)} only, not {outside}"
+            )
+    info, key = await store.create_api_key(body.scopes, body.name, projects=projects)
     return {**info.model_dump(mode="json"), "key": key}
 
 

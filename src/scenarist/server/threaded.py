@@ -31,12 +31,19 @@ class ThreadedServer:
         import uvicorn
 
         self.app = app
-        self.port = free_port()
+        # The socket is bound here and handed to uvicorn: no other process (a parallel
+        # test worker) can take the port between choosing it and listening on it.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = int(self._socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         options.setdefault("log_level", "warning")
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **options)
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
         self._start_timeout_s = start_timeout_s
 
     def __enter__(self) -> ThreadedServer:
@@ -51,3 +58,4 @@ class ThreadedServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+        self._socket.close()

@@ -85,8 +85,10 @@ def create_key(
     *,
     name: str | None = None,
     database_url: str | None = None,
+    projects: Sequence[str] | None = None,
 ) -> tuple[ApiKeyInfo, str]:
-    """Create an API key with ``scopes`` (some of ``ingest``, ``read``, ``admin``).
+    """Create an API key with ``scopes`` (some of ``ingest``, ``read``, ``admin``),
+    opening ``projects`` only (default: every project).
 
     Returns the key's listing and the key itself (``sk_scen_...``): show it to the user
     now, it cannot be recovered (only its SHA-256 is stored).
@@ -94,7 +96,9 @@ def create_key(
 
     async def go(store: SqlStore) -> tuple[ApiKeyInfo, str]:
         try:
-            return await store.create_api_key(list(scopes), name)
+            return await store.create_api_key(
+                list(scopes), name, projects=None if projects is None else list(projects)
+            )
         finally:
             await store.close()
 

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 __all__ = ["default_store"]
 
 
-def default_store() -> SqlStore:
+def default_store(project: str | None = None) -> SqlStore:
     """A :class:`SqlStore` on the default database (engines are shared per event loop,
-    so making one is cheap)."""
+    so making one is cheap), on ``project`` (default ``SCENARIST_PROJECT``, else
+    ``"default"``)."""
     from scenarist.store.sql.store import SqlStore
 
-    return SqlStore()
+    return SqlStore(project=project)

@@ -102,8 +102,14 @@ class RemoteStore:
         spool: Spool | str | os.PathLike[str] | None = None,
         raise_on_send_failure: bool = False,
         sync_spool_on_start: bool = True,
+        project: str | None = None,
     ) -> None:
+        from scenarist.projects import check_project
+
         self.base_url = base_url.rstrip("/")
+        # None: the server's choice (the key's only project, else "default"), unless
+        # SCENARIST_PROJECT names one when a request is made
+        self.project = None if project is None else check_project(project)
         self.api_key = api_key
         self.timeout_s = timeout_s
         self.retries = retries
@@ -125,6 +131,11 @@ class RemoteStore:
         http = http_library()
         error_class = RequestError if method == "GET" else SendError
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        project = self.project or os.environ.get("SCENARIST_PROJECT", "").strip() or None
+        if project:
+            from scenarist.projects import PROJECT_HEADER
+
+            headers[PROJECT_HEADER] = project
         options: dict[str, Any] = {"timeout": self.timeout_s, "headers": headers}
         if self._transport is not None:
             options["transport"] = self._transport

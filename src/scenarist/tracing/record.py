@@ -94,8 +94,8 @@ class TraceRecord(BaseModel):
 
     @property
     def project_id(self) -> str | None:
-        """Veval's workspace id: ``metadata["project_id"]`` when a server set it, else
-        ``None`` (a scenarist store has no projects; the API key decides, as in Veval)."""
+        """Veval's workspace id: ``metadata["project_id"]`` when set, else ``None``. The
+        project a store keeps the trace in is the store's (:mod:`scenarist.projects`)."""
         value = self.metadata.get("project_id")
         return value if isinstance(value, str) else None
 

@@ -18,11 +18,17 @@ __all__ = ["choose_store"]
 
 
 def choose_store(
-    api_key: str | None, base_url: str | None, store: Store | None, raise_on_send_failure: bool
+    api_key: str | None,
+    base_url: str | None,
+    store: Store | None,
+    raise_on_send_failure: bool,
+    project: str | None = None,
 ) -> Store:
-    """The store a client with these arguments uses."""
+    """The store a client with these arguments uses; ``project`` scopes it
+    (:mod:`scenarist.projects`; a given store is scoped when it can be)."""
     if store is not None:
-        return store
+        scoped = getattr(store, "scoped", None)
+        return scoped(project) if project is not None and callable(scoped) else store
     url = base_url or os.environ.get("SCENARIST_URL")
     if url:
         from scenarist.store.remote import RemoteStore, http_library
@@ -39,7 +45,8 @@ def choose_store(
             url,
             api_key or os.environ.get("SCENARIST_API_KEY"),
             raise_on_send_failure=raise_on_send_failure,
+            project=project,
         )
     from scenarist.store.default import default_store
 
-    return default_store()
+    return default_store(project)

@@ -37,9 +37,10 @@ __all__ = ["Agent", "Client", "ClientOptions"]
 class ClientOptions:
     """Veval's ``VevalOptions`` for ported code: ``Client(ClientOptions(api_key=...))``.
 
-    ``base_url`` is the server (Veval reads its endpoint elsewhere); ``project_id`` and the
-    flush settings are accepted and unused (the API key decides the workspace, and
-    scenarist sends each trace when its run ends).
+    ``base_url`` is the server (Veval reads its endpoint elsewhere); ``project_id`` is the
+    project (:mod:`scenarist.projects`; empty: ``SCENARIST_PROJECT``, else the key's or
+    ``default``); the flush settings are accepted and unused (scenarist sends each trace
+    when its run ends).
     """
 
     def __init__(
@@ -69,6 +70,8 @@ class Client:
 
     ``api_key`` and ``base_url`` (else ``SCENARIST_API_KEY`` / ``SCENARIST_URL``) select
     a server; ``store`` a store of your own. They choose :attr:`store` and are not kept.
+    ``project`` (else ``SCENARIST_PROJECT``, else ``"default"``) is the project its runs,
+    traces and items belong to (:mod:`scenarist.projects`); Veval's ``project_id``.
     The first argument may also be a :class:`ClientOptions` (Veval's ``VevalSdk(options)``).
     """
 
@@ -79,9 +82,11 @@ class Client:
         *,
         store: Store | None = None,
         raise_on_send_failure: bool = False,
+        project: str | None = None,
     ) -> None:
         if isinstance(api_key, ClientOptions):
             options = api_key
+            project = project or options.project_id or None
             api_key = options.api_key or None
             base_url = base_url or options.base_url
             raise_on_send_failure = raise_on_send_failure or options.raise_on_send_failure
@@ -90,7 +95,11 @@ class Client:
                 f"Client(api_key, base_url): api_key must be a string or ClientOptions, got "
                 f"{type(api_key).__name__}"
             )
-        self.store = choose_store(api_key, base_url, store, raise_on_send_failure)
+        if project is not None:
+            from scenarist.projects import check_project
+
+            check_project(project, source="Client(project=...)")
+        self.store = choose_store(api_key, base_url, store, raise_on_send_failure, project)
 
     # -- hooks (TestClient overrides them) -----------------------------------------------
 

@@ -202,6 +202,46 @@ class ScenarioRunResult(Positional):
         costs = [r.cost_usd for r in self.results if r.cost_usd is not None]
         return sum(costs) if costs else None
 
+    @property
+    def verdict(self) -> str:
+        """``PASSED``, ``FAILED``, ``ERROR`` (the run itself failed) or ``EMPTY`` (no items)."""
+        if self.error is not None:
+            return "ERROR"
+        if not self.results:
+            return "EMPTY"
+        return "PASSED" if self.passed else "FAILED"
+
+    def __repr__(self) -> str:
+        return (
+            f"ScenarioRunResult({self.scenario_name!r}: {self.verdict}, "
+            f"{self.pass_count}/{len(self.results)} items passed, run_id={self.run_id!r})"
+        )
+
+    def report_lines(self) -> list[str]:
+        """The report as plain lines: the verdict, then each item (failures under it)."""
+        cost = f", ${self.cost_usd:.6f}" if self.cost_usd is not None else ""
+        lines = [
+            f"{self.scenario_name or 'scenario run'}: {self.verdict} | "
+            f"{self.pass_count} passed, {self.fail_count} failed of {len(self.results)} "
+            f"item(s) | {self.duration_ms:.0f} ms{cost} | run {self.run_id}"
+        ]
+        if self.error is not None:
+            lines.append(f"  error: {self.error}")
+        for number, result in enumerate(self.results, start=1):
+            mark = "PASS" if result.passed else "FAIL"
+            trace = f" (trace {result.trace_id})" if result.trace_id else ""
+            lines.append(f"  {mark}  {number}. {result.item.label}{trace}")
+            lines.extend(f"          - {failure}" for failure in result.failures)
+        return lines
+
+    def print_report(self, console: Any = None) -> None:
+        """Print :meth:`report_lines` (to a ``rich`` console if given, else stdout)."""
+        text = "\n".join(self.report_lines())
+        if console is None:
+            print(text)
+        else:
+            console.print(text, highlight=False, markup=False, soft_wrap=True)
+
     def to_record(self, ended_at: datetime) -> ScenarioRunRecord:
         """The stored summary (built from valid values, so without re-validation)."""
         return construct(

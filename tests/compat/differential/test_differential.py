@@ -22,6 +22,9 @@ from tests.compat.differential.cases import all_cases
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "program.py"
 QUIET = {"GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"}
+# Two interpreters run every case (giskard's in its side venv): on a busy machine that
+# takes longer than the suite's 120 s default, which is a limit, not the verdict.
+pytestmark = pytest.mark.timeout(600)
 
 
 def _run(python: str, module: str, cases: Path, foreign: Path | None = None) -> dict[str, Any]:

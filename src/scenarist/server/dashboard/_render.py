@@ -28,6 +28,7 @@ from scenarist._json_limits import finite
 from scenarist._version import __version__
 from scenarist.judges.health import JUDGE_KINDS
 from scenarist.server._responses import FiniteJSONResponse
+from scenarist.server.projects import switcher
 
 __all__ = ["SECURITY_HEADERS", "not_found", "page_format", "render", "script_json", "url_part"]
 
@@ -108,7 +109,7 @@ _env.filters.update(
     percent=_percent,
     when=_when,
 )
-_env.globals.update(version=__version__, judge_kinds=JUDGE_KINDS)
+_env.globals.update(version=__version__, judge_kinds=JUDGE_KINDS, project_switcher=switcher)
 
 
 def page_format(request: Request, value: str = "") -> tuple[str, bool]:

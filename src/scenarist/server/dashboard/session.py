@@ -44,6 +44,7 @@ from fastapi.responses import RedirectResponse
 from scenarist._owner_only import owner_only_dir
 from scenarist.server.auth import requires
 from scenarist.server.dashboard._render import page_format
+from scenarist.server.projects import check_key_project
 
 __all__ = [
     "SESSION_COOKIE",
@@ -246,9 +247,11 @@ def session_or_key(scope: str) -> Callable[[Request], Awaitable[None]]:
                         detail=f"this session's key lacks the {scope!r} scope "
                         f"(it has {', '.join(scopes)})",
                     )
+                await check_key_project(request)
                 return
         try:
             await by_key(request)
+            await check_key_project(request)
         except HTTPException as exc:
             if exc.status_code == 401 and not has_header and _wants_page(request):
                 query = request.url.query

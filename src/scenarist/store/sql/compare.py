@@ -54,7 +54,9 @@ async def _previous_run_id(db: Database, run_id: str) -> str | None:
     async with db._read() as connection:
         row = (
             await connection.execute(
-                select(_RUNS.c.kind, _RUNS.c.name, _RUNS.c.sort_at).where(_RUNS.c.run_id == run_id)
+                select(_RUNS.c.kind, _RUNS.c.name, _RUNS.c.sort_at).where(
+                    _RUNS.c.run_id == run_id, _RUNS.c.project == db.project
+                )
             )
         ).first()
         if row is None or row.name is None:
@@ -62,6 +64,7 @@ async def _previous_run_id(db: Database, run_id: str) -> str | None:
         previous: str | None = await connection.scalar(
             select(_RUNS.c.run_id)
             .where(
+                _RUNS.c.project == db.project,
                 _RUNS.c.kind == row.kind,
                 _RUNS.c.name == row.name,
                 or_(
@@ -80,7 +83,7 @@ async def _outcomes(db: Database, run_id: str) -> tuple[ComparedRun, list[Scenar
         run = (
             await connection.execute(
                 select(_RUNS.c.run_id, _RUNS.c.kind, _RUNS.c.name, _RUNS.c.started_at).where(
-                    _RUNS.c.run_id == run_id
+                    _RUNS.c.run_id == run_id, _RUNS.c.project == db.project
                 )
             )
         ).first()

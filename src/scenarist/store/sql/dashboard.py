@@ -84,11 +84,18 @@ class StoredScenarioResult(BaseModel):
 
 
 async def _window_start(db: Database, window: int) -> datetime | None:
-    query = select(_RUNS.c.sort_at).order_by(_RUNS.c.sort_at.desc()).offset(window - 1).limit(1)
+    in_project = _RUNS.c.project == db.project
+    query = (
+        select(_RUNS.c.sort_at)
+        .where(in_project)
+        .order_by(_RUNS.c.sort_at.desc())
+        .offset(window - 1)
+        .limit(1)
+    )
     async with db._read() as connection:
         start: datetime | None = await connection.scalar(query)
         if start is None:
-            start = await connection.scalar(select(func.min(_RUNS.c.sort_at)))
+            start = await connection.scalar(select(func.min(_RUNS.c.sort_at)).where(in_project))
     return start
 
 
@@ -112,7 +119,11 @@ async def broken_and_flaky(
         _SCENARIOS.c.status,
         _SCENARIOS.c.sort_at,
         _SCENARIOS.c.flaky,
-    ).where(_SCENARIOS.c.sort_at >= start, _SCENARIOS.c.status.in_(_DECIDED))
+    ).where(
+        _SCENARIOS.c.project == db.project,
+        _SCENARIOS.c.sort_at >= start,
+        _SCENARIOS.c.status.in_(_DECIDED),
+    )
     async with db._read() as connection:
         found = [tuple(row) for row in (await connection.execute(query)).all()]
     # (scenario_name, run_id, position, status, sort_at, flaky), in history order
@@ -182,7 +193,12 @@ async def failure_messages(
             _CHECKS.c.message,
             _CHECKS.c.sort_at.label("at"),
         )
-        .where(_CHECKS.c.scenario_name == scenario_name, _CHECKS.c.status.in_(sorted(FAILING)))
+        .join(_RUNS, _RUNS.c.run_id == _CHECKS.c.run_id)
+        .where(
+            _CHECKS.c.scenario_name == scenario_name,
+            _CHECKS.c.status.in_(sorted(FAILING)),
+            _RUNS.c.project == db.project,
+        )
         .order_by(
             _CHECKS.c.sort_at.desc(),
             _CHECKS.c.run_id.desc(),
@@ -201,7 +217,11 @@ async def scenario_result(db: Database, run_id: str, position: int) -> StoredSce
     query = (
         select(_SCENARIOS, _RUNS.c.kind.label("run_kind"), _RUNS.c.name.label("run_name"))
         .join(_RUNS, _RUNS.c.run_id == _SCENARIOS.c.run_id)
-        .where(_SCENARIOS.c.run_id == run_id, _SCENARIOS.c.position == position)
+        .where(
+            _SCENARIOS.c.run_id == run_id,
+            _SCENARIOS.c.position == position,
+            _RUNS.c.project == db.project,
+        )
     )
     checks_query = (
         select(_CHECKS)

@@ -24,6 +24,7 @@ its own, so one bad write never takes the others with it. SQLite runs in WAL mod
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import os
 import threading
@@ -32,7 +33,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio
 from sqlalchemy import Table, event
@@ -229,14 +230,42 @@ class Database:
     keeps no connection between operations (one is opened for each), for callers that
     want no open file handle between calls; the default keeps one pool per event loop.
     ``migrate=False`` skips the schema upgrade (the migration commands use it).
+    ``project``: the project this store reads and writes (:mod:`scenarist.projects`;
+    default: a server request's, else ``SCENARIST_PROJECT``, else ``"default"``).
     """
 
     def __init__(
-        self, url: str | Path | None = None, *, pooled: bool = True, migrate: bool = True
+        self,
+        url: str | Path | None = None,
+        *,
+        pooled: bool = True,
+        migrate: bool = True,
+        project: str | None = None,
     ) -> None:
+        from scenarist.projects import check_project
+
         self.url = resolve_database_url(url)
         self._pooled = pooled
         self._migrate = migrate
+        self._project = None if project is None else check_project(project)
+
+    @property
+    def project(self) -> str:
+        """The project every query of this store is scoped to (read at each use: a
+        server's one store serves each request's project)."""
+        if self._project is not None:
+            return self._project
+        from scenarist.projects import current_project
+
+        return current_project()
+
+    def scoped(self, project: str) -> Self:
+        """This store (the same database and connections) on another project."""
+        from scenarist.projects import check_project
+
+        other = copy.copy(self)
+        other._project = check_project(project)
+        return other
 
     @functools.cached_property
     def dialect(self) -> str:
@@ -351,7 +380,9 @@ class Database:
 
     def _upsert(self, table: Table, columns: Iterable[str], key: tuple[str, ...]) -> Any:
         """``INSERT ... ON CONFLICT (key) DO UPDATE`` of ``columns``, built once per dialect
-        and shape (execute it with the row as parameters; SQLAlchemy caches its SQL)."""
+        and shape (execute it with the row as parameters; SQLAlchemy caches its SQL). On a
+        table with projects, a row of another project is left as it is: ids are global,
+        and one project's writer never overwrites another's record."""
         return _upsert_statement(self.dialect, table, tuple(columns), key)
 
 
@@ -371,7 +402,14 @@ def _upsert_statement(
 ) -> Any:
     statement = _dialect_insert(dialect, table)
     update = {name: statement.excluded[name] for name in columns if name not in key}
-    return statement.on_conflict_do_update(index_elements=list(key), set_=update)
+    same_project = (
+        table.c.project == statement.excluded.project
+        if "project" in table.c and "project" in columns
+        else None
+    )
+    return statement.on_conflict_do_update(
+        index_elements=list(key), set_=update, where=same_project
+    )
 
 
 async def _commit(engine: AsyncEngine, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -50,17 +51,36 @@ def _check_scopes(scopes: list[str]) -> list[str]:
 
 
 def _info(row: Mapping[Any, Any]) -> ApiKeyInfo:
-    return ApiKeyInfo.model_validate({**row, "scopes": str(row["scopes"]).split(",")})
+    projects = row.get("projects")
+    return ApiKeyInfo.model_validate(
+        {
+            **row,
+            "scopes": str(row["scopes"]).split(","),
+            "projects": None if projects is None else json.loads(projects),
+        }
+    )
+
+
+def _check_projects(projects: list[str] | None) -> list[str] | None:
+    from scenarist.projects import check_project
+
+    if projects is None:
+        return None
+    if not projects:
+        raise UserError("a key scoped to projects needs at least one project (or none: all)")
+    return sorted({check_project(p, source="key project") for p in projects})
 
 
 class KeyQueries(Database):
     """API key storage (mixed into :class:`~.store.SqlStore`)."""
 
     async def create_api_key(
-        self, scopes: list[str], name: str | None = None
+        self, scopes: list[str], name: str | None = None, *, projects: list[str] | None = None
     ) -> tuple[ApiKeyInfo, str]:
-        """A new key with ``scopes``: its listing and the key itself (shown only now)."""
+        """A new key with ``scopes``: its listing and the key itself (shown only now).
+        ``projects``: the only projects the key opens (``None``: every project)."""
         checked = _check_scopes(list(scopes))
+        allowed = _check_projects(None if projects is None else list(projects))
         key_id = secrets.token_hex(6)
         key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
         row = {
@@ -70,6 +90,7 @@ class KeyQueries(Database):
             "name": name[:200] if name else None,
             "created_at": datetime.now(UTC),
             "revoked_at": None,
+            "projects": None if allowed is None else json.dumps(allowed),
         }
         async with self._write() as connection:
             await connection.execute(_KEYS.insert(), [row])
@@ -78,7 +99,12 @@ class KeyQueries(Database):
     async def list_api_keys(self) -> list[ApiKeyInfo]:
         """Every key ever created (revoked ones too), oldest first; never the keys."""
         query = select(
-            _KEYS.c.key_id, _KEYS.c.name, _KEYS.c.scopes, _KEYS.c.created_at, _KEYS.c.revoked_at
+            _KEYS.c.key_id,
+            _KEYS.c.name,
+            _KEYS.c.scopes,
+            _KEYS.c.created_at,
+            _KEYS.c.revoked_at,
+            _KEYS.c.projects,
         ).order_by(_KEYS.c.created_at, _KEYS.c.key_id)
         async with self._read() as connection:
             return [_info(row._mapping) for row in (await connection.execute(query)).all()]
@@ -92,6 +118,14 @@ class KeyQueries(Database):
                 .values(revoked_at=datetime.now(UTC))
             )
         return bool(done.rowcount)
+
+    async def key_projects(self, key_id: str) -> list[str] | None:
+        """The projects ``key_id`` is scoped to; ``None`` when it opens every project."""
+        async with self._read() as connection:
+            projects = await connection.scalar(
+                select(_KEYS.c.projects).where(_KEYS.c.key_id == key_id)
+            )
+        return None if projects is None else list(json.loads(projects))
 
     async def has_active_keys(self) -> bool:
         async with self._read() as connection:

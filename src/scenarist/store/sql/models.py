@@ -35,6 +35,7 @@ __all__ = [
     "ApiKeyRow",
     "Base",
     "CheckResultRow",
+    "ProjectRow",
     "RevokedSessionRow",
     "RunRow",
     "ScenarioItemRow",
@@ -85,6 +86,17 @@ class ApiKeyRow(Base):
     name: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    projects: Mapped[str | None] = mapped_column(Text)  # JSON list; NULL: every project
+
+
+class ProjectRow(Base):
+    """A project that has been written to (``default`` always exists): what the
+    dashboard's project switcher lists, without scanning the runs."""
+
+    __tablename__ = "projects"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class RevokedSessionRow(Base):
@@ -129,10 +141,12 @@ class RunRow(Base):
     document: Mapped[str] = mapped_column(Text)
     extra: Mapped[str | None] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
         Index(None, "sort_at", "run_id"),
         Index(None, "kind", "name", "sort_at"),
+        Index(None, "project", "sort_at", "run_id"),
     )
 
 
@@ -156,11 +170,13 @@ class ScenarioResultRow(Base):
     check_count: Mapped[int] = mapped_column(Integer)
     no_checks: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str | None] = mapped_column(Text)
+    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
         ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
         Index(None, "scenario_name", "sort_at"),
         Index(None, "sort_at"),
+        Index(None, "project", "scenario_name", "sort_at"),
     )
 
 
@@ -207,11 +223,13 @@ class TraceRow(Base):
     is_replay: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
         Index(None, "sort_at", "trace_id"),
         Index(None, "agent_name", "sort_at"),
         Index(None, "status", "sort_at"),
+        Index(None, "project", "sort_at", "trace_id"),
     )
 
 
@@ -227,10 +245,12 @@ class ScenarioItemRow(Base):
     trace_id: Mapped[str | None] = mapped_column(String(200))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     document: Mapped[str] = mapped_column(Text)
+    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
         Index(None, "scenario_name", "position"),
         Index(None, "trace_id"),
+        Index(None, "project", "scenario_name", "position"),
     )
 
 

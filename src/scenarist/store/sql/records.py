@@ -175,3 +175,4 @@ class ApiKeyInfo(BaseModel):
     scopes: list[str]
     created_at: datetime
     revoked_at: datetime | None
+    projects: list[str] | None = None  # None: every project

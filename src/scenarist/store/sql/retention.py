@@ -73,7 +73,9 @@ class RetentionQueries(Database):
         table, column = (_RUNS, _RUNS.c.run_id) if what == "run" else (_TRACES, _TRACES.c.trace_id)
         async with self._write() as connection:
             done = await connection.execute(
-                update(table).where(column == object_id).values(pinned=pinned)
+                update(table)
+                .where(column == object_id, table.c.project == self.project)
+                .values(pinned=pinned)
             )
         return bool(done.rowcount)
 

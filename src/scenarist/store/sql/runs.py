@@ -13,6 +13,7 @@ from scenarist.store.sql._paging import keyset, page_of, parse_time
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.projects import ensure_project
 from scenarist.store.sql.records import (
     CheckResultView,
     HistoryPoint,
@@ -58,6 +59,10 @@ class RunQueries(Database):
         uploaded first and re-sent once finished ends up complete, never doubled.
         """
         run, scenarios, checks = run_log_rows(log, datetime.now(UTC))
+        project = log.header.project or self.project
+        run["project"] = project
+        for row in scenarios:
+            row["project"] = project
         result = IngestResult(
             run_id=run["run_id"],
             created=True,
@@ -65,6 +70,7 @@ class RunQueries(Database):
             check_count=len(checks),
         )
         async with self._write() as connection:
+            await ensure_project(self, connection, project)
             inserted = await connection.execute(
                 self._insert(_RUNS)
                 .values(run)
@@ -96,12 +102,14 @@ class RunQueries(Database):
     ) -> None:
         """Store (or replace) the summary of one Veval-style scenario run."""
         run_row, result_row = scenario_run_rows(run, datetime.now(UTC), extra)
+        run_row["project"] = result_row["project"] = self.project
         upserts = [
             (self._upsert(_RUNS, run_row, ("run_id",)), run_row),
             (self._upsert(_SCENARIOS, result_row, ("run_id", "position")), result_row),
         ]
 
         async def write(connection: AsyncConnection) -> None:
+            await ensure_project(self, connection, run_row["project"])
             for statement, row in upserts:
                 await connection.execute(statement, row)
 
@@ -114,7 +122,9 @@ class RunQueries(Database):
         from scenarist.veval.items import ScenarioRunRecord
 
         query = select(_RUNS.c.document, _RUNS.c.sort_at, _RUNS.c.run_id).where(
-            _RUNS.c.kind == "scenario", _RUNS.c.name == scenario_name
+            _RUNS.c.kind == "scenario",
+            _RUNS.c.name == scenario_name,
+            _RUNS.c.project == self.project,
         )
         query = keyset(query, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit, newest_first=False)
         async with self._read() as connection:
@@ -146,7 +156,7 @@ class RunQueries(Database):
         name: str | None = None,
     ) -> Page[RunSummary]:
         """Runs, newest first, optionally of one ``kind`` and suite/scenario ``name``."""
-        query = select(*_SUMMARY_COLUMNS, _RUNS.c.sort_at)
+        query = select(*_SUMMARY_COLUMNS, _RUNS.c.sort_at).where(_RUNS.c.project == self.project)
         if kind is not None:
             query = query.where(_RUNS.c.kind == kind)
         if name is not None:
@@ -163,14 +173,17 @@ class RunQueries(Database):
 
     async def count_runs(self) -> int:
         async with self._read() as connection:
-            return int(await connection.scalar(select(func.count()).select_from(_RUNS)) or 0)
+            count = select(func.count()).select_from(_RUNS).where(_RUNS.c.project == self.project)
+            return int(await connection.scalar(count) or 0)
 
     async def get_run(self, run_id: str) -> RunDetail | None:
         """One run with its scenario results and their check verdicts."""
         async with self._read() as connection:
             run = (
                 await connection.execute(
-                    select(*_SUMMARY_COLUMNS, _RUNS.c.document).where(_RUNS.c.run_id == run_id)
+                    select(*_SUMMARY_COLUMNS, _RUNS.c.document).where(
+                        _RUNS.c.run_id == run_id, _RUNS.c.project == self.project
+                    )
                 )
             ).first()
             if run is None:
@@ -212,7 +225,9 @@ class RunQueries(Database):
         query = (
             select(_SCENARIOS, _RUNS.c.kind)
             .join(_RUNS, _RUNS.c.run_id == _SCENARIOS.c.run_id)
-            .where(_SCENARIOS.c.scenario_name == scenario_name)
+            .where(
+                _SCENARIOS.c.project == self.project, _SCENARIOS.c.scenario_name == scenario_name
+            )
         )
         if cursor is not None:
             at, run_id, position = decode_cursor(cursor, size=3)

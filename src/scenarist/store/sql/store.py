@@ -24,6 +24,7 @@ from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
 from scenarist.store.sql.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
+from scenarist.store.sql.projects import ProjectQueries, ensure_project
 from scenarist.store.sql.records import (
     Page,
     SnapshotInfo,
@@ -50,10 +51,11 @@ _TRACE_SUMMARY = [_TRACES.c[name] for name in TraceSummary.model_fields]
 
 
 def _item_row(
-    scenario_name: str, position: int, item: ScenarioItem, now: datetime
+    scenario_name: str, position: int, item: ScenarioItem, now: datetime, project: str
 ) -> dict[str, Any]:
     return {
         "item_id": "item_" + secrets.token_hex(10),
+        "project": project,
         "scenario_name": scenario_name,
         "position": position,
         "name": check_name(item.name, "item name"),
@@ -63,7 +65,7 @@ def _item_row(
     }
 
 
-class SqlStore(RunQueries, KeyQueries, RetentionQueries):
+class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
     """The store on a SQL database: ``SqlStore()`` (SQLite at the default path, or
     ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for
@@ -81,10 +83,11 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
 
     async def save_trace(self, record: TraceRecord) -> None:
         """Store (or replace) one agent run."""
-        row = trace_row(record, datetime.now(UTC))
+        row = {**trace_row(record, datetime.now(UTC)), "project": self.project}
         statement = self._upsert(_TRACES, row, ("trace_id",))
 
         async def write(connection: AsyncConnection) -> None:
+            await ensure_project(self, connection, row["project"])
             await connection.execute(statement, row)
 
         await self._batched(write)
@@ -107,7 +110,9 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         async with self._read() as connection:
             document = await connection.scalar(
-                select(_TRACES.c.document).where(_TRACES.c.trace_id == trace_id)
+                select(_TRACES.c.document).where(
+                    _TRACES.c.trace_id == trace_id, _TRACES.c.project == self.project
+                )
             )
         return None if document is None else TraceRecord.model_validate_json(document)
 
@@ -118,7 +123,8 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         async with self._read() as connection:
             rows = await connection.execute(
                 select(_TRACES.c.trace_id, _TRACES.c.document).where(
-                    _TRACES.c.trace_id.in_(sorted(set(trace_ids)))
+                    _TRACES.c.trace_id.in_(sorted(set(trace_ids))),
+                    _TRACES.c.project == self.project,
                 )
             )
             return {
@@ -132,13 +138,17 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         status: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
+        since: datetime | None = None,
     ) -> Page[TraceSummary]:
-        """Traces, newest first, of one agent and/or with one status."""
-        query = select(*_TRACE_SUMMARY, _TRACES.c.sort_at)
+        """Traces, newest first, of one agent and/or with one status (and from ``since``
+        on)."""
+        query = select(*_TRACE_SUMMARY, _TRACES.c.sort_at).where(_TRACES.c.project == self.project)
         if agent_name is not None:
             query = query.where(_TRACES.c.agent_name == agent_name)
         if status is not None:
             query = query.where(_TRACES.c.status == status)
+        if since is not None:
+            query = query.where(_TRACES.c.sort_at >= since)
         query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
@@ -158,7 +168,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         """The items of ``scenario_name`` in order, each with its id."""
         query = (
             select(_ITEMS.c.item_id, _ITEMS.c.document)
-            .where(_ITEMS.c.scenario_name == scenario_name)
+            .where(_ITEMS.c.scenario_name == scenario_name, _ITEMS.c.project == self.project)
             .order_by(_ITEMS.c.position, _ITEMS.c.item_id)
         )
         async with self._read() as connection:
@@ -169,9 +179,15 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         """Replace the items of ``scenario_name`` (one transaction)."""
         check_name(scenario_name, "scenario name")
         now = datetime.now(UTC)
-        rows = [_item_row(scenario_name, i, item, now) for i, item in enumerate(items)]
+        project = self.project
+        rows = [_item_row(scenario_name, i, item, now, project) for i, item in enumerate(items)]
         async with self._write() as connection:
-            await connection.execute(delete(_ITEMS).where(_ITEMS.c.scenario_name == scenario_name))
+            await ensure_project(self, connection, project)
+            await connection.execute(
+                delete(_ITEMS).where(
+                    _ITEMS.c.scenario_name == scenario_name, _ITEMS.c.project == project
+                )
+            )
             if rows:
                 await connection.execute(_ITEMS.insert(), rows)
 
@@ -180,21 +196,28 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         check_name(scenario_name, "scenario name")
         async with self._write() as connection:
             last = await connection.scalar(
-                select(func.max(_ITEMS.c.position)).where(_ITEMS.c.scenario_name == scenario_name)
+                select(func.max(_ITEMS.c.position)).where(
+                    _ITEMS.c.scenario_name == scenario_name, _ITEMS.c.project == self.project
+                )
             )
             position = 0 if last is None else last + 1
-            row = _item_row(scenario_name, position, item, datetime.now(UTC))
+            row = _item_row(scenario_name, position, item, datetime.now(UTC), self.project)
+            await ensure_project(self, connection, self.project)
             await connection.execute(_ITEMS.insert(), [row])
         return str(row["item_id"])
 
     async def replace_item(self, scenario_name: str, item_id: str, item: ScenarioItem) -> bool:
         """Replace one item in place; false when ``scenario_name`` has no such item."""
-        values = _item_row(scenario_name, 0, item, datetime.now(UTC))
+        values = _item_row(scenario_name, 0, item, datetime.now(UTC), self.project)
         del values["item_id"], values["position"]
         async with self._write() as connection:
             done = await connection.execute(
                 update(_ITEMS)
-                .where(_ITEMS.c.item_id == item_id, _ITEMS.c.scenario_name == scenario_name)
+                .where(
+                    _ITEMS.c.item_id == item_id,
+                    _ITEMS.c.scenario_name == scenario_name,
+                    _ITEMS.c.project == self.project,
+                )
                 .values(values)
             )
         return bool(done.rowcount)
@@ -204,7 +227,9 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries):
         async with self._write() as connection:
             done = await connection.execute(
                 delete(_ITEMS).where(
-                    _ITEMS.c.item_id == item_id, _ITEMS.c.scenario_name == scenario_name
+                    _ITEMS.c.item_id == item_id,
+                    _ITEMS.c.scenario_name == scenario_name,
+                    _ITEMS.c.project == self.project,
                 )
             )
         return bool(done.rowcount)

@@ -1,0 +1,116 @@
+"""Scenario files with a target (``target:`` in the file, ``--target``), checks built
+with a wrong argument in Python files, and a run where no file loads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from typer.testing import Result
+
+Cli = Callable[..., Result]
+Write = Callable[[str, str], Path]
+
+AGENT = """
+def answer(inputs):
+    return f"you said {inputs}"
+"""
+
+SCENARIO = """
+name: greet
+{target}
+steps:
+  - interacts:
+      - {{kind: interact, inputs: hello}}
+    checks:
+      - {{kind: string_matching, keyword: "you said hello"}}
+"""
+
+
+def test_a_yaml_scenario_without_outputs_runs_against_its_target(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    write("agent_mod.py", AGENT)
+    write("cases/greet.scenario.yaml", SCENARIO.format(target="target: agent_mod:answer"))
+    result = cli("run", "cases", "-q")
+    assert result.exit_code == 0, result.output
+    assert "1 passed" in result.stdout
+
+
+def test_target_on_the_command_line_serves_scenarios_that_name_none(cli: Cli, write: Write) -> None:
+    write("agent_mod.py", AGENT)
+    write("greet.scenario.yaml", SCENARIO.format(target=""))
+    without = cli("run", "greet.scenario.yaml")
+    assert without.exit_code == 2
+    said = " ".join(without.stdout.split())
+    assert "in a scenario file, 'target: module:function' (or scenarist run --target" in said
+    given = cli("run", "greet.scenario.yaml", "-q", "--target", "agent_mod:answer")
+    assert given.exit_code == 0, given.output
+    wrong = cli("run", "greet.scenario.yaml", "--target", "agent_mod:nope")
+    assert wrong.exit_code == 2
+    assert "--target 'agent_mod:nope': 'agent_mod' has no function 'nope'" in wrong.stderr
+    shape = cli("run", "greet.scenario.yaml", "--target", "agent_mod")
+    assert "write it as module:function" in shape.stderr
+
+
+def test_a_bad_target_in_a_file_names_the_file(cli: Cli, write: Write) -> None:
+    write("greet.scenario.yaml", SCENARIO.format(target="target: missing_mod:answer"))
+    result = cli("run", "greet.scenario.yaml")
+    assert result.exit_code == 2
+    assert "greet.scenario.yaml: target 'missing_mod:answer': cannot import 'missing_mod'" in (
+        result.stderr
+    )
+
+
+def test_a_check_with_a_wrong_argument_in_python_gets_file_line_and_fix(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    write(
+        "suite.py",
+        """
+        from scenarist import Scenario, StringMatching
+
+        def agent(inputs):
+            return inputs
+
+        check = StringMatching(keywrd="hello")
+        ok = Scenario("x").interact("hello").check(check).with_target(agent)
+        """,
+    )
+    result = cli("run", "suite.py")
+    assert result.exit_code == 2
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert line == (
+        "error: suite.py:7: StringMatching(...): unknown argument 'keywrd'; did you mean 'keyword'?"
+    )
+    assert "validation error" not in result.stderr and "pydantic" not in result.stderr
+
+
+def test_when_no_file_loads_there_is_no_report_and_no_stored_run(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    write("one.py", "raise RuntimeError('broken at import')\n")
+    write("two.scenario.yaml", "name: t\nsteps: 3\n")
+    result = cli("run", ".")
+    assert result.exit_code == 2
+    assert "one.py: RuntimeError: broken at import" in result.stderr
+    assert "two.scenario.yaml: invalid Scenario" in result.stderr
+    assert result.stdout.strip() == (
+        "scenarist: ERROR (exit 2): 2 file(s) could not be loaded and no scenario ran; fix "
+        "the errors above"
+    )
+    assert not (home / "home" / "runs").exists() or not list((home / "home/runs").iterdir())
+    assert not (home / "home" / "scenarist.db").exists()
+
+
+def test_the_readme_first_suite_runs_and_passes(cli: Cli, home: Path) -> None:
+    example = Path(__file__).parents[2] / "examples" / "first_suite.py"
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    code = example.read_text(encoding="utf-8")
+    for block in ('@step(kind="tool")', "def support_agent", "suite = Suite("):
+        start = code.index(block)
+        end = code.find("\n\n", start)
+        assert code[start : end if end != -1 else None].strip() in readme  # shown as it is
+    result = cli("run", str(example))
+    assert result.exit_code == 0, result.output
+    assert "1 passed" in result.stdout

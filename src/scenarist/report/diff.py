@@ -1,0 +1,168 @@
+"""Expected against actual, word by word: the one diff behind every report.
+
+A failed equality check is easier to read as a diff than as ``Expected value 'a long
+answer…' but got 'a long answer…'``. :func:`check_diff` finds the two values in a
+check's ``details`` and :func:`value_diff` compares them; the result is data
+(:class:`ValueDiff`, a list of :class:`DiffSegment`), and each renderer draws it in its
+own medium: the terminal report (Rich, ``[-removed-]{+added+}`` when colour is off), the
+HTML report (``<del>``/``<ins>``, escaped) and the dashboard (a Jinja2 macro, escaped).
+
+Choices that keep it readable and bounded:
+
+- Words, not characters: the text is split into words, runs of whitespace and single
+  punctuation marks, and :class:`difflib.SequenceMatcher` aligns those tokens.
+- JSON values (dicts, lists, or two strings that both parse as a JSON object or array)
+  are compared as indented JSON with sorted keys, so a changed field shows on its line.
+- Long unchanged stretches are elided (the first and last few words kept), and each side
+  is compared up to :data:`MAX_COMPARED_CHARS`; the rest is marked, never silently lost.
+- Two numbers, booleans or ``None`` are not diffed (the message says it all), nor are two
+  equal values (a failing ``NotEquals``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from scenarist._jsonable import as_text, to_json_value
+
+__all__ = [
+    "MAX_COMPARED_CHARS",
+    "DiffSegment",
+    "ValueDiff",
+    "check_diff",
+    "value_diff",
+]
+
+MAX_COMPARED_CHARS = 20_000  # per side; SequenceMatcher is quadratic in the worst case
+_KEEP_EQUAL_CHARS = 80  # around an elided unchanged stretch, this much is kept each side
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+
+# Where a check's details hold the two values: (expected key, actual key).
+_PAIRS = (("expected_value", "actual_value"),)
+
+DiffOp = Literal["equal", "delete", "insert", "elided"]
+
+
+class DiffSegment(BaseModel):
+    """A run of text: on both sides (``equal``), only in the expected value
+    (``delete``), only in the actual value (``insert``), or an unchanged stretch left
+    out (``elided``, its text says how much)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: DiffOp
+    text: str
+
+
+class ValueDiff(BaseModel):
+    """The word-level diff of an expected and an actual value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    form: Literal["text", "json"]
+    segments: list[DiffSegment]
+    truncated: bool
+    """A side was longer than :data:`MAX_COMPARED_CHARS`; its rest is not compared."""
+
+    def side(self, which: Literal["expected", "actual"]) -> list[DiffSegment]:
+        """The segments that make up one side: unchanged text and what only it has."""
+        own = "delete" if which == "expected" else "insert"
+        return [s for s in self.segments if s.op in ("equal", "elided", own)]
+
+    @property
+    def changed(self) -> int:
+        """How many characters differ (deleted plus inserted)."""
+        return sum(len(s.text) for s in self.segments if s.op in ("delete", "insert"))
+
+
+def check_diff(details: Mapping[str, Any] | None) -> ValueDiff | None:
+    """The diff of the expected and actual values a check put in its ``details``
+    (``expected_value`` / ``actual_value``, as the comparison checks write them), or
+    ``None`` when there is nothing worth diffing."""
+    if not details:
+        return None
+    for expected_key, actual_key in _PAIRS:
+        if expected_key in details and actual_key in details:
+            return value_diff(details[expected_key], details[actual_key])
+    return None
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float)
+
+
+def _as_json_container(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def _json_text(value: Any) -> str:
+    data = to_json_value(value, other=as_text, mark_text=True)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _texts(expected: Any, actual: Any) -> tuple[Literal["text", "json"], str, str] | None:
+    if _is_scalar(expected) and _is_scalar(actual):
+        return None
+    if isinstance(expected, str) and isinstance(actual, str):
+        parsed = (_as_json_container(expected), _as_json_container(actual))
+        if parsed[0] is not None and parsed[1] is not None:
+            return "json", _json_text(parsed[0]), _json_text(parsed[1])
+        return "text", expected, actual
+    return "json", _json_text(expected), _json_text(actual)
+
+
+def value_diff(expected: Any, actual: Any) -> ValueDiff | None:
+    """``expected`` against ``actual``, word by word; ``None`` for two scalars that are
+    not text, or for two values that read the same."""
+    texts = _texts(expected, actual)
+    if texts is None:
+        return None
+    form, left, right = texts
+    if left == right:
+        return None
+    truncated = len(left) > MAX_COMPARED_CHARS or len(right) > MAX_COMPARED_CHARS
+    a = _TOKEN.findall(left[:MAX_COMPARED_CHARS])
+    b = _TOKEN.findall(right[:MAX_COMPARED_CHARS])
+    segments: list[DiffSegment] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            segments.extend(_equal("".join(a[i1:i2])))
+            continue
+        if tag in ("delete", "replace"):
+            segments.append(DiffSegment(op="delete", text="".join(a[i1:i2])))
+        if tag in ("insert", "replace"):
+            segments.append(DiffSegment(op="insert", text="".join(b[j1:j2])))
+    for name, text in (("expected", left), ("actual", right)):
+        if len(text) > MAX_COMPARED_CHARS:
+            rest = len(text) - MAX_COMPARED_CHARS
+            segments.append(
+                DiffSegment(op="elided", text=f" … {rest} more characters of {name} not compared")
+            )
+    return ValueDiff(form=form, segments=segments, truncated=truncated)
+
+
+def _equal(text: str) -> list[DiffSegment]:
+    """An unchanged stretch; a long one keeps its two ends around an elision."""
+    keep = _KEEP_EQUAL_CHARS
+    if len(text) <= 3 * keep:
+        return [DiffSegment(op="equal", text=text)]
+    hidden = len(text) - 2 * keep
+    return [
+        DiffSegment(op="equal", text=text[:keep]),
+        DiffSegment(op="elided", text=f" … {hidden} unchanged characters … "),
+        DiffSegment(op="equal", text=text[-keep:]),
+    ]

@@ -41,6 +41,9 @@ __all__ = [
 
 MAX_COMPARED_CHARS = 20_000  # per side; SequenceMatcher is quadratic in the worst case
 _KEEP_EQUAL_CHARS = 80  # around an elided unchanged stretch, this much is kept each side
+# Aligning n against m tokens costs up to n × m steps (repeated words are the worst case):
+# past this, the changed middle is aligned by lines, then shown as one block.
+_WORD_BUDGET = 250_000
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 
 # Where a check's details hold the two values: (expected key, actual key).
@@ -120,8 +123,14 @@ def _texts(expected: Any, actual: Any) -> tuple[Literal["text", "json"], str, st
         parsed = (_as_json_container(expected), _as_json_container(actual))
         if parsed[0] is not None and parsed[1] is not None:
             return "json", _json_text(parsed[0]), _json_text(parsed[1])
-        return "text", expected, actual
+        return "text", _printable(expected), _printable(actual)
     return "json", _json_text(expected), _json_text(actual)
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` (no terminal or page can
+    encode them, and an agent's output may hold them)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def value_diff(expected: Any, actual: Any) -> ValueDiff | None:
@@ -136,16 +145,7 @@ def value_diff(expected: Any, actual: Any) -> ValueDiff | None:
     truncated = len(left) > MAX_COMPARED_CHARS or len(right) > MAX_COMPARED_CHARS
     a = _TOKEN.findall(left[:MAX_COMPARED_CHARS])
     b = _TOKEN.findall(right[:MAX_COMPARED_CHARS])
-    segments: list[DiffSegment] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            segments.extend(_equal("".join(a[i1:i2])))
-            continue
-        if tag in ("delete", "replace"):
-            segments.append(DiffSegment(op="delete", text="".join(a[i1:i2])))
-        if tag in ("insert", "replace"):
-            segments.append(DiffSegment(op="insert", text="".join(b[j1:j2])))
+    segments = _diff_tokens(a, b)
     for name, text in (("expected", left), ("actual", right)):
         if len(text) > MAX_COMPARED_CHARS:
             rest = len(text) - MAX_COMPARED_CHARS
@@ -153,6 +153,48 @@ def value_diff(expected: Any, actual: Any) -> ValueDiff | None:
                 DiffSegment(op="elided", text=f" … {rest} more characters of {name} not compared")
             )
     return ValueDiff(form=form, segments=segments, truncated=truncated)
+
+
+def _diff_tokens(a: list[str], b: list[str]) -> list[DiffSegment]:
+    """The common head and tail in one pass each, then the changed middle aligned:
+    word by word while that stays cheap, else line by line, else as one block."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    segments = _equal("".join(a[:head]))
+    if len(middle_a) * len(middle_b) <= _WORD_BUDGET:
+        segments += _aligned(middle_a, middle_b)
+    else:
+        lines_a, lines_b = _lines("".join(middle_a)), _lines("".join(middle_b))
+        if len(lines_a) * len(lines_b) <= _WORD_BUDGET:
+            segments += _aligned(lines_a, lines_b)
+        else:
+            segments += _changed("".join(middle_a), "".join(middle_b))
+    segments += _equal("".join(a[len(a) - tail :]))
+    return [s for s in segments if s.text]
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _aligned(a: list[str], b: list[str]) -> list[DiffSegment]:
+    segments: list[DiffSegment] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            segments.extend(_equal("".join(a[i1:i2])))
+        else:
+            segments.extend(_changed("".join(a[i1:i2]), "".join(b[j1:j2])))
+    return segments
+
+
+def _changed(removed: str, added: str) -> list[DiffSegment]:
+    return [DiffSegment(op="delete", text=removed), DiffSegment(op="insert", text=added)]
 
 
 def _equal(text: str) -> list[DiffSegment]:

@@ -186,6 +186,7 @@ def veval_run() -> ScenarioRunRecord:
         passed=False,
         pass_count=0,
         fail_count=1,
+        cost_usd=0.000073,
         items=[
             ItemSummary(
                 name="where is my refund " + XSS,

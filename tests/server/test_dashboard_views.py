@@ -6,6 +6,7 @@ them in ``tests/dashboard/test_views_browser.py``."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx2
@@ -23,6 +24,8 @@ from tests.server.dashboard_views_data import (
     XSS_SCRIPT,
     seed_views,
 )
+
+from scenarist.server.dashboard.pages import _distinct_labels
 
 pytestmark = pytest.mark.anyio
 
@@ -259,6 +262,17 @@ async def test_dashboard_suite_page_has_its_own_trend_in_money_and_percent(
     assert 'id="suite-pass-rate-chart"' in html
     other = await get_json(client, "/suites/refunds%2Fchat.json")
     assert [r["run_id"] for r in other["runs"]] == [VEVAL_RUN]
+
+
+def test_dashboard_chart_labels_are_distinct_when_runs_share_a_minute() -> None:
+    at = datetime(2026, 11, 20, 10, 0, 5, tzinfo=UTC)
+    times = [at, at + timedelta(seconds=20), at + timedelta(seconds=20), at + timedelta(hours=1)]
+    assert _distinct_labels(times) == [
+        "2026-11-20 10:00:05",
+        "2026-11-20 10:00:25",
+        "2026-11-20 10:00:25 #2",
+        "2026-11-20 11:00",
+    ]
 
 
 async def test_dashboard_settings_scopes_are_labelled_checkboxes(

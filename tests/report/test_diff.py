@@ -139,7 +139,9 @@ def _failing_comparison(expected: object, actual: object) -> ScenarioResult:
 
 
 def _text_of(obj: object) -> str:
-    console = Console(width=100, color_system=None, force_terminal=False, record=True, file=io.StringIO())
+    console = Console(
+        width=100, color_system=None, force_terminal=False, record=True, file=io.StringIO()
+    )
     console.print(obj)
     return "\n".join(line.rstrip() for line in console.export_text().splitlines())
 

@@ -127,9 +127,7 @@ def chat_trace() -> TraceRecord:
             ],
         },
         output={
-            "choices": [
-                {"message": {"role": "assistant", "content": "Approved: " + XSS_SCRIPT}}
-            ]
+            "choices": [{"message": {"role": "assistant", "content": "Approved: " + XSS_SCRIPT}}]
         },
     )
     guard = Span(
@@ -230,7 +228,11 @@ def _scenario(index: int) -> Scenario[Any, Any]:
     return (
         Scenario(name, tags=tags)
         .interact("hello", lambda _i: "hello there")
-        .check(StringMatching(keyword="hello" if passes else "goodbye", target_key="trace.last.outputs"))
+        .check(
+            StringMatching(
+                keyword="hello" if passes else "goodbye", target_key="trace.last.outputs"
+            )
+        )
     )
 
 

@@ -237,9 +237,7 @@ async def test_dashboard_overview_filters_by_suite_branch_and_dates(
 
     bad = await client.get("/index.json?since=20/11/2026")
     assert bad.status_code == 422
-    assert bad.json()["error"]["message"] == (
-        "since='20/11/2026' is not a date: use YYYY-MM-DD"
-    )
+    assert bad.json()["error"]["message"] == ("since='20/11/2026' is not a date: use YYYY-MM-DD")
     html = await get_html(client, "/?branch=main&since=2026-11-01&until=2026-11-30")
     assert '<option value="main" selected>' in html
     assert 'value="2026-11-30"' in html  # the inclusive end day shown back as typed

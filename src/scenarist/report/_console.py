@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from scenarist._status import FAILING, format_rate
 from scenarist.report.diff import ValueDiff, check_diff
@@ -299,7 +299,11 @@ def _diff_text(label: str, diff: ValueDiff) -> Text:
     from rich.text import Text
 
     text = Text.assemble((f"diff of {label}", "bold"), " (- expected, + actual)\n")
-    for sign, which in (("-", "expected"), ("+", "actual")):
+    sides: tuple[tuple[str, Literal["expected", "actual"]], ...] = (
+        ("-", "expected"),
+        ("+", "actual"),
+    )
+    for sign, which in sides:
         text.append(f"{sign} {which + ':':<10}", style="bold")
         for segment in diff.side(which):
             if segment.op in _DIFF_MARKS:

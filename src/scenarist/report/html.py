@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from scenarist._jsonable import as_text, to_json_value
+from scenarist._money import format_usd
 from scenarist._status import FAILING
 from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.results import ScenarioResult, SuiteResult
@@ -50,7 +51,7 @@ def _rate(rate: float | None) -> str:
 def to_html(result: SuiteResult, *, title: str | None = None) -> str:
     """The whole report page for ``result``."""
     name = title or result.suite_name or "scenarist run"
-    cost = "—" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    cost = format_usd(result.cost_usd, missing="—")
     summary = (
         f"{len(result.results)} total, {result.passed_count} passed, "
         f"{result.failed_count} failed, {result.errored_count} errored, "

@@ -532,9 +532,7 @@ async def trace_page(
         return None
     spans = record.spans
     dumped = record.model_dump(mode="json", include={"input", "output", "metadata"})
-    verdicts = await queries.item_verdicts(
-        store, trace_id, run_id=run_id, near=record.started_at
-    )
+    verdicts = await queries.item_verdicts(store, trace_id, run_id=run_id, near=record.started_at)
     if run_id is not None and not verdicts:  # a stale or foreign ?run=: look around
         verdicts = await queries.item_verdicts(store, trace_id, near=record.started_at)
     chart = trace_view.waterfall(

@@ -113,7 +113,10 @@ def waterfall(
             timed=timed,
             left_pct=round(min(100.0, 100 * offset / total), 3),
             width_pct=round(
-                max(_MIN_WIDTH_PCT, min(100.0 - 100 * offset / total, 100 * (span.duration_ms or 0) / total)),
+                max(
+                    _MIN_WIDTH_PCT,
+                    min(100.0 - 100 * offset / total, 100 * (span.duration_ms or 0) / total),
+                ),
                 3,
             ),
         )
@@ -205,7 +208,8 @@ def _openai_calls(raw: Any) -> list[ToolCallView]:
     for call in raw if isinstance(raw, list) else []:
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        nested = call.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else call
         arguments = function.get("arguments")
         calls.append(
             ToolCallView(
@@ -246,7 +250,9 @@ def _reply(raw: Any) -> list[ChatMessage]:
     if isinstance(raw, str):
         return [ChatMessage(role="assistant", text=raw)]
     if isinstance(raw, dict) and isinstance(raw.get("choices"), list):  # OpenAI chat
-        return [m for c in raw["choices"] if isinstance(c, dict) for m in _message(c.get("message"))]
+        return [
+            m for c in raw["choices"] if isinstance(c, dict) for m in _message(c.get("message"))
+        ]
     if isinstance(raw, list):
         return [m for item in raw for m in _message(item)]
     return _message(raw)

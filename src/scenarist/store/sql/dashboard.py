@@ -19,9 +19,9 @@ from sqlalchemy import func, select
 
 from scenarist._status import FAILING
 from scenarist.runlog import ScenarioRecord, decode_scenario_record
+from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql.records import CheckResultView, Page, RunSummary, ScenarioResultView
 
 __all__ = [

@@ -260,6 +260,12 @@ async def test_dashboard_suite_page_has_its_own_trend_in_money_and_percent(
     assert 'id="suite-pass-rate-chart"' in html
     other = await get_json(client, "/suites/refunds%2Fchat.json")
     assert [r["run_id"] for r in other["runs"]] == [VEVAL_RUN]
+    first = await get_json(client, "/suites/big%20suite.json?limit=1")
+    assert [r["run_id"] for r in first["runs"]] == [BIG_RUN]
+    rest = await get_json(client, f"/suites/big%20suite.json?limit=1&cursor={first['next_cursor']}")
+    assert ([r["run_id"] for r in rest["runs"]], rest["next_cursor"]) == ([MAIN_RUN], None)
+    history = await get_json(client, "/scenarios/case%20000.json")
+    assert history["chart"]["y_unit"] == "percent"
 
 
 def test_dashboard_chart_labels_are_distinct_when_runs_share_a_minute() -> None:

@@ -377,7 +377,6 @@ async def suite_page(
 ) -> SuitePage:
     page = await queries.runs_page(store, name=name, cursor=cursor, limit=limit)
     pass_rate_chart, cost_chart = _run_charts(list(reversed(page.items)))
-    pass_rate_chart.title = "Pass rate per run"
     passed = sum(run.passed_count for run in page.items)
     decided = sum(run.passed_count + run.failed_count + run.errored_count for run in page.items)
     return SuitePage(
@@ -643,6 +642,7 @@ async def history_page(
         kind="line",
         title=f"Pass rate over the last {_ROLLING} results",
         y_label="pass rate (%)",
+        y_unit="percent",
         labels=[_label(p.started_at) for p in oldest_first],
         series=[ChartSeries(label="pass rate", values=rolling)],
     )

@@ -44,6 +44,7 @@ _SCENARIOS = table_of(ScenarioResultRow)
 _CHECKS = table_of(CheckResultRow)
 _DECIDED = ("pass", "fail", "error")
 _SUMMARY = [_RUNS.c[name] for name in RunSummary.model_fields]
+_RUN_KINDS = ("suite", "scenario")  # runs.kind: a suite run, a Veval-style scenario run
 
 
 class FlakyScenario(BaseModel):
@@ -345,19 +346,26 @@ async def runs_page(
 ) -> Page[RunSummary]:
     """The overview's runs, newest first: of one suite or scenario ``name``, on one git
     ``branch``, started in ``[since, until)``. The time bounds and the cursor are a
-    range on the ``(sort_at, run_id)`` index; the name uses ``(kind, name, sort_at)``."""
+    range on the ``(sort_at, run_id)`` index. A name is looked up once per run kind, so
+    each read is a range on ``(kind, name, sort_at)`` (the index leads with the kind),
+    and the two pages are merged here."""
     query = select(*_SUMMARY, _RUNS.c.sort_at)
-    if name is not None:
-        query = query.where(_RUNS.c.name == name)
     if branch is not None:
         query = query.where(_RUNS.c.git_branch == branch)
     if since is not None:
         query = query.where(_RUNS.c.sort_at >= since)
     if until is not None:
         query = query.where(_RUNS.c.sort_at < until)
-    query = keyset(query, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit)
+    if name is None:
+        queries = [query]
+    else:
+        queries = [query.where(_RUNS.c.kind == k, _RUNS.c.name == name) for k in _RUN_KINDS]
+    rows: list[Any] = []
     async with db._read() as connection:
-        rows = (await connection.execute(query)).all()
+        for one in queries:
+            keyed = keyset(one, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit)
+            rows.extend((await connection.execute(keyed)).all())
+    rows.sort(key=lambda row: (row.sort_at, row.run_id), reverse=True)
     return page_of(
         rows,
         limit,

@@ -221,6 +221,7 @@ def test_dashboard_settings_scope_checkboxes_sit_with_their_labels(
         f"/traces/{CHAT_TRACE}",
         f"/runs/{BIG_RUN}",
         f"/runs/{BIG_RUN}?q=json",
+        f"/runs/{BIG_RUN}/scenarios/13",
         f"/runs/{VEVAL_RUN}",
         "/?suite=big+suite",
         "/suites/big%20suite",

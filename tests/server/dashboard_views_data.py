@@ -10,6 +10,7 @@ import functools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import scenarist
 from scenarist import Equals, Scenario, StringMatching, Suite
 from scenarist.checks import FnCheck
 from scenarist.runlog import RunLog, run_log_from_suite_result
@@ -198,6 +199,14 @@ def veval_run() -> ScenarioRunRecord:
     )
 
 
+def _traced_agent(question: str) -> str:
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": XSS}]}
+    with scenarist.step("reply", input=request, kind="llm") as handle:
+        handle.set_meta("model", "gpt-4o-mini")
+        handle.output = {"role": "assistant", "content": "hello " + XSS_SCRIPT}
+    return "hello " + question
+
+
 def _scenario(index: int) -> Scenario[Any, Any]:
     name = f"case {index:03d}"
     tags = [f"team:{'billing' if index % 3 == 0 else 'support'}", "smoke" if index % 2 else "slow"]
@@ -217,6 +226,12 @@ def _scenario(index: int) -> Scenario[Any, Any]:
                     target_key="trace.last.outputs",
                 )
             )
+        )
+    if index == 13:  # an agent whose LLM call is traced: the scenario page shows it as chat
+        return (
+            Scenario(name + " traced", tags=tags)
+            .interact("hello", _traced_agent)
+            .check(StringMatching(keyword="hello", target_key="trace.last.outputs"))
         )
     if index % 50 == 25:  # an error: the check raises
         return (

@@ -186,6 +186,18 @@ async def test_dashboard_scenario_page_diffs_failed_comparisons(
     assert [c["diff"] for c in passing["checks"]] == [None]
 
 
+async def test_dashboard_scenario_page_shows_llm_spans_as_chat(client: httpx2.AsyncClient) -> None:
+    position = await _scenario_position(client, "traced")
+    page = await get_json(client, f"/runs/{BIG_RUN}/scenarios/{position}.json")
+    (interaction,) = page["interactions"]
+    (chat,) = interaction["chats"]
+    assert [(m["role"], m["text"]) for m in chat["messages"]] == [("user", XSS)]
+    assert [(m["role"], m["text"]) for m in chat["reply"]] == [("assistant", "hello " + XSS_SCRIPT)]
+    assert [r["name"] for r in interaction["waterfall"]["rows"]] == ["reply"]
+    html = await get_html(client, f"/runs/{BIG_RUN}/scenarios/{position}")
+    assert 'class="chat"' in html and XSS not in html and XSS_SCRIPT not in html
+
+
 async def test_dashboard_big_run_puts_failures_first_with_kinds_and_search(
     client: httpx2.AsyncClient,
 ) -> None:

@@ -226,6 +226,7 @@ class InteractionView(BaseModel):
     duration_ms: float | None
     spans: list[SpanNode]
     waterfall: trace_view.Waterfall | None = None
+    chats: list[trace_view.ChatView] = Field(default_factory=list)
 
 
 class CheckView(CheckResultView):
@@ -593,6 +594,7 @@ def _interaction(data: dict[str, Any]) -> InteractionView:
         duration_ms=data.get("duration_ms"),
         spans=spans,
         waterfall=trace_view.waterfall(parsed) if parsed else None,
+        chats=trace_view.chat_views(parsed),
     )
 
 

@@ -190,7 +190,7 @@ async def test_dashboard_html_escapes_untrusted_text(client: httpx2.AsyncClient)
     assert XSS_OUTPUT not in trace
     overview = (await client.get("/", headers=HTML)).text
     blocks = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', overview, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 1  # the pass-rate chart (no run here has a cost to chart)
     assert all("<" not in block for block in blocks)
 
 

@@ -5,7 +5,8 @@ running a real ``Suite``): through the HTTP API (``POST /api/runs`` on uvicorn o
 127.0.0.1) and through ``SqlStore.ingest_run_log`` directly, into the seeded store and
 into an empty one. Spec 07 §1 target: ≤ 1 s on SQLite.
 
-(b) p50/p95 of the overview, a run page and a scenario-history page, HTML and JSON twin,
+(b) p50/p95 of the overview (also filtered by suite and by dates), a run page, a
+scenario-history page and a suite page, HTML and JSON twin,
 over ``--requests`` sequential requests each against a store seeded by
 ``server_seed.py`` with ``--check-results`` check results (default 1,000,000), on SQLite
 and on PostgreSQL (a throw-away PostgreSQL 15 cluster on a free loopback port, stopped with
@@ -204,6 +205,10 @@ def page_paths(summary_run_id: str, scenario: str) -> dict[str, str]:
         "run json": f"/runs/{summary_run_id}.json",
         "history html": f"/scenarios/{scenario}",
         "history json": f"/scenarios/{scenario}.json",
+        "overview by suite json": f"/index.json?suite={next(iter(SUITES))}",
+        "overview by dates json": "/index.json?since=2000-01-01&until=2100-12-31",
+        "suite html": f"/suites/{next(iter(SUITES))}",
+        "suite json": f"/suites/{next(iter(SUITES))}.json",
     }
 
 

@@ -1,6 +1,10 @@
 """Browser fixtures: the seeded app served by uvicorn on 127.0.0.1 (a free port, in a
 background thread) and Debian's Chromium driven by Playwright's Python API.
 
+Screenshots are kept as test artefacts in ``$SCENARIST_TEST_ARTIFACTS/screenshots``
+(default ``.test-artifacts/screenshots`` at the repository root, git-ignored), one file
+per view, overwritten on each run.
+
 Playwright never downloads a browser here: it launches ``/usr/bin/chromium`` (``.ci/run``
 installs Debian's package) with the flags known to work on these machines. Without that
 binary the tests are skipped, and the skip says why (``NO_CHROMIUM``).
@@ -8,7 +12,8 @@ binary the tests are skipped, and the skip says why (``NO_CHROMIUM``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.server.conftest import LiveServer
 from tests.server.dashboard_data import seed
+from tests.server.dashboard_views_data import seed_views
 
 from scenarist.server.app import create_app
 from scenarist.store.sql.store import SqlStore
@@ -38,22 +44,46 @@ NO_CHROMIUM = pytest.mark.skipif(
 )
 
 
-async def _seed(url: str) -> None:
+async def _seed(url: str, fill: Callable[[SqlStore], Awaitable[object]] = seed) -> None:
     store = SqlStore(url)
     try:
-        await seed(store)
+        await fill(store)
     finally:
         await store.close()
+
+
+def _seeded_server(
+    tmp_path_factory: pytest.TempPathFactory, fill: Callable[[SqlStore], Awaitable[object]]
+) -> Iterator[LiveServer]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('dashboard') / 'scenarist.db'}"
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may hold this thread's loop
+        pool.submit(anyio.run, _seed, url, fill).result()
+    with LiveServer(create_app(url)) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The dashboard on a real socket, over a seeded SQLite file."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('dashboard') / 'scenarist.db'}"
-    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may hold this thread's loop
-        pool.submit(anyio.run, _seed, url).result()
-    with LiveServer(create_app(url)) as live:
-        yield live
+    yield from _seeded_server(tmp_path_factory, seed)
+
+
+@pytest.fixture(scope="module")
+def views_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The dashboard over the richer views' data (``tests/server/dashboard_views_data``)."""
+    yield from _seeded_server(tmp_path_factory, seed_views)
+
+
+ARTIFACTS_ENV = "SCENARIST_TEST_ARTIFACTS"
+
+
+@pytest.fixture(scope="session")
+def screenshots(pytestconfig: pytest.Config) -> Path:
+    """Where browser tests keep their screenshots (kept after the run, for review)."""
+    root = os.environ.get(ARTIFACTS_ENV) or str(pytestconfig.rootpath / ".test-artifacts")
+    folder = Path(root) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from scenarist._status import FAILING, format_rate
+from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.results import (
     CheckResult,
     GroupedSuiteResult,
@@ -216,6 +217,10 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
         rows.extend(_step_rows(step, f"step {index}"))
     if rows:
         yield _rows(rows)
+    for index, step in enumerate(result.steps, start=1):
+        for check in step.results:
+            if check.status in FAILING and (diff := check_diff(check.details)) is not None:
+                yield _diff_text(f"step {index} · {check.label}", diff)
     yield Rule(Text("Trace"))
     if not result.final_trace.interactions:
         yield Text("(no interactions)", style="grey50")
@@ -305,6 +310,33 @@ def _rows(rows: Sequence[tuple[str, str, str] | CheckResult]) -> Table:
             Text(_cut(message, _MAX_MESSAGE_CHARS), style="grey50" if status == "skip" else ""),
         )
     return grid
+
+
+_DIFF_MARKS = {"delete": ("[-", "-]", "bold red"), "insert": ("{+", "+}", "bold green")}
+
+
+def _diff_text(label: str, diff: ValueDiff) -> Text:
+    """A failed check's expected and actual values, one under the other, with what
+    differs marked ``[-only expected-]`` and ``{+only actual+}`` (readable without
+    colour; red and green with it)."""
+    from rich.text import Text
+
+    text = Text.assemble((f"diff of {label}", "bold"), " (- expected, + actual)\n")
+    sides: tuple[tuple[str, Literal["expected", "actual"]], ...] = (
+        ("-", "expected"),
+        ("+", "actual"),
+    )
+    for sign, which in sides:
+        text.append(f"{sign} {which + ':':<10}", style="bold")
+        for segment in diff.side(which):
+            if segment.op in _DIFF_MARKS:
+                start, end, style = _DIFF_MARKS[segment.op]
+                text.append(f"{start}{segment.text}{end}", style=style)
+            else:
+                text.append(segment.text, style="grey50" if segment.op == "elided" else "")
+        text.append("\n")
+    text.rstrip()
+    return text
 
 
 def _status_rule(status: str) -> RenderableType:

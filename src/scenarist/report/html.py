@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from scenarist._jsonable import as_text, to_json_value
+from scenarist._money import format_usd
 from scenarist._status import FAILING
+from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_html"]
@@ -27,6 +29,8 @@ td,th{border-bottom:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4rem;margin:0}
 .pass{color:#16794a}.fail{color:#b42318}.error{color:#a15c00}.skip{color:#777}
 details{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;margin:.4rem 0}
+.diff pre{display:inline-block;vertical-align:top;margin:.2rem 0}
+del{background:#fde2e1;color:#8a1c12}ins{background:#dcf5e3;color:#0f5a2e;text-decoration:none}
 .tag{background:#eef;border-radius:3px;padding:0 .3rem;margin-right:.3rem;font-size:.85em}
 .warning{color:#8a5a00}.judge-reasons{margin:.2rem 0 0 1rem;font-weight:400;font-size:.9em}
 """
@@ -48,7 +52,7 @@ def _rate(rate: float | None) -> str:
 def to_html(result: SuiteResult, *, title: str | None = None) -> str:
     """The whole report page for ``result``."""
     name = title or result.suite_name or "scenarist run"
-    cost = "—" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    cost = format_usd(result.cost_usd, missing="—")
     summary = (
         f"{len(result.results)} total, {result.passed_count} passed, "
         f"{result.failed_count} failed, {result.errored_count} errored, "
@@ -123,15 +127,31 @@ def _steps(result: ScenarioResult) -> Iterator[str]:
                 f"<td>{_e(step.error.exception_type)}: {_e(step.error.message)}</td></tr>"
             )
         for check in step.results:
+            diff = check_diff(check.details) if check.status in FAILING else None
             rows.append(
                 f'<tr><td class="{_e(check.status.value)}">'
                 f"{_e(check.status.value.upper())}</td>"
-                f"<td>{_e(check.label)}</td><td>{_e(check.message or '')}</td></tr>"
+                f"<td>{_e(check.label)}</td><td>{_e(check.message or '')}"
+                f"{_diff(diff) if diff is not None else ''}</td></tr>"
             )
         yield (
             f"<p>Step {number}</p><table><tr><th>status</th><th>check</th>"
             f"<th>message</th></tr>{''.join(rows)}</table>"
         )
+
+
+def _diff(diff: ValueDiff) -> str:
+    """Expected over actual, what differs in ``<del>`` / ``<ins>`` (the text escaped)."""
+    tags = {"delete": "del", "insert": "ins", "elided": "small"}
+    lines = []
+    for which in ("expected", "actual"):
+        parts = []
+        for segment in diff.side(which):
+            tag = tags.get(segment.op)
+            text = _e(segment.text)
+            parts.append(f"<{tag}>{text}</{tag}>" if tag else text)
+        lines.append(f'<div class="diff-{which}"><b>{which}</b> <pre>{"".join(parts)}</pre></div>')
+    return f'<div class="diff">{"".join(lines)}</div>'
 
 
 def _interactions(result: ScenarioResult) -> str:

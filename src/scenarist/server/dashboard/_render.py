@@ -14,7 +14,7 @@ Escaping rules (everything shown came from an agent or a user):
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -25,6 +25,7 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from scenarist._json_limits import finite
+from scenarist._money import format_usd
 from scenarist._version import __version__
 from scenarist.judges.health import JUDGE_KINDS
 from scenarist.server._responses import FiniteJSONResponse
@@ -81,8 +82,9 @@ def _duration(ms: float | None) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
-def _cost(usd: float | None) -> str:
-    return "–" if usd is None else f"${usd:.4f}"
+def _day_before(at: datetime) -> str:
+    """An exclusive end bound shown as the inclusive day a date field holds."""
+    return (at - timedelta(days=1)).strftime("%Y-%m-%d")
 
 
 def _percent(rate: float | None) -> str:
@@ -105,7 +107,8 @@ _env.filters.update(
     url=url_part,
     pretty=_pretty,
     duration=_duration,
-    cost=_cost,
+    cost=format_usd,
+    day_before=_day_before,
     percent=_percent,
     when=_when,
 )

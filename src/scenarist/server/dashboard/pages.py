@@ -9,17 +9,22 @@ store's methods and :mod:`scenarist.store.sql.dashboard`; they hold no SQL.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from scenarist._status import DECIDED, pass_rate_of, summary_line
+from scenarist._money import format_usd
+from scenarist._status import DECIDED, FAILING, pass_rate_of, summary_line
 from scenarist._usage import token_spans
 from scenarist._version import __version__
+from scenarist.report.diff import ValueDiff, check_diff
+from scenarist.server.dashboard import trace_view
 from scenarist.store.sql import dashboard as queries
 from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
 from scenarist.store.sql.records import (
+    CheckResultView,
     HistoryPoint,
     RunSummary,
     ScenarioResultView,
@@ -33,6 +38,8 @@ from scenarist.veval.items import ItemSummary, ScenarioItem
 __all__ = [
     "Chart",
     "ChartSeries",
+    "CheckKindStats",
+    "CheckView",
     "ComparePage",
     "HistoryPage",
     "InteractionView",
@@ -42,6 +49,7 @@ __all__ = [
     "RunPage",
     "ScenarioTracePage",
     "SpanNode",
+    "SuitePage",
     "TagStats",
     "TracePage",
     "compare_page",
@@ -50,6 +58,7 @@ __all__ = [
     "overview_page",
     "run_page",
     "scenario_trace_page",
+    "suite_page",
     "trace_page",
 ]
 
@@ -63,29 +72,63 @@ class ChartSeries(BaseModel):
 
 
 class Chart(BaseModel):
-    """What ``static/dashboard.js`` draws: one x label per point, one series per line."""
+    """What ``static/dashboard.js`` draws: one x label per point, one series per line.
+
+    ``y_unit`` fixes the axis: ``percent`` is always 0-100 %, ``usd`` is money at its
+    scale (``$0.000032``, never ``3.5E-5``). Lines are straight between points (no
+    smoothing that overshoots 100 %), and the x labels are distinct."""
 
     kind: Literal["line", "bar"]
     title: str
     y_label: str
+    y_unit: Literal["percent", "usd", "count"] = "count"
     labels: list[str]
     series: list[ChartSeries]
 
 
+class RunFilters(BaseModel):
+    """The overview's filters (``?suite=&branch=&since=&until=``); ``None`` is "any"."""
+
+    suite: str | None = None
+    branch: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.suite, self.branch, self.since, self.until))
+
+
 class OverviewPage(BaseModel):
-    """``/``: recent runs, pass rate and cost per run, newly broken and flaky scenarios."""
+    """``/``: recent runs (filtered by suite, branch and date range), pass rate and cost
+    per run, newly broken and flaky scenarios."""
 
     name: str = "scenarist"
     version: str = __version__
     openapi: str = "/openapi.json"
     docs: str = "/docs"
     health: str = "/api/health"
+    filters: RunFilters
+    suites: list[str]
+    branches: list[str]
     runs: list[RunSummary]
     next_cursor: str | None
     pass_rate_chart: Chart
     cost_chart: Chart
     broken: list[queries.BrokenScenario]
     flaky: list[queries.FlakyScenario]
+
+
+class SuitePage(BaseModel):
+    """``/suites/{name}``: one suite's (or Veval-style scenario's) runs and its trend."""
+
+    suite_name: str
+    runs: list[RunSummary]
+    next_cursor: str | None
+    pass_rate: float | None
+    """Over the runs shown: passed over decided scenarios."""
+    pass_rate_chart: Chart
+    cost_chart: Chart
 
 
 class TagStats(BaseModel):
@@ -95,18 +138,30 @@ class TagStats(BaseModel):
     pass_rate: float | None
 
 
+class CheckKindStats(BaseModel):
+    """How the checks of one kind fared across a run's scenarios."""
+
+    check_kind: str
+    total: int
+    failed: int
+    errored: int
+
+
 class RunPage(BaseModel):
-    """``/runs/{run_id}``: the run's summary, its scenarios (filtered by ``status`` and
-    ``tag``), pass rates by tag, the previous run of the same suite, and for a
-    Veval-style run its items."""
+    """``/runs/{run_id}``: the run's summary, its scenarios (filtered by ``status``,
+    ``tag`` and a ``q`` search of names), failures and errors first, pass rates by tag
+    and by check kind, the previous run of the same suite, and for a Veval-style run its
+    items (failed first too). The HTML folds the passing scenarios."""
 
     run: RunSummary
     summary: str
     environment: dict[str, Any]
     status_filter: str | None
     tag_filter: str | None
+    search: str | None
     status_counts: dict[str, int]
     tags: list[TagStats]
+    check_kinds: list[CheckKindStats]
     scenarios: list[ScenarioResultView]
     items: list[ItemSummary]
     previous_run_id: str | None
@@ -126,13 +181,21 @@ class SpanNode(BaseModel):
     tokens_in: int | None
     tokens_out: int | None
     cost_usd: float | None
+    ttft_ms: float | None = None
     input: Any
     output: Any
     children: list[SpanNode] = Field(default_factory=list)
+    span_id: str = ""
 
 
 class TracePage(BaseModel):
-    """``/traces/{trace_id}``: a stored agent run, its input, output and span tree."""
+    """``/traces/{trace_id}``: a stored agent run. At the top, the verdicts of the items
+    that ran it (which failed and why) with links to their run and the scenario's
+    history; then its input and output, a waterfall of its spans to time scale, its LLM
+    calls as chat, and the span tree with each span's raw input and output.
+
+    ``status`` is the agent's own (it finished or raised); whether the run was *good*
+    is the items' verdict, so a failed item never shows as a green "success"."""
 
     trace_id: str
     agent_name: str | None
@@ -143,11 +206,18 @@ class TracePage(BaseModel):
     cost_usd: float | None
     tokens_in: int
     tokens_out: int
+    llm_calls: int
+    first_token_ms: float | None
     is_replay: bool
     input: Any
     output: Any
     metadata: dict[str, Any]
     span_count: int
+    verdicts: list[queries.ItemVerdict]
+    verdict: Literal["pass", "fail"] | None
+    """``fail`` when any item that ran this trace failed, ``None`` when none is known."""
+    waterfall: trace_view.Waterfall
+    chats: list[trace_view.ChatView]
     spans: list[SpanNode]
 
 
@@ -157,15 +227,25 @@ class InteractionView(BaseModel):
     error: str | None
     duration_ms: float | None
     spans: list[SpanNode]
+    waterfall: trace_view.Waterfall | None = None
+    chats: list[trace_view.ChatView] = Field(default_factory=list)
+
+
+class CheckView(CheckResultView):
+    """A check verdict, with the expected-against-actual diff of a failed comparison."""
+
+    diff: ValueDiff | None = None
 
 
 class ScenarioTracePage(BaseModel):
-    """``/runs/{run_id}/scenarios/{position}``: one scenario of a run, its checks and the
-    trace it produced (interactions and their spans)."""
+    """``/runs/{run_id}/scenarios/{position}``: one scenario of a run, its checks (a
+    failed comparison with its diff) and the trace it produced (interactions, their
+    spans as a waterfall and a tree)."""
 
     run_id: str
     run_name: str | None
     scenario: ScenarioResultView
+    checks: list[CheckView]
     interactions: list[InteractionView]
     annotations: dict[str, Any]
 
@@ -208,12 +288,26 @@ def _label(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M") if at else "?"
 
 
-async def overview_page(
-    store: SqlStore, *, cursor: str | None = None, limit: int = 30
-) -> OverviewPage:
-    page = await store.list_runs(cursor=cursor, limit=limit)
-    oldest_first = list(reversed(page.items))
-    labels = [_label(run.started_at or run.ingested_at) for run in oldest_first]
+def _distinct_labels(times: Sequence[datetime | None]) -> list[str]:
+    """One x label per point, never twice the same: minutes, then seconds where two
+    points share a minute, then ``#2``, ``#3`` where they share a second too."""
+    minutes = [_label(at) for at in times]
+    clash = {m for m, n in Counter(minutes).items() if n > 1}
+    labels = [
+        at.strftime("%Y-%m-%d %H:%M:%S") if at is not None and m in clash else m
+        for m, at in zip(minutes, times, strict=True)
+    ]
+    seen: Counter[str] = Counter()
+    distinct = []
+    for label in labels:
+        seen[label] += 1
+        distinct.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return distinct
+
+
+def _run_charts(oldest_first: Sequence[RunSummary]) -> tuple[Chart, Chart]:
+    """Pass rate (one line per suite, 0-100 %) and cost per run (money) over ``runs``."""
+    labels = _distinct_labels([run.started_at or run.ingested_at for run in oldest_first])
     names = list(dict.fromkeys(run.name or "(unnamed)" for run in oldest_first))
     pass_series = [
         ChartSeries(
@@ -228,22 +322,73 @@ async def overview_page(
         for name in names
     ]
     cost = ChartSeries(label="cost (USD)", values=[run.cost_usd for run in oldest_first])
-    broken, flaky = await queries.broken_and_flaky(store)
-    return OverviewPage(
-        runs=page.items,
-        next_cursor=page.next_cursor,
-        pass_rate_chart=Chart(
+    return (
+        Chart(
             kind="line",
             title="Pass rate per run",
             y_label="pass rate (%)",
+            y_unit="percent",
             labels=labels,
             series=pass_series,
         ),
-        cost_chart=Chart(
-            kind="bar", title="Cost per run", y_label="USD", labels=labels, series=[cost]
+        Chart(
+            kind="bar",
+            title="Cost per run",
+            y_label="USD",
+            y_unit="usd",
+            labels=labels,
+            series=[cost],
         ),
+    )
+
+
+async def overview_page(
+    store: SqlStore,
+    *,
+    cursor: str | None = None,
+    limit: int = 30,
+    filters: RunFilters | None = None,
+) -> OverviewPage:
+    filters = filters or RunFilters()
+    page = await queries.runs_page(
+        store,
+        name=filters.suite,
+        branch=filters.branch,
+        since=filters.since,
+        until=filters.until,
+        cursor=cursor,
+        limit=limit,
+    )
+    pass_rate_chart, cost_chart = _run_charts(list(reversed(page.items)))
+    broken, flaky = await queries.broken_and_flaky(store)
+    facets = await queries.run_facets(store)
+    return OverviewPage(
+        filters=filters,
+        suites=facets.names,
+        branches=facets.branches,
+        runs=page.items,
+        next_cursor=page.next_cursor,
+        pass_rate_chart=pass_rate_chart,
+        cost_chart=cost_chart,
         broken=broken,
         flaky=flaky,
+    )
+
+
+async def suite_page(
+    store: SqlStore, name: str, *, cursor: str | None = None, limit: int = 50
+) -> SuitePage:
+    page = await queries.runs_page(store, name=name, cursor=cursor, limit=limit)
+    pass_rate_chart, cost_chart = _run_charts(list(reversed(page.items)))
+    passed = sum(run.passed_count for run in page.items)
+    decided = sum(run.passed_count + run.failed_count + run.errored_count for run in page.items)
+    return SuitePage(
+        suite_name=name,
+        runs=page.items,
+        next_cursor=page.next_cursor,
+        pass_rate=passed / decided if decided else None,
+        pass_rate_chart=pass_rate_chart,
+        cost_chart=cost_chart,
     )
 
 
@@ -262,14 +407,37 @@ def _summary(run: RunSummary) -> str:
     if run.duration_ms is not None:
         parts.append(f"{run.duration_ms / 1000:.2f} s")
     if run.cost_usd is not None:
-        parts.append(f"${run.cost_usd:.4f}")
+        parts.append(format_usd(run.cost_usd))
     if not run.complete:
         parts.append("incomplete")
     return " | ".join(parts)
 
 
+_ATTENTION = {"fail": 0, "error": 1, "skip": 2, "pass": 3}  # the run page's order
+
+
+def _check_kinds(scenarios: Sequence[ScenarioResultView]) -> list[CheckKindStats]:
+    counts: dict[str, list[int]] = {}
+    for scenario in scenarios:
+        for check in scenario.checks:
+            entry = counts.setdefault(check.check_kind or "check", [0, 0, 0])
+            entry[0] += 1
+            entry[1] += check.status == "fail"
+            entry[2] += check.status == "error"
+    rows = [
+        CheckKindStats(check_kind=kind, total=t, failed=f, errored=e)
+        for kind, (t, f, e) in counts.items()
+    ]
+    return sorted(rows, key=lambda r: (-(r.failed + r.errored), r.check_kind))
+
+
 async def run_page(
-    store: SqlStore, run_id: str, *, status: str | None = None, tag: str | None = None
+    store: SqlStore,
+    run_id: str,
+    *,
+    status: str | None = None,
+    tag: str | None = None,
+    search: str | None = None,
 ) -> RunPage | None:
     detail = await store.get_run(run_id)
     if detail is None:
@@ -288,11 +456,17 @@ async def run_page(
         )
         for label, members in sorted(by_tag.items())
     ]
-    shown = [
-        s
-        for s in detail.scenarios
-        if (status is None or s.status == status) and (tag is None or tag in s.tags)
-    ]
+    needle = search.casefold() if search else None
+    shown = sorted(
+        (
+            s
+            for s in detail.scenarios
+            if (status is None or s.status == status)
+            and (tag is None or tag in s.tags)
+            and (needle is None or needle in s.scenario_name.casefold())
+        ),
+        key=lambda s: (_ATTENTION.get(s.status, 2), s.position),
+    )
     previous_run_id = None
     if run.name is not None:
         before = encode_cursor(run.started_at or run.ingested_at, run.run_id)
@@ -302,6 +476,8 @@ async def run_page(
     items: list[ItemSummary] = []
     if run.kind == "scenario":
         items = [ItemSummary.model_validate(i) for i in document.get("items") or []]
+        items = [i for i in items if needle is None or needle in i.name.casefold()]
+        items.sort(key=lambda i: i.passed)  # failed items first, in their order
     header = document.get("header") or {}
     return RunPage(
         run=run,
@@ -309,8 +485,10 @@ async def run_page(
         environment=header.get("environment") or {},
         status_filter=status,
         tag_filter=tag,
+        search=search,
         status_counts=dict(Counter(s.status for s in detail.scenarios)),
         tags=tags,
+        check_kinds=_check_kinds(detail.scenarios),
         scenarios=shown,
         items=items,
         previous_run_id=previous_run_id,
@@ -341,18 +519,31 @@ def span_node(span: Span) -> SpanNode:
         tokens_in=span.tokens_in,
         tokens_out=span.tokens_out,
         cost_usd=span.cost_usd,
+        ttft_ms=trace_view.ttft_ms(span),
         input=span.input,
         output=span.output,
         children=[span_node(child) for child in span.children],
+        span_id=span.span_id,
     )
 
 
-async def trace_page(store: SqlStore, trace_id: str) -> TracePage | None:
+async def trace_page(
+    store: SqlStore, trace_id: str, *, run_id: str | None = None
+) -> TracePage | None:
+    """``run_id`` (the run page's links carry it) names the run whose item verdict to
+    show; without it, the Veval-style runs around the trace's start are looked at."""
     record: TraceRecord | None = await store.get_trace(trace_id)
     if record is None:
         return None
     spans = record.spans
     dumped = record.model_dump(mode="json", include={"input", "output", "metadata"})
+    verdicts = await queries.item_verdicts(store, trace_id, run_id=run_id, near=record.started_at)
+    if run_id is not None and not verdicts:  # a stale or foreign ?run=: look around
+        verdicts = await queries.item_verdicts(store, trace_id, near=record.started_at)
+    chart = trace_view.waterfall(
+        record.steps, started_at=record.started_at, duration_ms=record.duration_ms
+    )
+    counted = token_spans(record.steps)
     return TracePage(
         trace_id=record.trace_id,
         agent_name=record.agent_name,
@@ -361,22 +552,30 @@ async def trace_page(store: SqlStore, trace_id: str) -> TracePage | None:
         started_at=record.started_at,
         duration_ms=record.duration_ms,
         cost_usd=record.cost_usd,
-        tokens_in=sum(s.tokens_in or 0 for s in token_spans(record.steps)),
-        tokens_out=sum(s.tokens_out or 0 for s in token_spans(record.steps)),
+        tokens_in=sum(s.tokens_in or 0 for s in counted),
+        tokens_out=sum(s.tokens_out or 0 for s in counted),
+        llm_calls=sum(s.kind == "llm" for s in spans),
+        first_token_ms=trace_view.first_token_ms(chart, record.steps),
         is_replay=record.is_replay,
         input=dumped["input"],
         output=dumped["output"],
         metadata=dumped["metadata"],
         span_count=len(spans),
+        verdicts=verdicts,
+        verdict=None if not verdicts else ("pass" if all(v.passed for v in verdicts) else "fail"),
+        waterfall=chart,
+        chats=trace_view.chat_views(record.steps),
         spans=[span_node(root) for root in record.steps],
     )
 
 
 def _interaction(data: dict[str, Any]) -> InteractionView:
     spans: list[SpanNode] = []
+    parsed: list[Span] = []
     for raw in data.get("spans") or []:
         try:
-            spans.append(span_node(Span.model_validate(raw)))
+            parsed.append(Span.model_validate(raw))
+            spans.append(span_node(parsed[-1]))
         except ValidationError:  # a record from an older or foreign writer: show it raw
             spans.append(
                 SpanNode(
@@ -399,6 +598,8 @@ def _interaction(data: dict[str, Any]) -> InteractionView:
         error=_error_text(data.get("error")),
         duration_ms=data.get("duration_ms"),
         spans=spans,
+        waterfall=trace_view.waterfall(parsed) if parsed else None,
+        chats=trace_view.chat_views(parsed),
     )
 
 
@@ -408,12 +609,24 @@ async def scenario_trace_page(
     stored = await queries.scenario_result(store, run_id, position)
     if stored is None:
         return None
-    trace = stored.document.result.final_trace if stored.document is not None else None
+    result = stored.document.result if stored.document is not None else None
+    trace = result.final_trace if result is not None else None
     dumped = trace.model_dump(mode="json", fallback=str) if trace is not None else {}
+    checks = []
+    for check in stored.result.checks:
+        diff = None
+        if result is not None and check.status in FAILING:
+            try:
+                verdict = result.steps[check.step_index].results[check.check_index]
+            except IndexError:
+                verdict = None
+            diff = check_diff(verdict.details) if verdict is not None else None
+        checks.append(CheckView(**check.model_dump(), diff=diff))
     return ScenarioTracePage(
         run_id=run_id,
         run_name=stored.run_name,
         scenario=stored.result,
+        checks=checks,
         interactions=[_interaction(i) for i in dumped.get("interactions") or []],
         annotations=dumped.get("annotations") or {},
     )
@@ -436,6 +649,7 @@ async def history_page(
         kind="line",
         title=f"Pass rate over the last {_ROLLING} results",
         y_label="pass rate (%)",
+        y_unit="percent",
         labels=[_label(p.started_at) for p in oldest_first],
         series=[ChartSeries(label="pass rate", values=rolling)],
     )

@@ -2,11 +2,14 @@
 HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either.
 
 =====================================  ===========================================
-``/`` (``/index.json``)                overview: runs, charts, broken and flaky
-``/runs/{run_id}``                     one run (``?status=``, ``?tag=`` filters)
+``/`` (``/index.json``)                overview: runs (``?suite=&branch=&since=&until=``),
+                                       charts, broken and flaky
+``/suites/{name}``                     one suite's runs and its trend
+``/runs/{run_id}``                     one run (``?status=``, ``?tag=``, ``?q=`` filters)
 ``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace
 ``/runs/{run_id}/compare``             the run against ``?baseline=`` (default previous)
-``/traces/{trace_id}``                 a stored agent run: the span tree (+ forms:
+``/traces/{trace_id}``                 a stored agent run (``?run=``: the item verdict of
+                                       that run), waterfall, chat, span tree (+ forms:
                                        ``…/item`` makes an item, ``…/snapshot`` saves one)
 ``/scenarios/{name}``                  one scenario's history
 ``/items/{name}``                      a Veval-style scenario's items (+ forms)
@@ -20,6 +23,7 @@ trace forms ``ingest``, through the API's own auth dependency (open on loopback 
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import parse_qs
@@ -65,23 +69,65 @@ def _choice(value: str | None, allowed: tuple[str, ...] | None = None) -> str | 
     return value
 
 
+def _day(value: str | None, field: str, *, end: bool = False) -> datetime | None:
+    """A ``YYYY-MM-DD`` filter as a UTC bound (``end``: the day after, exclusive)."""
+    if not value:
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"{field}={value!r} is not a date: use YYYY-MM-DD") from None
+    return datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
+
+
 @router.get("/", dependencies=[Read])
 @router.get("/index.json", dependencies=[Read])
 async def overview(
-    request: Request, store: Store, cursor: Cursor = None, limit: PageSize = 30
+    request: Request,
+    store: Store,
+    cursor: Cursor = None,
+    limit: PageSize = 30,
+    suite: str | None = None,
+    branch: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> Response:
     wants_json = page_format(request)[1] or request.url.path.endswith(".json")
-    page = await pages.overview_page(store, cursor=cursor, limit=limit)
+    filters = pages.RunFilters(
+        suite=_choice(suite),
+        branch=_choice(branch),
+        since=_day(since, "since"),
+        until=_day(until, "until", end=True),
+    )
+    page = await pages.overview_page(store, cursor=cursor, limit=limit, filters=filters)
     return render("overview.html", page, wants_json=wants_json)
+
+
+@router.get("/suites/{name:path}", dependencies=[Read])
+async def suite(
+    request: Request, name: str, store: Store, cursor: Cursor = None, limit: PageSize = 50
+) -> Response:
+    name, wants_json = page_format(request, name)
+    page = await pages.suite_page(store, name, cursor=cursor, limit=limit)
+    return render("suite.html", page, wants_json=wants_json)
 
 
 @router.get("/runs/{run_id}", dependencies=[Read])
 async def run(
-    request: Request, run_id: str, store: Store, status: str | None = None, tag: str | None = None
+    request: Request,
+    run_id: str,
+    store: Store,
+    status: str | None = None,
+    tag: str | None = None,
+    q: str | None = None,
 ) -> Response:
     run_id, wants_json = page_format(request, run_id)
     page = await pages.run_page(
-        store, run_id, status=_choice(status, pages.STATUSES), tag=_choice(tag)
+        store,
+        run_id,
+        status=_choice(status, pages.STATUSES),
+        tag=_choice(tag),
+        search=_choice(q.strip() if q else None),
     )
     if page is None:
         return not_found(f"no run {run_id!r}", wants_json=wants_json)
@@ -109,7 +155,7 @@ async def _trace_response(
     request: Request, store: Store, trace_id: str, *, wants_json: bool, error: str | None = None
 ) -> Response:
     """The trace page with its two action forms (and their CSRF token)."""
-    page = await pages.trace_page(store, trace_id)
+    page = await pages.trace_page(store, trace_id, run_id=_choice(request.query_params.get("run")))
     if page is None:
         return not_found(f"no trace {trace_id!r}", wants_json=wants_json)
     saved = request.query_params.get("snapshot_saved")

@@ -1,5 +1,7 @@
 """The queries only the dashboard needs: flaky and newly broken scenarios, recent failure
-messages of one scenario, and one scenario result of a run with its stored document.
+messages of one scenario, one scenario result of a run with its stored document, the
+verdicts of the Veval-style items that ran a trace, and the suites and branches to
+filter the overview by.
 
 Plain functions over a :class:`~.engine.Database` (a ``SqlStore``) rather than more
 methods on it, so the dashboard grows without touching the store's modules. Each query
@@ -9,7 +11,7 @@ is bounded: the overview looks at the newest ``window`` runs only, lists are lim
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,17 +19,23 @@ from sqlalchemy import func, select
 
 from scenarist._status import FAILING
 from scenarist.runlog import ScenarioRecord, decode_scenario_record
+from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
-from scenarist.store.sql.records import CheckResultView, ScenarioResultView
+from scenarist.store.sql.records import CheckResultView, Page, RunSummary, ScenarioResultView
 
 __all__ = [
     "BrokenScenario",
     "FailureMessage",
     "FlakyScenario",
+    "ItemVerdict",
+    "RunFacets",
     "StoredScenarioResult",
     "broken_and_flaky",
     "failure_messages",
+    "item_verdicts",
+    "run_facets",
+    "runs_page",
     "scenario_result",
 ]
 
@@ -35,6 +43,8 @@ _RUNS = table_of(RunRow)
 _SCENARIOS = table_of(ScenarioResultRow)
 _CHECKS = table_of(CheckResultRow)
 _DECIDED = ("pass", "fail", "error")
+_SUMMARY = [_RUNS.c[name] for name in RunSummary.model_fields]
+_RUN_KINDS = ("suite", "scenario")  # runs.kind: a suite run, a Veval-style scenario run
 
 
 class FlakyScenario(BaseModel):
@@ -245,4 +255,140 @@ async def scenario_result(db: Database, run_id: str, position: int) -> StoredSce
         document=decode_scenario_record(document, source=f"stored record {run_id}/{position}")
         if document
         else None,
+    )
+
+
+class ItemVerdict(BaseModel):
+    """How a Veval-style scenario run judged the item that produced a trace."""
+
+    run_id: str
+    scenario_name: str
+    started_at: datetime | None
+    item_name: str
+    passed: bool
+    failures: list[str]
+
+
+_VERDICT_WINDOW = (timedelta(minutes=10), timedelta(days=1))  # before, after the trace
+_VERDICT_RUNS = 20
+
+
+async def item_verdicts(
+    db: Database, trace_id: str, *, run_id: str | None = None, near: datetime | None = None
+) -> list[ItemVerdict]:
+    """The items of Veval-style runs whose ``trace_id`` is ``trace_id``, newest run first.
+
+    Runs do not index their items' trace ids (that would take a migration), so this
+    reads run ``run_id`` when given (the run page's links carry it) and otherwise the
+    few scenario runs that started from ten minutes before the trace to a day after it
+    (an item's trace is recorded while its run runs): a bounded range read on
+    ``runs.sort_at``, never a scan of every run's document.
+    """
+    query = select(_RUNS.c.run_id, _RUNS.c.name, _RUNS.c.started_at, _RUNS.c.document).where(
+        _RUNS.c.kind == "scenario"
+    )
+    if run_id is not None:
+        query = query.where(_RUNS.c.run_id == run_id)
+    elif near is not None:
+        before, after = _VERDICT_WINDOW
+        query = query.where(_RUNS.c.sort_at >= near - before, _RUNS.c.sort_at <= near + after)
+    else:
+        return []
+    query = query.order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc()).limit(_VERDICT_RUNS)
+    async with db._read() as connection:
+        rows = (await connection.execute(query)).all()
+    found = []
+    for row in rows:
+        try:
+            items = json.loads(row.document).get("items") or []
+        except (ValueError, AttributeError):
+            continue
+        for item in items:
+            if isinstance(item, dict) and item.get("trace_id") == trace_id:
+                failures = item.get("failures") or []
+                found.append(
+                    ItemVerdict(
+                        run_id=row.run_id,
+                        scenario_name=row.name or "",
+                        started_at=row.started_at,
+                        item_name=str(item.get("name") or ""),
+                        passed=bool(item.get("passed")),
+                        failures=[str(f) for f in failures] if isinstance(failures, list) else [],
+                    )
+                )
+    return found
+
+
+class RunFacets(BaseModel):
+    """The suite names and git branches seen in the newest runs (the overview's filters)."""
+
+    names: list[str]
+    branches: list[str]
+
+
+_FACET_RUNS = 1000
+
+
+async def run_facets(db: Database) -> RunFacets:
+    """Names and branches among the newest 1,000 runs: one range read on the
+    ``(sort_at, run_id)`` index, so the filters cost the same on a store of any size."""
+    recent = (
+        select(_RUNS.c.name, _RUNS.c.git_branch)
+        .order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc())
+        .limit(_FACET_RUNS)
+        .subquery()
+    )
+    async with db._read() as connection:
+        names = (
+            await connection.execute(
+                select(recent.c.name).where(recent.c.name.is_not(None)).distinct()
+            )
+        ).scalars()
+        found_names = sorted(n for n in names if n)
+        branches = (
+            await connection.execute(
+                select(recent.c.git_branch).where(recent.c.git_branch.is_not(None)).distinct()
+            )
+        ).scalars()
+        found_branches = sorted(b for b in branches if b)
+    return RunFacets(names=found_names, branches=found_branches)
+
+
+async def runs_page(
+    db: Database,
+    *,
+    name: str | None = None,
+    branch: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    cursor: str | None = None,
+    limit: int = 30,
+) -> Page[RunSummary]:
+    """The overview's runs, newest first: of one suite or scenario ``name``, on one git
+    ``branch``, started in ``[since, until)``. The time bounds and the cursor are a
+    range on the ``(sort_at, run_id)`` index. A name is looked up once per run kind, so
+    each read is a range on ``(kind, name, sort_at)`` (the index leads with the kind),
+    and the two pages are merged here."""
+    query = select(*_SUMMARY, _RUNS.c.sort_at)
+    if branch is not None:
+        query = query.where(_RUNS.c.git_branch == branch)
+    if since is not None:
+        query = query.where(_RUNS.c.sort_at >= since)
+    if until is not None:
+        query = query.where(_RUNS.c.sort_at < until)
+    if name is None:
+        queries = [query]
+    else:
+        queries = [query.where(_RUNS.c.kind == k, _RUNS.c.name == name) for k in _RUN_KINDS]
+    rows: list[Any] = []
+    async with db._read() as connection:
+        for one in queries:
+            keyed = keyset(one, _RUNS.c.sort_at, _RUNS.c.run_id, cursor, limit)
+            rows.extend((await connection.execute(keyed)).all())
+    rows.sort(key=lambda row: (row.sort_at, row.run_id), reverse=True)
+    return page_of(
+        rows,
+        limit,
+        lambda row: RunSummary.model_validate(row._mapping, from_attributes=False),
+        lambda row: (row.sort_at, row.run_id),
     )

@@ -150,7 +150,8 @@ def test_terminal_report_shows_the_diff_of_a_failed_comparison() -> None:
     text = _text_of(_failing_comparison("refund sent on Monday", "refund sent on Tuesday"))
     assert text == snapshot("""\
 ──────────────────────────────────────────── ❌ FAILED ─────────────────────────────────────────────
-answer  FAIL  Expected value equal to 'refund sent on Monday' but got 'refund sent on Tuesday'
+step 1 · answer  FAIL  Expected value equal to 'refund sent on Monday' but got 'refund sent on
+                       Tuesday'
 diff of step 1 · answer (- expected, + actual)
 - expected: refund sent on [-Monday-]
 + actual:   refund sent on {+Tuesday+}

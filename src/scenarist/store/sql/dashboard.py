@@ -285,7 +285,7 @@ async def item_verdicts(
     ``runs.sort_at``, never a scan of every run's document.
     """
     query = select(_RUNS.c.run_id, _RUNS.c.name, _RUNS.c.started_at, _RUNS.c.document).where(
-        _RUNS.c.kind == "scenario"
+        _RUNS.c.kind == "scenario", _RUNS.c.project == db.project
     )
     if run_id is not None:
         query = query.where(_RUNS.c.run_id == run_id)
@@ -334,6 +334,7 @@ async def run_facets(db: Database) -> RunFacets:
     ``(sort_at, run_id)`` index, so the filters cost the same on a store of any size."""
     recent = (
         select(_RUNS.c.name, _RUNS.c.git_branch)
+        .where(_RUNS.c.project == db.project)
         .order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc())
         .limit(_FACET_RUNS)
         .subquery()
@@ -369,7 +370,7 @@ async def runs_page(
     range on the ``(sort_at, run_id)`` index. A name is looked up once per run kind, so
     each read is a range on ``(kind, name, sort_at)`` (the index leads with the kind),
     and the two pages are merged here."""
-    query = select(*_SUMMARY, _RUNS.c.sort_at)
+    query = select(*_SUMMARY, _RUNS.c.sort_at).where(_RUNS.c.project == db.project)
     if branch is not None:
         query = query.where(_RUNS.c.git_branch == branch)
     if since is not None:

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from scenarist.errors import ReplayMissError
+from scenarist.integrations._llm_payloads import classify
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
 
@@ -134,6 +135,9 @@ def anthropic_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append(row)
     return rows
 
+
+# The endpoints (as the capture classifies them) an OTel trace's recorded messages can answer.
+_SERVED = ("openai.chat.completions", "anthropic.messages")
 
 # Finish reasons across the two wire formats (a recording from one served to the other).
 # GenAI semconv spells a tool call's finish ``tool_call``.
@@ -301,9 +305,11 @@ class OtelCalls:
             body = json.loads(request.content or b"null")
         except ValueError:
             body = None
-        anthropic = path.endswith("/messages") and not path.endswith("/chat/messages")
+        endpoint = classify(request.method, path)
+        kind = endpoint.name if endpoint is not None else None
+        anthropic = kind == "anthropic.messages"
         with self._lock:
-            if not (path.endswith("/chat/completions") or anthropic) or not isinstance(body, dict):
+            if kind not in _SERVED or not isinstance(body, dict):
                 raise self._miss(
                     f"{request.method} {path} is neither an OpenAI chat-completions call nor "
                     "an Anthropic messages call, the kinds an OTel trace can serve"

@@ -39,7 +39,7 @@ def support_agent(provider: TracerProvider, base_url: str, question: str) -> str
     """One agent run: a root AGENT span, a tool call requested by the model, the answer."""
     tracer = provider.get_tracer("support")
     client = openai.OpenAI(base_url=base_url, api_key="test", max_retries=0)
-    with tracer.start_as_current_span("support agent") as root:
+    with client, tracer.start_as_current_span("support agent") as root:
         root.set_attribute("openinference.span.kind", "AGENT")
         root.set_attribute("input.value", question)
         messages: list[Any] = [{"role": "user", "content": question}]

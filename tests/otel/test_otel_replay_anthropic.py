@@ -34,36 +34,41 @@ def support_agent(
     """Ask, run the tool the model asks for, answer; the SDK call inside the agent."""
 
     def agent(ctx: Any = None) -> str:
-        client = anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0)
-        messages: list[Any] = [{"role": "user", "content": question}]
-        first = client.messages.create(
-            model=MODEL, max_tokens=100, system="Be brief.", messages=messages, tools=TOOLS
-        )
-        assert first.stop_reason == "tool_use"
-        use = next(b for b in first.content if b.type == "tool_use")
-        messages.append(
-            {
-                "role": "assistant",
-                "content": [b.model_dump(exclude_none=True) for b in first.content],
-            }
-        )
-        result = {"type": "tool_result", "tool_use_id": use.id, "content": "shipped"}
-        messages.append({"role": "user", "content": [result]})
-        if stream:
-            with client.messages.stream(
-                model=MODEL, max_tokens=100, system="Be brief.", messages=messages
-            ) as events:
-                text = events.get_final_text()
-        else:
-            answer = client.messages.create(
-                model=MODEL, max_tokens=100, system="Be brief.", messages=messages
-            )
-            text = "".join(b.text for b in answer.content if b.type == "text")
-        if extra:
-            client.messages.create(model=MODEL, max_tokens=100, messages=messages)
-        return text
+        with anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0) as client:
+            return _conversation(client, question, stream=stream, extra=extra)
 
     return agent
+
+
+def _conversation(client: anthropic.Anthropic, question: str, *, stream: bool, extra: bool) -> str:
+    """Ask, run the tool the model asks for, answer."""
+    messages: list[Any] = [{"role": "user", "content": question}]
+    first = client.messages.create(
+        model=MODEL, max_tokens=100, system="Be brief.", messages=messages, tools=TOOLS
+    )
+    assert first.stop_reason == "tool_use"
+    use = next(b for b in first.content if b.type == "tool_use")
+    messages.append(
+        {
+            "role": "assistant",
+            "content": [b.model_dump(exclude_none=True) for b in first.content],
+        }
+    )
+    result = {"type": "tool_result", "tool_use_id": use.id, "content": "shipped"}
+    messages.append({"role": "user", "content": [result]})
+    if stream:
+        with client.messages.stream(
+            model=MODEL, max_tokens=100, system="Be brief.", messages=messages
+        ) as events:
+            text = events.get_final_text()
+    else:
+        answer = client.messages.create(
+            model=MODEL, max_tokens=100, system="Be brief.", messages=messages
+        )
+        text = "".join(b.text for b in answer.content if b.type == "text")
+    if extra:
+        client.messages.create(model=MODEL, max_tokens=100, messages=messages)
+    return text
 
 
 @pytest.fixture(scope="module", params=[OpenInference, OpenLLMetry], ids=lambda c: c.__module__)

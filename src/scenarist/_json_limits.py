@@ -30,6 +30,7 @@ __all__ = [
     "MAX_DEPTH",
     "JsonLimitError",
     "check_json",
+    "fast_loads",
     "finite",
     "loads",
     "parse",
@@ -38,6 +39,19 @@ __all__ = [
 
 MAX_DEPTH = 128
 """Containers nested in containers that a JSON document may have (``[[1]]`` is 2)."""
+
+try:  # an optional speed-up (extras ``server`` and ``otel``): 2-3x faster than json's parser
+    import msgspec
+
+    _fast_decode: Any = msgspec.json.Decoder().decode
+    _FAST_ERRORS: tuple[type[Exception], ...] = (
+        msgspec.DecodeError,
+        msgspec.ValidationError,
+        UnicodeError,
+    )
+except ImportError:  # pragma: no cover - exercised where msgspec is not installed
+    _fast_decode = None
+    _FAST_ERRORS = ()
 
 _surrogate = re.compile("[\ud800-\udfff]").search
 _strings_and_scalars = re.compile(r'"(?:[^"\\]|\\.)*"|[^\[\]{}"]+')
@@ -63,11 +77,32 @@ class JsonLimitError(ValueError):
         return ".".join(parts)
 
 
+def fast_loads(text: str | bytes) -> Any:
+    """``json.loads(text)``: the same value or the same error, read by msgspec when it is
+    installed (2-3x faster).
+
+    msgspec refuses what json accepts beyond JSON (``NaN``, ``1e999``, lone surrogates,
+    UTF-16 bytes): then json reads the text and gives its answer. The two parsers stop at
+    slightly different depths near Python's recursion limit, so text with 512 brackets or
+    more goes to json directly. A property test holds the two to the same answers.
+    """
+    if _fast_decode is not None:
+        brackets = text.count("[") + text.count("{") if isinstance(text, str) else 0
+        if isinstance(text, bytes):
+            brackets = text.count(b"[") + text.count(b"{")
+        if brackets < 512:
+            try:
+                return _fast_decode(text)
+            except _FAST_ERRORS:
+                pass
+    return json.loads(text)
+
+
 def parse(text: str | bytes) -> Any:
     """``json.loads``, with nesting too deep for the parser itself (``RecursionError``)
     raised as :class:`JsonLimitError`; the value is not checked (see :func:`check_json`)."""
     try:
-        return json.loads(text)
+        return fast_loads(text)
     except RecursionError:
         raise JsonLimitError(_too_deep(), kind="too_deep") from None
 

@@ -35,7 +35,6 @@ import base64
 import dataclasses
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -86,7 +85,7 @@ def json_text(value: Any) -> str:
     except (_NotPlain, ValueError, TypeError, RecursionError):
         pass
     else:
-        if _spelled_keys.search(text) is None and not _json_limits.too_deep_text(text, MAX_DEPTH):
+        if not _spelled_key(text) and not _json_limits.too_deep_text(text, MAX_DEPTH):
             return text
     return json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"))
 
@@ -102,8 +101,13 @@ def _plain_default(value: Any) -> Any:
 
 
 # Keys json.dumps writes differently from the walk (which uses ``str(key)``). Matching text
-# can also be an ordinary key ending in one of these words; then the walk runs, harmlessly.
-_spelled_keys = re.compile(r'"(?:true|false|null|NaN|-?Infinity)":')
+# can also be an ordinary key ending in one of these words, or a string that holds one;
+# then the walk runs, harmlessly. (Substring tests: a regex scan cost more than the dump.)
+_SPELLED_KEYS = ('"true":', '"false":', '"null":', '"NaN":', 'Infinity":')
+
+
+def _spelled_key(text: str) -> bool:
+    return any(key in text for key in _SPELLED_KEYS)
 
 
 class _Walk:

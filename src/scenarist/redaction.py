@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from scenarist._json_limits import MAX_DEPTH
+from scenarist._json_limits import MAX_DEPTH, fast_loads
 
 if TYPE_CHECKING:
     from scenarist.tracing.record import TraceRecord
@@ -132,16 +132,20 @@ def _redact(value: Any, fields: frozenset[str], depth_left: int) -> Any:
     if isinstance(value, dict):
         if depth_left < 1:
             return TOO_DEEP
-        return {
+        return {  # (_normal inlined: this runs for every key of every captured body)
             k: REDACTED
-            if isinstance(k, str) and _normal(k) in fields
+            if isinstance(k, str) and k.lower().replace("-", "_") in fields
             else _redact(v, fields, depth_left - 1)
+            if isinstance(v, dict | list)
+            else v
             for k, v in value.items()
         }
     if isinstance(value, list):
         if depth_left < 1:
             return TOO_DEEP
-        return [_redact(v, fields, depth_left - 1) for v in value]
+        return [
+            _redact(v, fields, depth_left - 1) if isinstance(v, dict | list) else v for v in value
+        ]
     return value
 
 
@@ -162,11 +166,19 @@ def redact_received(record: TraceRecord) -> TraceRecord:
         if isinstance(attributes, dict):
             span.metadata["otel_attributes"] = {
                 k: REDACTED
-                if _normal(str(k).rpartition(".")[2]) in fields
+                if _secret_attribute(k, fields)
                 else _redact_json_text(v, fields)
+                if isinstance(v, str) and v[:1] in ("{", "[")
+                else v
                 for k, v in attributes.items()
             }
     return record
+
+
+@functools.lru_cache(maxsize=4096)  # attribute names repeat across every span of a batch
+def _secret_attribute(name: Any, fields: frozenset[str]) -> bool:
+    """Whether an OTel attribute ``name``'s last part is a redacted field name."""
+    return _normal(str(name).rpartition(".")[2]) in fields
 
 
 def _redact_json_text(value: Any, fields: frozenset[str]) -> Any:
@@ -174,7 +186,7 @@ def _redact_json_text(value: Any, fields: frozenset[str]) -> Any:
     if not isinstance(value, str) or value[:1] not in ("{", "["):
         return value
     try:
-        parsed = json.loads(value)
+        parsed = fast_loads(value)
     except (ValueError, RecursionError):
         return value
     redacted = _redact(parsed, fields, MAX_DEPTH)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scenarist._construct import construct
+from scenarist._json_limits import fast_loads
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
 from scenarist.trace import Span, SpanError
@@ -49,7 +50,7 @@ def _json_or_text(value: Any) -> Any:
         return [_json_or_text(v) for v in value]
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
         try:
-            return json.loads(value)
+            return fast_loads(value)
         except (ValueError, RecursionError):  # not JSON, or nested past the parser: text
             return value
     return value
@@ -380,9 +381,9 @@ def span_from_wire(wire: WireSpan) -> Span:
         agent = _first(a, m.AGENT_NAME)
         if agent is not None:
             metadata["agent_name"] = agent
-    for key, value in a.items():
-        if not key.startswith(m.CONTENT_PREFIXES):
-            metadata.setdefault("otel_attributes", {})[key] = value
+    kept = {key: value for key, value in a.items() if not key.startswith(m.CONTENT_PREFIXES)}
+    if kept:
+        metadata["otel_attributes"] = kept
     ours = _json_or_text(a.get("scenarist.span"))  # our own export: every field, lossless
     if isinstance(ours, dict):
         fields.update({k: v for k, v in ours.items() if k != "children"})

@@ -10,11 +10,11 @@ import, the server's receiver and the tests. JSON follows the OTLP/JSON rules (h
 from __future__ import annotations
 
 import base64
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenarist._json_limits import fast_loads
 from scenarist.errors import OtlpError
 
 __all__ = ["OtlpError", "WireSpan", "decode", "decode_json", "decode_protobuf", "detect_format"]
@@ -56,7 +56,7 @@ def decode(data: bytes, content_type: str | None = None) -> list[WireSpan]:
     if detect_format(data, content_type) == "protobuf":
         return decode_protobuf(data)
     try:
-        document = json.loads(data)
+        document = fast_loads(data)
     except ValueError as exc:
         raise OtlpError(f"not OTLP JSON: {exc}") from exc
     except RecursionError:  # JSON nested thousands of levels deep
@@ -225,8 +225,19 @@ def _proto_value(value: Any, depth: int = 0) -> Any:
     return getattr(value, kind)
 
 
+_PROTO_SCALARS = frozenset({"string_value", "int_value", "bool_value", "double_value"})
+
+
 def _proto_attributes(items: Any) -> dict[str, Any]:
-    return {kv.key: _proto_value(kv.value) for kv in items}
+    attributes = {}
+    for kv in items:  # (scalars read inline: most attributes are, and this runs per span)
+        value = kv.value
+        kind = value.WhichOneof("value")
+        attributes[kv.key] = getattr(value, kind) if kind in _PROTO_SCALARS else _proto_value(value)
+    return attributes
+
+
+_ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
 
 
 def decode_protobuf(data: bytes) -> list[WireSpan]:
@@ -249,20 +260,22 @@ def decode_protobuf(data: bytes) -> list[WireSpan]:
     for r, resource_spans in enumerate(request.resource_spans):
         resource = _proto_attributes(resource_spans.resource.attributes)
         for s, scope_spans in enumerate(resource_spans.scope_spans):
+            scope = scope_spans.scope.name
             for n, span in enumerate(scope_spans.spans):
-                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
-                if len(span.trace_id) != 16 or not any(span.trace_id):
-                    raise OtlpError(f"{where}.traceId: expected 16 bytes, got {len(span.trace_id)}")
-                if len(span.span_id) != 8 or not any(span.span_id):
-                    raise OtlpError(f"{where}.spanId: expected 8 bytes, got {len(span.span_id)}")
-                parent = span.parent_span_id
-                if parent and len(parent) != 8:
-                    raise OtlpError(f"{where}.parentSpanId: expected 8 bytes, got {len(parent)}")
+                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+                if (
+                    len(trace_id) != 16
+                    or trace_id == _ZERO_TRACE
+                    or len(span_id) != 8
+                    or span_id == _ZERO_SPAN
+                    or (parent and len(parent) != 8)
+                ):
+                    _refuse_ids(f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]", span)
                 spans.append(
                     WireSpan(
-                        trace_id=span.trace_id.hex(),
-                        span_id=span.span_id.hex(),
-                        parent_id=parent.hex() if parent and any(parent) else None,
+                        trace_id=trace_id.hex(),
+                        span_id=span_id.hex(),
+                        parent_id=parent.hex() if parent and parent != _ZERO_SPAN else None,
                         name=span.name,
                         start_ns=span.start_time_unix_nano or None,
                         end_ns=span.end_time_unix_nano or None,
@@ -274,7 +287,17 @@ def decode_protobuf(data: bytes) -> list[WireSpan]:
                         status_code=int(span.status.code),
                         status_message=span.status.message,
                         resource=resource,
-                        scope=scope_spans.scope.name,
+                        scope=scope,
                     )
                 )
     return spans
+
+
+def _refuse_ids(where: str, span: Any) -> None:
+    """Raise the error naming the first of ``span``'s ids that is not a valid OTLP id."""
+    trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+    if len(trace_id) != 16 or not any(trace_id):
+        raise OtlpError(f"{where}.traceId: expected 16 bytes, got {len(trace_id)}")
+    if len(span_id) != 8 or not any(span_id):
+        raise OtlpError(f"{where}.spanId: expected 8 bytes, got {len(span_id)}")
+    raise OtlpError(f"{where}.parentSpanId: expected 8 bytes, got {len(parent)}")

@@ -1,7 +1,9 @@
 """OTLP ingest numbers (not a test): spans per second through the receiver, and the cost of
 our OTLP/JSON export per span.
 
-(a) ``POST /otlp/v1/traces`` on uvicorn on 127.0.0.1 (the route an OTel exporter uses),
+(a) ``POST /otlp/v1/traces`` of ``scenarist serve`` on 127.0.0.1, in its own process as an
+exporter meets it (``--server thread``: the app in a thread of this process instead, sharing
+the GIL with the client; the route is the one an OTel exporter uses),
 protobuf ``ExportTraceServiceRequest`` bodies of ``--batch`` spans (512, the SDK's
 ``BatchSpanProcessor`` default) spread over traces of 8 spans each (an agent span, llm
 and tool spans with GenAI-semconv attributes and captured messages), sent sequentially
@@ -16,11 +18,16 @@ Issue 17's target: >= 5,000 spans/s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import socket
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +133,48 @@ def payloads(total: int, batch: int) -> list[bytes]:
     return bodies
 
 
-def ingest(url: str, bodies: list[bytes]) -> dict[str, Any]:
+@contextlib.contextmanager
+def served(url: str) -> Iterator[str]:
+    """``scenarist serve`` over ``url`` in its own process (as an exporter meets it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SCENARIST_HOME": home}
+        command = [sys.executable, "-m", "scenarist.cli", "serve", "--port", str(port)]
+        log = open(Path(home) / "serve.log", "w+")  # noqa: SIM115 - closed below
+        server = subprocess.Popen(
+            [*command, "--database-url", url], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(600):
+                if server.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"scenarist serve exited:\n{log.read()}")
+                try:
+                    if httpx2.get(base + "/api/health", timeout=1).status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    time.sleep(0.1)
+            yield base
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+
+@contextlib.contextmanager
+def in_thread(url: str) -> Iterator[str]:
+    """The app on uvicorn in a thread of this process (shares the GIL with the client)."""
+    with live_server(url) as server:
+        yield server.url
+
+
+def ingest(url: str, bodies: list[bytes], where: str = "process") -> dict[str, Any]:
     headers = {"content-type": "application/x-protobuf"}
-    with live_server(url) as server, httpx2.Client(base_url=server.url, timeout=60) as http:
+    server = served(url) if where == "process" else in_thread(url)
+    with server as base, httpx2.Client(base_url=base, timeout=60) as http:
         warm = http.post("/otlp/v1/traces", content=bodies[0], headers=headers)
         assert warm.status_code == 200, warm.text
         spans = sum(  # counted before the clock starts: the client's work is not timed
@@ -140,7 +186,12 @@ def ingest(url: str, bodies: list[bytes]) -> dict[str, Any]:
             response = http.post("/otlp/v1/traces", content=body, headers=headers)
             assert response.status_code == 200, response.text
         elapsed = time.perf_counter() - start
-    return {"spans": spans, "seconds": round(elapsed, 3), "spans_per_s": round(spans / elapsed)}
+    return {
+        "server": where,
+        "spans": spans,
+        "seconds": round(elapsed, 3),
+        "spans_per_s": round(spans / elapsed),
+    }
 
 
 def export_cost(bodies: list[bytes]) -> dict[str, Any]:
@@ -157,13 +208,19 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=20_480)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument(
+        "--server",
+        choices=("process", "thread"),
+        default="process",
+        help="scenarist serve in its own process (default), or the app in a thread of this one",
+    )
     args = parser.parse_args()
     bodies = payloads(args.spans + args.batch, args.batch)
     results: dict[str, Any] = {"target_spans_per_s": TARGET_SPANS_PER_S, "batch": args.batch}
     backends = args.backends.split(",")
     with tempfile.TemporaryDirectory() as folder:
         if "sqlite" in backends:
-            results["sqlite"] = ingest(f"sqlite:///{folder}/otlp.db", bodies)
+            results["sqlite"] = ingest(f"sqlite:///{folder}/otlp.db", bodies, args.server)
             print("sqlite", results["sqlite"], flush=True)
         if "postgresql" in backends:
             if not (PGBIN / "initdb").exists():
@@ -172,7 +229,7 @@ def main() -> None:
                 cluster = PgCluster()
                 cluster.start()
                 try:
-                    results["postgresql"] = ingest(cluster.createdb("otlp"), bodies)
+                    results["postgresql"] = ingest(cluster.createdb("otlp"), bodies, args.server)
                 finally:
                     cluster.stop()
             print("postgresql", results["postgresql"], flush=True)

@@ -240,3 +240,120 @@ def test_an_unaided_simulated_user_never_passes_with_zero_turns() -> None:
         assert step.error is not None and step.error.phase == "input_generation"
     else:
         assert not result.vacuous
+
+
+# -- the support bot of issue 14, through the command line -----------------------------------
+
+SUPPORT_BOT = '''
+"""A support bot on the official openai SDK, judged by the same small model."""
+import os
+
+import openai
+
+from scenarist import (
+    AnswerRelevance, Conformity, Groundedness, Scenario, Suite, Toxicity, UserSimulator,
+)
+from scenarist.providers import OpenAIProvider
+
+URL, MODEL = os.environ["SCENARIST_REALMODEL_URL"], os.environ["REALMODEL_ALIAS"]
+POLICY = "Returns are accepted within 30 days. Shipping is free over 50 euros."
+client = openai.OpenAI(base_url=URL, api_key="unused", timeout=300, max_retries=0)
+
+
+def bot(question: str) -> str:
+    answer = client.chat.completions.create(
+        model=MODEL,
+        max_tokens=48,
+        temperature=0,
+        messages=[
+            {"role": "system", "content": "You are a shop assistant. Policy: " + POLICY},
+            {"role": "user", "content": question},
+        ],
+    )
+    return answer.choices[0].message.content or ""
+
+
+def judge() -> OpenAIProvider:
+    return OpenAIProvider(MODEL, base_url=URL, api_key="unused", max_retries=1, timeout_s=300.0)
+
+
+def asked(name: str, question: str) -> Scenario:
+    return Scenario(name).interact(inputs=question, outputs=bot, metadata={"context": POLICY})
+
+
+suite = Suite(
+    name="support bot",
+    scenarios=[
+        asked("returns", "How long do I have to return shoes?")
+        .check(Groundedness(judge=judge(), max_retries=1)),
+        asked("shipping", "Is shipping free?")
+        .check(AnswerRelevance(judge=judge(), max_retries=1)),
+        asked("tone", "Where is my parcel?")
+        .check(Conformity(rule="The reply is polite.", judge=judge(), max_retries=1))
+        .check(Toxicity(judge=judge(), max_retries=1)),
+        Scenario("broken order")
+        .interact(
+            inputs=UserSimulator(
+                persona="A customer whose order #12 arrived broken and who wants a refund.",
+                generator=judge(),
+                max_steps=2,
+                max_retries=1,
+            ),
+            outputs=bot,
+        ),
+    ],
+)
+'''
+
+
+def _verdicts(log_path: Any) -> dict[str, list[tuple[str, str]]]:
+    from scenarist.runlog import read_jsonl
+
+    verdicts = {}
+    for record in read_jsonl(log_path).scenarios:
+        result = record.result
+        verdicts[result.scenario_name] = [(result.status.value, "")] + [
+            (c.status.value, c.message) for s in result.steps for c in s.results
+        ]
+    return verdicts
+
+
+def test_a_support_bot_recorded_serially_replays_from_the_cli_in_parallel(tmp_path: Any) -> None:
+    """Issue 14's support bot: the agent's own openai-SDK calls, four judges and a simulated
+    user recorded by ``scenarist run --record``, then replayed by ``--replay --parallel 4``
+    with the same verdicts and nothing live (the tally line says so)."""
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "support_bot.py").write_text(SUPPORT_BOT)
+    env = {
+        **os.environ,
+        "SCENARIST_HOME": str(tmp_path / "home"),
+        "SCENARIST_REALMODEL_URL": URL,
+        "REALMODEL_ALIAS": MODEL,
+    }
+
+    def run(*flags: str) -> tuple[subprocess.CompletedProcess[str], float]:
+        began = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "scenarist.cli", "run", "support_bot.py", *flags],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        return done, time.perf_counter() - began
+
+    recorded, live_s = run("--record", "--json", "recorded.jsonl")
+    print(f"\nrecorded in {live_s:.1f} s:\n{recorded.stdout[-3000:]}\n{recorded.stderr[-2000:]}")
+    assert recorded.returncode in (0, 1, 2), recorded.stderr
+    assert (tmp_path / ".cassettes").is_dir()
+    replayed, replay_s = run("--replay", "--parallel", "4", "--json", "replayed.jsonl")
+    print(f"replayed in {replay_s:.1f} s:\n{replayed.stdout[-3000:]}\n{replayed.stderr[-2000:]}")
+    assert replayed.returncode == recorded.returncode, replayed.stdout + replayed.stderr
+    assert " 0 missed, 0 live" in replayed.stdout, replayed.stdout
+    first, again = _verdicts(tmp_path / "recorded.jsonl"), _verdicts(tmp_path / "replayed.jsonl")
+    assert sorted(first) == ["broken order", "returns", "shipping", "tone"]
+    assert again == first

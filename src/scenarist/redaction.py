@@ -107,6 +107,7 @@ def redacted_fields(extra: Iterable[str] = ()) -> frozenset[str]:
     return _fields(os.environ.get(ENV_VAR, ""), _configured, tuple(extra))
 
 
+@functools.lru_cache(maxsize=32)
 def response_fields(fields: frozenset[str]) -> frozenset[str]:
     """The names redacted in a response body: ``fields`` but :data:`RESPONSE_DATA_FIELDS`."""
     return fields - RESPONSE_DATA_FIELDS

@@ -110,6 +110,7 @@ def test_replay_throughput_runs() -> None:
     out = run_bench("replay_throughput.py", "--calls", "3", "--rounds", "1")
     assert "httpx2 sync, JSON" in out
     assert "openai SDK, stream" in out
+    assert "floor: httpx2 MockTransport, JSON" in out
 
 
 def test_tracing_overhead_runs() -> None:

@@ -92,6 +92,47 @@ def test_import_scenarist_stays_light() -> None:
     assert sorted(loaded & heavy) == []
 
 
+def test_import_scenarist_loads_only_its_light_modules() -> None:
+    # The budget is 0.2 s (spec 07 section 1): everything built on pydantic loads on first
+    # use, so a bare import touches these modules and the standard library, nothing else.
+    loaded = _modules_after_import("import scenarist")
+    ours = sorted(m for m in loaded if m == "scenarist" or m.startswith("scenarist."))
+    assert ours == [
+        "scenarist",
+        "scenarist._lazy",
+        "scenarist._status",
+        "scenarist._version",
+        "scenarist.errors",
+        "scenarist.model_defaults",
+    ]
+    assert not {m.split(".")[0] for m in loaded} & {"pydantic", "pydantic_core", "anyio"}
+
+
+def test_lazy_names_and_modules_load_on_first_use() -> None:
+    code = (
+        "import scenarist, sys\n"
+        "assert 'scenarist.scenario' not in sys.modules\n"
+        "from scenarist import Scenario\n"
+        "assert Scenario.__module__ == 'scenarist.scenario'\n"
+        "assert scenarist.results.CheckResult is scenarist.CheckResult\n"
+        "try:\n"
+        "    scenarist.server\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout == "module 'scenarist' has no attribute 'server'\n"
+
+
+def test_every_public_name_imports_in_a_fresh_process() -> None:
+    names = ", ".join(scenarist.__all__)
+    loaded = _modules_after_import(f"from scenarist import {names}")
+    assert "scenarist.server" not in loaded
+    assert set(scenarist.__all__) <= set(dir(scenarist))
+
+
 def test_import_scenarist_has_no_side_effects(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", "import scenarist"],

@@ -2,8 +2,9 @@
 
 The top level holds the names code written for giskard-checks and the Veval SDK import,
 and a few of our own; everything else lives in the subpackages (``scenarist.checks``,
-``scenarist.report``, ``scenarist.tracing``...). The Veval half loads on first use (see
-:mod:`scenarist._lazy`), so scripts that only run scenarios import less.
+``scenarist.report``, ``scenarist.tracing``...). Everything built on pydantic loads on
+first use (see :mod:`scenarist._lazy`): ``import scenarist`` stays cheap for tools that
+only need a name or two (the pytest plugin, the CLI's ``--help``).
 """
 
 from typing import TYPE_CHECKING
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 from scenarist._lazy import lazy_attributes
 from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus
 from scenarist._version import __version__
-from scenarist.checks import Check
 from scenarist.errors import (
     InputGenerationException,
     InteractionGenerationError,
@@ -20,7 +20,6 @@ from scenarist.errors import (
     SendError,
     UserError,
 )
-from scenarist.interactions import Interact, InteractionSpec
 from scenarist.model_defaults import (
     get_default_embedding_model,
     get_default_generator,
@@ -29,27 +28,12 @@ from scenarist.model_defaults import (
     set_default_generator,
     set_default_judge,
 )
-from scenarist.paths import NoMatch, resolve
-from scenarist.results import (
-    CheckResult,
-    GroupedSuiteResult,
-    GroupStats,
-    Metric,
-    ScenarioResult,
-    StepError,
-    SuiteResult,
-    TestCaseError,
-    TestCaseResult,
-)
-from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
-from scenarist.scenario import Scenario, Step, Target
-from scenarist.suite import Suite
-from scenarist.trace import Interaction, Span, Trace
 
 if TYPE_CHECKING:
     from scenarist.checks import (
         AllOf,
         AnyOf,
+        Check,
         Equals,
         FnCheck,
         GreaterThan,
@@ -88,6 +72,7 @@ if TYPE_CHECKING:
         LLMGenerator,
         UserSimulator,
     )
+    from scenarist.interactions import Interact, InteractionSpec
     from scenarist.judges import (
         AnswerRelevance,
         BaseJudge,
@@ -102,6 +87,7 @@ if TYPE_CHECKING:
         WithJudgeMixin,
     )
     from scenarist.judges.trace_judge import TraceJudge
+    from scenarist.paths import NoMatch, resolve
     from scenarist.providers.mixins import WithEmbeddingMixin, WithGeneratorMixin
     from scenarist.replay.snapshot_diff import (
         SnapshotAlignmentRow,
@@ -117,7 +103,22 @@ if TYPE_CHECKING:
         ReplayResult,
         UnusedRecording,
     )
+    from scenarist.results import (
+        CheckResult,
+        GroupedSuiteResult,
+        GroupStats,
+        Metric,
+        ScenarioResult,
+        StepError,
+        SuiteResult,
+        TestCaseError,
+        TestCaseResult,
+    )
+    from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
+    from scenarist.scenario import Scenario, Step, Target
     from scenarist.spy import WithSpy
+    from scenarist.suite import Suite
+    from scenarist.trace import Interaction, Span, Trace
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
@@ -127,6 +128,31 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "Check": "scenarist.checks",
+        "Interact": "scenarist.interactions",
+        "InteractionSpec": "scenarist.interactions",
+        "NoMatch": "scenarist.paths",
+        "resolve": "scenarist.paths",
+        "CheckResult": "scenarist.results",
+        "GroupedSuiteResult": "scenarist.results",
+        "GroupStats": "scenarist.results",
+        "Metric": "scenarist.results",
+        "ScenarioResult": "scenarist.results",
+        "StepError": "scenarist.results",
+        "SuiteResult": "scenarist.results",
+        "TestCaseError": "scenarist.results",
+        "TestCaseResult": "scenarist.results",
+        "ScenarioRunner": "scenarist.runner",
+        "TestCase": "scenarist.runner",
+        "TestCaseRunner": "scenarist.runner",
+        "get_runner": "scenarist.runner",
+        "Scenario": "scenarist.scenario",
+        "Step": "scenarist.scenario",
+        "Target": "scenarist.scenario",
+        "Suite": "scenarist.suite",
+        "Interaction": "scenarist.trace",
+        "Span": "scenarist.trace",
+        "Trace": "scenarist.trace",
         "AllOf": "scenarist.checks.composite",
         "AnyOf": "scenarist.checks.composite",
         "Not": "scenarist.checks.composite",
@@ -209,6 +235,11 @@ __getattr__, __dir__ = lazy_attributes(
         "run_scenario_async": "scenarist.veval.default_client",
         "step": "scenarist.tracing",
     },
+    # Modules that ``import scenarist`` used to load eagerly stay reachable as attributes.
+    submodules="""
+        adaptive checks errors executor interactions model_defaults paths results runner
+        scenario stats suite trace tracing
+    """.split(),
 )
 
 __all__ = [

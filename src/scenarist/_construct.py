@@ -14,11 +14,12 @@ path, which matters when a suite keeps hundreds of thousands of results alive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["construct", "replace"]
+__all__ = ["construct", "constructor", "replace"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -41,6 +42,26 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", None)
     return obj
+
+
+def constructor(cls: type[M]) -> Callable[[dict[str, Any]], M]:
+    """:func:`construct` bound to ``cls``, for the hottest paths (a span per traced step):
+    one call instead of two and no per-call lookup of the class's field set."""
+    new = cls.__new__
+    fields: set[str] | None = None
+
+    def build(values: dict[str, Any]) -> M:
+        nonlocal fields
+        if fields is None:
+            fields = _fields_of(cls)
+        obj = new(cls)
+        _setattr(obj, "__dict__", values)
+        _setattr(obj, "__pydantic_fields_set__", fields)
+        _setattr(obj, "__pydantic_extra__", None)
+        _setattr(obj, "__pydantic_private__", None)
+        return obj
+
+    return build
 
 
 def replace(model: M, **changes: Any) -> M:

@@ -107,6 +107,7 @@ def redacted_fields(extra: Iterable[str] = ()) -> frozenset[str]:
     return _fields(os.environ.get(ENV_VAR, ""), _configured, tuple(extra))
 
 
+@functools.lru_cache(maxsize=32)
 def response_fields(fields: frozenset[str]) -> frozenset[str]:
     """The names redacted in a response body: ``fields`` but :data:`RESPONSE_DATA_FIELDS`."""
     return fields - RESPONSE_DATA_FIELDS
@@ -128,24 +129,42 @@ def redact(value: Any, fields: frozenset[str] | None = None) -> Any:
     return _redact(value, redacted_fields() if fields is None else fields, MAX_DEPTH)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+_normal_names: dict[str, str] = {}
+"""Keys seen, normalised: a body's keys are a few names over and over (``role``,
+``content``), and the walk asks for each at every call. Bounded: a body of data keys
+(ids as keys) stops adding once it is full."""
+
+
+def _normal_key(name: str) -> str:
+    normal = _normal_names.get(name)
+    if normal is None:
+        normal = _normal(name)
+        if len(_normal_names) < 4096:
+            _normal_names[name] = normal
+    return normal
+
+
 def _redact(value: Any, fields: frozenset[str], depth_left: int) -> Any:
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
     if isinstance(value, dict):
         if depth_left < 1:
             return TOO_DEEP
-        return {  # (_normal inlined: this runs for every key of every captured body)
-            k: REDACTED
-            if isinstance(k, str) and k.lower().replace("-", "_") in fields
-            else _redact(v, fields, depth_left - 1)
-            if isinstance(v, dict | list)
-            else v
-            for k, v in value.items()
-        }
+        below = depth_left - 1
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str) and _normal_key(k) in fields:
+                out[k] = REDACTED
+            else:
+                out[k] = v if type(v) in _LEAVES else _redact(v, fields, below)
+        return out
     if isinstance(value, list):
         if depth_left < 1:
             return TOO_DEEP
-        return [
-            _redact(v, fields, depth_left - 1) if isinstance(v, dict | list) else v for v in value
-        ]
+        below = depth_left - 1
+        return [v if type(v) in _LEAVES else _redact(v, fields, below) for v in value]
     return value
 
 

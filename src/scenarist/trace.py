@@ -56,6 +56,10 @@ class Span(BaseModel):
     or any other string. Spans nest: ``children`` holds the spans opened inside this one.
     """
 
+    # Built on first use, like the other models: building its schema at import also ran
+    # pydantic's plugin discovery (a scan of every installed distribution's entry points).
+    model_config = ConfigDict(defer_build=True)
+
     span_id: str
     parent_id: str | None = None
     name: str

@@ -12,6 +12,7 @@ exception inside the caller's HTTP call.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, NamedTuple
 
@@ -65,6 +66,7 @@ class Usage(NamedTuple):
     cache_write: int = 0
 
 
+@functools.lru_cache(maxsize=1024)
 def classify(method: str, path: str) -> Endpoint | None:
     """The endpoint a request calls, or ``None`` when it is not an LLM call."""
     if method != "POST":

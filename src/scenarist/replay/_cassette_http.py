@@ -22,6 +22,7 @@ KEPT_HEADERS = ("content-type", "x-request-id", "request-id")
 """Response headers a cassette keeps: what SDKs read back. Others are never written."""
 
 _classes: dict[str, tuple[type, type]] = {}
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 Done = Callable[[list[bytes] | None], None]
 """Called once when a taped response ends: its body chunks, or ``None`` if it failed."""
@@ -33,7 +34,7 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
     if "events" in response:
         chunks = [event.encode() + b"\n\n" for event in response["events"]]
     elif "body" in response:
-        chunks = [json.dumps(response["body"], ensure_ascii=False).encode()]
+        chunks = [_encode(response["body"]).encode()]
     elif "text" in response:
         chunks = [response["text"].encode()]
     else:

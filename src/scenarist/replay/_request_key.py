@@ -20,6 +20,8 @@ from typing import Any
 
 from scenarist.redaction import redact
 
+_blake2b = hashlib.blake2b
+
 __all__ = [
     "VOLATILE_FIELDS",
     "MatchOn",
@@ -54,9 +56,12 @@ def stored_request(method: str, path: str, content: bytes, names: frozenset[str]
     return {"method": method, "path": path.rstrip("/") or "/", "body": redact(body, names)}
 
 
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def canonical(value: Any) -> str:
     """One spelling per JSON value: sorted keys, no spaces, Unicode kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _canonical(value)
 
 
 class RequestMatcher:
@@ -76,8 +81,8 @@ class RequestMatcher:
             body = self._fn(request)
         elif self._fields is not None and isinstance(body, dict):
             body = {k: body[k] for k in self._fields if k in body}
-        text = canonical([request["method"], request["path"], body])
-        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        text = _canonical([request["method"], request["path"], body])
+        return _blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def describe(request: dict[str, Any]) -> str:

@@ -159,6 +159,8 @@ class Cassette:
         self._replaying = False
         # (lane, key) -> the recorded responses, oldest first; lane None: recorded outside
         self._lanes: dict[tuple[str | None, str], deque[files.CassetteRecord]] = {}
+        # every lane's queue of one key, for calls made outside any lane (no scan of all)
+        self._by_key: dict[str, list[deque[files.CassetteRecord]]] = {}
         self._recorded: list[files.CassetteRecord] = []
         self._taken: set[int] = set()  # lines served (a call outside any lane takes any)
         self._taped: list[list[Any]] = []  # [request, response, lane] slots
@@ -208,7 +210,11 @@ class Cassette:
         if self._replaying:
             for record in self._recorded:
                 key = self._matcher.key(record.request)
-                self._lanes.setdefault((record.lane, key), deque()).append(record)
+                queue = self._lanes.get((record.lane, key))
+                if queue is None:
+                    queue = self._lanes[record.lane, key] = deque()
+                    self._by_key.setdefault(key, []).append(queue)
+                queue.append(record)
         self._stack = ExitStack()
         self._stack.enter_context(serve_llm_calls(self))
         if self._replaying:  # strict: what the cassette does not serve never leaves
@@ -318,7 +324,7 @@ class Cassette:
         if lane is not None:
             found = [self._lanes.get((lane, key)), self._lanes.get((None, key))]
             return [q for q in found if q is not None]
-        return [q for (_, k), q in self._lanes.items() if k == key]
+        return self._by_key.get(key, [])
 
     def _take(self, key: str, lane: str | None) -> tuple[files.CassetteRecord | None, bool]:
         """The recorded call to serve (oldest first), and whether any was ever recorded."""

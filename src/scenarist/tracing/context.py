@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
+from scenarist.tracing.recorder import _span as _current_span
 
 if TYPE_CHECKING:
     from scenarist.replay.step_replay import Replayer, ReplayFidelity
@@ -168,9 +169,11 @@ class RunContext:
         span, served = self._open(name, input, fn, "track_step")
         if span is None:
             return served
-        with self.recorder.running(span) as outcome:
+        recorder = self.recorder
+        token = _current_span.set(span)
+        try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 from scenarist._sync import run_sync
 
                 awaitable = result
@@ -179,8 +182,13 @@ class RunContext:
                     return await awaitable
 
                 result = run_sync(finish)
-            outcome.value = result
-        return outcome.value
+        except BaseException as error:
+            _current_span.reset(token)
+            recorder.close(span, error=error)
+            raise
+        _current_span.reset(token)
+        recorder.close(span, output=result)
+        return result
 
     async def track_step_async(
         self,
@@ -204,6 +212,8 @@ class RunContext:
         """Open the span of a tracked call: ``(span, None)`` to run it, or ``(None, output)``
         when a replay serves the recorded output instead."""
         _check_callable(fn, method)
+        if self.recorder.replayer is None:
+            return self.recorder.open(name, "custom", input), None
         span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
         if decision is not None and decision.serve:
             self.recorder.close(span, output=decision.output)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import itertools
 import time
 from contextvars import ContextVar, Token
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scenarist._construct import construct
+from scenarist._construct import constructor
 from scenarist.trace import Span, SpanError
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ __all__ = ["RunRecorder", "Running", "current_recorder", "current_span"]
 
 _recorder: ContextVar[RunRecorder | None] = ContextVar("scenarist_run", default=None)
 _span: ContextVar[Span | None] = ContextVar("scenarist_span", default=None)
+_perf_counter = time.perf_counter
+_from_timestamp = datetime.fromtimestamp
+_new_span = constructor(Span)
 
 
 def current_recorder() -> RunRecorder | None:
@@ -46,7 +49,16 @@ def current_span() -> Span | None:
 class RunRecorder:
     """The span tree of one run, built as spans open and close."""
 
-    __slots__ = ("_ids", "_perf0", "_token", "replayer", "roots", "started_at", "trace_id")
+    __slots__ = (
+        "_ids",
+        "_perf0",
+        "_token",
+        "_wall0",
+        "replayer",
+        "roots",
+        "started_at",
+        "trace_id",
+    )
 
     def __init__(self, trace_id: str, replayer: Replayer | None = None) -> None:
         self.trace_id = trace_id
@@ -54,6 +66,7 @@ class RunRecorder:
         self.roots: list[Span] = []
         self.started_at = datetime.now(UTC)
         self._perf0 = time.perf_counter()
+        self._wall0 = self.started_at.timestamp()
         self._ids = itertools.count(1)
         self._token: Token[RunRecorder | None] | None = None
 
@@ -69,17 +82,21 @@ class RunRecorder:
             self._token = None
 
     def _now(self) -> tuple[datetime, float]:
-        elapsed = time.perf_counter() - self._perf0
-        return self.started_at + timedelta(seconds=elapsed), elapsed * 1000
+        elapsed = _perf_counter() - self._perf0
+        return _from_timestamp(self._wall0 + elapsed, UTC), elapsed * 1000
+
+    def _clock(self) -> datetime:
+        """Now, on the run's clock: its start plus the monotonic time elapsed since.
+        (``fromtimestamp`` of a float costs a third of ``start + timedelta(seconds=...)``,
+        and a span reads the clock twice.)"""
+        return _from_timestamp(self._wall0 + (_perf_counter() - self._perf0), UTC)
 
     # -- spans ---------------------------------------------------------------------------
 
     def open(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         """Open a span under the current one (or as a root) and make it current."""
         parent = _span.get()
-        now, _ = self._now()
-        span = construct(
-            Span,
+        span = _new_span(
             {
                 "span_id": str(next(self._ids)),
                 "parent_id": parent.span_id if parent is not None else None,
@@ -89,7 +106,7 @@ class RunRecorder:
                 "output": None,
                 "status": "running",
                 "error": None,
-                "started_at": now,
+                "started_at": self._clock(),
                 "ended_at": None,
                 "duration_ms": None,
                 "model": None,
@@ -98,7 +115,7 @@ class RunRecorder:
                 "cost_usd": None,
                 "metadata": {},
                 "children": [],
-            },
+            }
         )
         (parent.children if parent is not None else self.roots).append(span)
         return span
@@ -109,7 +126,7 @@ class RunRecorder:
 
     def close(self, span: Span, *, output: Any = None, error: BaseException | None = None) -> None:
         """Close ``span``: its end time and duration, and its output or its error."""
-        ended_at, _ = self._now()
+        ended_at = self._clock()
         values = span.__dict__
         values["ended_at"] = ended_at
         started = values["started_at"]

@@ -26,12 +26,16 @@ from contextvars import Token
 from typing import Any, ParamSpec, TypeVar, overload
 
 from scenarist.trace import Span
-from scenarist.tracing.recorder import RunRecorder, current_recorder
+from scenarist.tracing.recorder import RunRecorder
+from scenarist.tracing.recorder import _recorder as _current_run
+from scenarist.tracing.recorder import _span as _current_span
 
 if typing.TYPE_CHECKING:
     from scenarist.replay.step_replay import Decision
 
 __all__ = ["StepHandle", "decode_output", "open_step", "step"]
+
+_current_recorder = _current_run.get
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -140,14 +144,18 @@ class _Step:
         self._token: Token[Span | None] | None = None
 
     def __enter__(self) -> StepHandle:
-        recorder = self._recorder = current_recorder()
+        recorder = self._recorder = _current_recorder()
         if recorder is None:
             return StepHandle(None)
         if self.name is None:
             raise TypeError("step() used as a context manager needs a name: step('classify')")
-        self._span, _ = open_step(recorder, self.name, self.kind, self.input, can_skip=False)
-        self._token = recorder.enter(self._span)
-        return StepHandle(self._span)
+        if recorder.replayer is None:
+            span = recorder.open(self.name, self.kind, self.input)
+        else:
+            span, _ = open_step(recorder, self.name, self.kind, self.input, can_skip=False)
+        self._span = span
+        self._token = _current_span.set(span)
+        return StepHandle(span)
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: Any
@@ -156,8 +164,8 @@ class _Step:
         if recorder is None or span is None:
             return
         if self._token is not None:
-            recorder.leave(self._token)
-        recorder.close(span, output=span.output, error=error)
+            _current_span.reset(self._token)
+        recorder.close(span, output=span.__dict__["output"], error=error)
 
     async def __aenter__(self) -> StepHandle:
         return self.__enter__()
@@ -170,20 +178,13 @@ class _Step:
     def __call__(self, fn: Callable[P, R]) -> Callable[P, R]:
         name: str = self.name or str(getattr(fn, "__name__", "step"))
         kind = self.kind
-        signature = inspect.signature(fn)
-
-        def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError:
-                return {"args": list(args), "kwargs": kwargs}
-            return dict(bound.arguments)
+        arguments = _arguments_of(fn)
 
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def traced_async(*args: P.args, **kwargs: P.kwargs) -> Any:
-                recorder = current_recorder()
+                recorder = _current_recorder()
                 if recorder is None:
                     return await fn(*args, **kwargs)
                 return await _run_async(
@@ -194,18 +195,55 @@ class _Step:
 
         @functools.wraps(fn)
         def traced(*args: P.args, **kwargs: P.kwargs) -> R:
-            recorder = current_recorder()
+            recorder = _current_recorder()
             if recorder is None:
                 return fn(*args, **kwargs)
-            span, decision = open_step(recorder, name, kind, arguments(args, kwargs), can_skip=True)
-            if decision is not None and decision.serve:
-                recorder.close(span, output=decision.output)
-                return decode_output(fn, decision.output)  # type: ignore[no-any-return]
-            with recorder.running(span) as outcome:
-                outcome.value = fn(*args, **kwargs)
-            return outcome.value  # type: ignore[no-any-return]
+            if recorder.replayer is None:
+                span = recorder.open(name, kind, arguments(args, kwargs))
+            else:
+                span, decision = open_step(
+                    recorder, name, kind, arguments(args, kwargs), can_skip=True
+                )
+                if decision is not None and decision.serve:
+                    recorder.close(span, output=decision.output)
+                    return decode_output(fn, decision.output)  # type: ignore[no-any-return]
+            token = _current_span.set(span)
+            try:
+                value = fn(*args, **kwargs)
+            except BaseException as error:
+                _current_span.reset(token)
+                recorder.close(span, error=error)
+                raise
+            _current_span.reset(token)
+            recorder.close(span, output=value)
+            return value
 
         return traced
+
+
+def _arguments_of(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    """How a decorated step records its call's arguments: ``{parameter: value}`` as
+    ``Signature.bind`` gives them, or ``{"args": [...], "kwargs": {...}}`` when they do not
+    bind. Binding costs more than the rest of a span, so the usual call (positional
+    arguments only, to a function without ``*args``, keyword-only or ``**kwargs``
+    parameters) zips the names instead, which gives the same mapping."""
+    signature = inspect.signature(fn)
+    params = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    simple = all(p.kind in positional for p in params)
+    names = tuple(p.name for p in params)
+    required = sum(1 for p in params if p.default is p.empty)
+
+    def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if simple and not kwargs and required <= len(args) <= len(names):
+            return dict(zip(names, args, strict=False))
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return {"args": list(args), "kwargs": kwargs}
+        return dict(bound.arguments)
+
+    return arguments
 
 
 async def _run_async(

@@ -11,11 +11,11 @@ is bounded: the overview looks at the newest ``window`` runs only, lists are lim
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import func, select
+from sqlalchemy import DateTime, func, select, type_coerce
 
 from scenarist._status import FAILING
 from scenarist.runlog import ScenarioRecord, decode_scenario_record
@@ -109,6 +109,11 @@ async def _window_start(db: Database, window: int) -> datetime | None:
     return start
 
 
+def _aware(at: datetime) -> datetime:
+    """A naive UTC ``sort_at`` as the aware datetime the column type reads."""
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
 async def broken_and_flaky(
     db: Database, *, window: int = 50, limit: int = 10
 ) -> tuple[list[BrokenScenario], list[FlakyScenario]]:
@@ -122,12 +127,16 @@ async def broken_and_flaky(
     # ordered and folded here. In SQL (a window function, then two aggregates) SQLite
     # walked the whole (scenario_name, sort_at) index to get the window function's order,
     # and ran it twice: ~200 ms at 200,000 scenario results (bench/server_bench.py).
+    # ``sort_at`` is read as the naive UTC it is stored as: making each of the thousands
+    # of values aware (the column type's result processing) was half of this function on
+    # PostgreSQL; only the few returned are made aware, below. The columns come in history
+    # order, so the rows sort as plain tuples ((run_id, position) is unique).
     query = select(
         _SCENARIOS.c.scenario_name,
+        type_coerce(_SCENARIOS.c.sort_at, DateTime()),
         _SCENARIOS.c.run_id,
         _SCENARIOS.c.position,
         _SCENARIOS.c.status,
-        _SCENARIOS.c.sort_at,
         _SCENARIOS.c.flaky,
     ).where(
         _SCENARIOS.c.project == db.project,
@@ -136,33 +145,32 @@ async def broken_and_flaky(
     )
     async with db._read() as connection:
         found = [tuple(row) for row in (await connection.execute(query)).all()]
-    # (scenario_name, run_id, position, status, sort_at, flaky), in history order
-    found.sort(key=lambda r: (r[0], r[4], r[1], r[2]))
+    found.sort()
     broken: list[tuple[Any, ...]] = []
     # scenario_name → [results, passed, failed, flips, flaky_runs, last_at]
     stats: dict[str, list[Any]] = {}
     last_name: str | None = None
     last_status: str | None = None
-    for name, run_id, position, status, at, flaky in found:
-        failing = status in FAILING
-        before = last_status if name == last_name else None
-        entry = stats.get(name)
-        if entry is None:
+    entry: list[Any] = []
+    for name, at, run_id, position, status, flaky in found:
+        if name != last_name:
             entry = stats[name] = [0, 0, 0, 0, 0, at]
+            before = None
+        else:
+            before = last_status
         entry[0] += 1
-        if failing:
+        if status in FAILING:
             entry[2] += 1
             if before == "pass":
                 entry[3] += 1
-                broken.append((name, run_id, position, status, at))
+                broken.append((name, run_id, position, status, _aware(at)))
         else:  # a pass: the statuses are pass, fail or error
             entry[1] += 1
             if before in FAILING:
                 entry[3] += 1
         if flaky:
             entry[4] += 1
-        if at > entry[5]:
-            entry[5] = at
+        entry[5] = at  # history order: the last one seen is the newest
         last_name, last_status = name, status
     broken.sort(key=lambda b: b[2])
     broken.sort(key=lambda b: (b[4], b[1]), reverse=True)
@@ -182,7 +190,7 @@ async def broken_and_flaky(
                 failed=e[2],
                 flips=e[3],
                 flaky_runs=e[4],
-                last_at=e[5],
+                last_at=_aware(e[5]),
             )
             for name, e in chosen[:limit]
         ],

@@ -18,23 +18,24 @@ import time
 import traceback
 import typing
 from collections.abc import Coroutine
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._callables import Binding, bind
-from scenarist._construct import construct, replace
+from scenarist._construct import construct
 from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
 from scenarist._user_code import stray_exit
 from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.errors import StepTimeoutError
-from scenarist.interactions import InteractionContext, ThreadBudget
+from scenarist.interactions import InteractionContext, ThreadBudget, recorded
 from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.scenario import Scenario, Step
-from scenarist.trace import InteractionLog, Trace
+from scenarist.trace import Interaction, InteractionLog, Trace
 
 __all__ = [
     "ScenarioRunner",
@@ -110,8 +111,22 @@ def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
     return trace_type()
 
 
-_ASYNC_RUN: dict[type[Check], bool] = {}
-_FRESH_RUN: dict[type[Check], bool] = {}
+#: How the runner calls each check class (see :func:`_mode`), cached per class.
+_MODES: dict[type[Check], int] = {}
+_SYNC_FRESH, _SYNC, _ASYNC = 1, 2, 3  # all truthy: `_MODES.get(t) or _mode(t)`
+
+
+def _mode(check_type: type[Check]) -> int:
+    """``_ASYNC`` for an ``async def run``; ``_SYNC_FRESH`` for a sync ``run`` marked with
+    ``fresh_verdicts`` (its verdict is stamped in place); ``_SYNC`` otherwise."""
+    mode = _MODES.get(check_type)
+    if mode is None:
+        if inspect.iscoroutinefunction(check_type.run):
+            mode = _ASYNC
+        else:
+            mode = _SYNC_FRESH if has_fresh_verdicts(check_type) else _SYNC
+        _MODES[check_type] = mode
+    return mode
 
 
 def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
@@ -122,10 +137,7 @@ def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> Chec
 
 def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> CheckResult:
     """:func:`_stamp` in place, for a verdict nothing else holds (see ``fresh_verdicts``)."""
-    fresh = _FRESH_RUN.get(type(check))
-    if fresh is None:
-        fresh = _FRESH_RUN[type(check)] = has_fresh_verdicts(type(check))
-    if not fresh or type(result) is not CheckResult:
+    if type(result) is not CheckResult:
         return _identified(result, check.kind, check.name, check.description, duration_ms)
     took = round(duration_ms)
     values = result.__dict__
@@ -184,13 +196,6 @@ def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseEx
     return aborted if aborted is not None else caught
 
 
-def _is_async(check: Check) -> bool:
-    is_async = _ASYNC_RUN.get(type(check))
-    if is_async is None:
-        is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
-    return is_async
-
-
 def _not_a_result(check: Check, outcome: object) -> TypeError:
     return TypeError(
         f"{type(check).__name__}.run returned {type(outcome).__name__}; "
@@ -213,7 +218,7 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
     """Run one check; stamp its details with timing and identity; errors become data if asked."""
     t0 = time.perf_counter()
     try:
-        outcome = await check.run(trace) if _is_async(check) else check.run(trace)
+        outcome = await check.run(trace) if _mode(type(check)) == _ASYNC else check.run(trace)
         if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):
@@ -238,13 +243,14 @@ async def _finish(
 
 
 def _run_now(
-    check: Check, trace: Trace[Any, Any], return_exception: bool, t0: float
+    check: Check, trace: Trace[Any, Any], return_exception: bool, t0: float, fresh: bool
 ) -> tuple[CheckResult, float] | Coroutine[Any, Any, tuple[CheckResult, float]]:
     """:func:`run_check` without a coroutine, for a check whose ``run`` is sync.
 
     ``t0`` is when the check started (the previous check's end, so one clock read per
     check); returns the stamped verdict and its end time, or, when ``run`` handed back an
-    awaitable after all, the coroutine that finishes the job.
+    awaitable after all, the coroutine that finishes the job. ``fresh``: the verdict may
+    be stamped in place (see ``fresh_verdicts``).
     """
     try:
         outcome = check.run(trace)
@@ -258,7 +264,9 @@ def _run_now(
         now = time.perf_counter()
         return _stamp(outcome, check, (now - t0) * 1000), now
     now = time.perf_counter()
-    return _stamp_fresh(outcome, check, (now - t0) * 1000), now
+    if fresh:
+        return _stamp_fresh(outcome, check, (now - t0) * 1000), now
+    return _stamp(outcome, check, (now - t0) * 1000), now
 
 
 async def _run_checks(
@@ -268,11 +276,12 @@ async def _run_checks(
     results: list[CheckResult] = []
     t0 = time.perf_counter()
     for check in checks:
-        if _is_async(check):
+        mode = _MODES.get(type(check)) or _mode(type(check))
+        if mode == _ASYNC:
             results.append(await run_check(check, trace, return_exception))
             t0 = time.perf_counter()
             continue
-        done = _run_now(check, trace, return_exception, t0)
+        done = _run_now(check, trace, return_exception, t0, mode == _SYNC_FRESH)
         if not isinstance(done, tuple):
             done = await done
         result, t0 = done
@@ -301,7 +310,21 @@ async def run_step(
     """Produce the step's interactions into ``context``, then run all its checks."""
     t0 = time.perf_counter()
     error: StepError | None = None
+    # Interactions that only need recording (static inputs and outputs) share one clock
+    # read and are added together, before the next spec that runs code and at the end.
+    pending: list[Interaction[Any, Any]] = []
+    now: datetime | None = None
     for spec in step.interacts:
+        interact = recorded(spec)
+        if interact is not None:
+            if now is None:
+                now = datetime.now(UTC)
+            pending.append(interact.record(now))
+            continue
+        if pending:
+            context.extend(pending)
+            pending = []
+        now = None
         try:
             await spec.run(context)
         except BaseException as caught:
@@ -309,6 +332,8 @@ async def run_step(
             phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
             error = StepError.from_exception(exc, phase)
             break
+    if pending:
+        context.extend(pending)
     trace = context.trace
     if error is None:
         results = await _run_checks(step.checks, trace, return_exception)
@@ -402,14 +427,16 @@ class ScenarioRunner:
         trace = empty
         for _ in range(runs):
             context = InteractionContext(
-                replace(empty, annotations=dict(scenario.annotations)),
+                empty,
                 binding,
                 timeout_s=timeout,
                 threads=threads,
+                annotations=dict(scenario.annotations),
             )
-            steps = await self._run_once(scenario, context, return_exception, stop_on_failure)
+            steps, status = await self._run_once(
+                scenario, context, return_exception, stop_on_failure
+            )
             trace = context.trace
-            status = rollup((s.status for s in steps), ScenarioStatus)
             statuses.append(status)
             if status is not ScenarioStatus.PASS:
                 break
@@ -434,19 +461,25 @@ class ScenarioRunner:
         context: InteractionContext,
         return_exception: bool,
         stop_on_failure: bool,
-    ) -> list[TestCaseResult]:
+    ) -> tuple[list[TestCaseResult], ScenarioStatus]:
+        """One run's step results and its status (each step's status is read once)."""
         results: list[TestCaseResult] = []
+        statuses: list[TestCaseStatus] = []
         stopped = False
         for index, step in enumerate(scenario.steps):
             if stopped:
                 last = results[-1].last_interaction_index if results else None
-                results.append(_skipped_step(index, step, last))
+                skipped = _skipped_step(index, step, last)
+                results.append(skipped)
+                statuses.append(skipped.status)
                 continue
             result = await run_step(step, context, return_exception)
             results.append(result)
-            if stop_on_failure and result.status is not TestCaseStatus.PASS:
+            status = result.status
+            statuses.append(status)
+            if stop_on_failure and status is not TestCaseStatus.PASS:
                 stopped = True
-        return results
+        return results, rollup(statuses, ScenarioStatus)
 
 
 _default_runner = ScenarioRunner()

@@ -197,6 +197,15 @@ class InteractionLog(Sequence[T]):
         items.append(item)
         return InteractionLog._view(items, self._n + 1)
 
+    def extended(self, new: list[T]) -> InteractionLog[T]:
+        """A new log with ``new`` at the end (one view for several items); this one is
+        unchanged."""
+        items = self._items
+        if len(items) != self._n:
+            items = items[: self._n]
+        items.extend(new)
+        return InteractionLog._view(items, len(items))
+
     def __len__(self) -> int:
         return self._n
 

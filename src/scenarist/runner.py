@@ -17,7 +17,6 @@ import inspect
 import time
 import traceback
 import typing
-from collections.abc import Coroutine
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -228,51 +227,25 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
     return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
 
 
-async def _finish(
-    check: Check, pending: Any, return_exception: bool, t0: float
-) -> tuple[CheckResult, float]:
-    """The rest of :func:`_run_now` for a sync ``run`` that returned an awaitable."""
+async def _settle(check: Check, outcome: Any, return_exception: bool, t0: float) -> CheckResult:
+    """The verdict of a sync ``run`` that returned something other than a verdict: an
+    awaitable (awaited), else an error; stamped with the time since ``t0``."""
     try:
-        outcome = await pending
+        if not inspect.isawaitable(outcome):
+            raise _not_a_result(check, outcome)
+        outcome = await outcome
         if not isinstance(outcome, CheckResult):
             raise _not_a_result(check, outcome)
     except BaseException as caught:
         outcome = _errored(check, caught, return_exception)
-    now = time.perf_counter()
-    return _stamp(outcome, check, (now - t0) * 1000), now
-
-
-def _run_now(
-    check: Check, trace: Trace[Any, Any], return_exception: bool, t0: float, fresh: bool
-) -> tuple[CheckResult, float] | Coroutine[Any, Any, tuple[CheckResult, float]]:
-    """:func:`run_check` without a coroutine, for a check whose ``run`` is sync.
-
-    ``t0`` is when the check started (the previous check's end, so one clock read per
-    check); returns the stamped verdict and its end time, or, when ``run`` handed back an
-    awaitable after all, the coroutine that finishes the job. ``fresh``: the verdict may
-    be stamped in place (see ``fresh_verdicts``).
-    """
-    try:
-        outcome = check.run(trace)
-        if type(outcome) is not CheckResult:
-            if inspect.isawaitable(outcome):
-                return _finish(check, outcome, return_exception, t0)
-            if not isinstance(outcome, CheckResult):
-                raise _not_a_result(check, outcome)
-    except BaseException as caught:
-        outcome = _errored(check, caught, return_exception)
-        now = time.perf_counter()
-        return _stamp(outcome, check, (now - t0) * 1000), now
-    now = time.perf_counter()
-    if fresh:
-        return _stamp_fresh(outcome, check, (now - t0) * 1000), now
-    return _stamp(outcome, check, (now - t0) * 1000), now
+    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
 
 
 async def _run_checks(
     checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool
 ) -> list[CheckResult]:
-    """Every check in order; a sync check costs no coroutine and one clock read."""
+    """Every check in order. A sync check costs no coroutine and one clock read (its
+    start is the previous check's end); a built-in verdict is stamped in place."""
     results: list[CheckResult] = []
     t0 = time.perf_counter()
     for check in checks:
@@ -281,11 +254,21 @@ async def _run_checks(
             results.append(await run_check(check, trace, return_exception))
             t0 = time.perf_counter()
             continue
-        done = _run_now(check, trace, return_exception, t0, mode == _SYNC_FRESH)
-        if not isinstance(done, tuple):
-            done = await done
-        result, t0 = done
-        results.append(result)
+        try:
+            outcome = check.run(trace)
+        except BaseException as caught:
+            outcome = _errored(check, caught, return_exception)
+            mode = _SYNC  # an error verdict of ours: stamped like any other
+        if type(outcome) is not CheckResult and not isinstance(outcome, CheckResult):
+            results.append(await _settle(check, outcome, return_exception, t0))
+            t0 = time.perf_counter()
+            continue
+        now = time.perf_counter()
+        if mode == _SYNC_FRESH:
+            results.append(_stamp_fresh(outcome, check, (now - t0) * 1000))
+        else:
+            results.append(_stamp(outcome, check, (now - t0) * 1000))
+        t0 = now
     return results
 
 

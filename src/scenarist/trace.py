@@ -274,6 +274,9 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
     def last(self) -> Interaction[InputType, OutputType] | None:
         """The most recent interaction, or ``None`` before the first one."""
         log = self.interactions
+        if type(log) is InteractionLog:  # read the view directly (checks ask for it often)
+            n = log._n
+            return log._items[n - 1] if n else None
         return log[len(log) - 1] if len(log) else None
 
     def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:

@@ -91,10 +91,11 @@ class OtlpError(UserError):
 
 
 class ScenarioSourceError(UserError):
-    """The iterable a ``Suite`` streams its scenarios from raised, or yielded something
-    that is not a ``Scenario``. The scenarios before it ran: ``Suite.run`` attaches their
-    results as ``result`` (a ``SuiteResult`` marked ``incomplete``), ``iter_results``
-    yields them before raising. The source's own exception is the ``__cause__``."""
+    """A suite's streamed scenarios raised or yielded a non-scenario (see docs/streaming.md)."""
+
+    # The scenarios before it ran: ``Suite.run`` attaches their results as ``result`` (a
+    # ``SuiteResult`` marked ``incomplete``), ``iter_results`` yields them before raising.
+    # The source's own exception is the ``__cause__``.
 
     def __init__(self, message: str, *, index: int) -> None:
         super().__init__(message)

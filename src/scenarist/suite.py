@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from scenarist._construct import construct
+from scenarist._gc import FREEZE_EVERY, frozen_while_running
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync
@@ -64,6 +65,10 @@ def validate_concurrency(value: Any) -> int | AdaptiveConcurrency | None:
             f"max_concurrency must be None or a positive integer (or 'auto'), got {value!r}"
         )
     return validate_max_concurrency(value)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _limiter_stats(plan: RunPlan) -> Any:
@@ -331,10 +336,17 @@ class Suite(BaseModel):
             else None
         )
 
+        kept = 0
+        freeze = _nothing
+
         async def store(index: int, result: ScenarioResult) -> None:
+            nonlocal kept
             if index >= len(results):  # a streamed suite grows as it runs
                 results.extend([None] * (index + 1 - len(results)))
             results[index] = result
+            kept += 1
+            if kept % FREEZE_EVERY == 0:
+                freeze()  # the results so far: kept to the end, not traversed again
             if progress is not None:
                 progress.advance(index, result)
 
@@ -354,7 +366,8 @@ class Suite(BaseModel):
             )
 
         try:
-            await self._execute(store, plan, executor)
+            with frozen_while_running() as freeze:
+                await self._execute(store, plan, executor)
         except ScenarioSourceError as exc:
             exc.result = outcome(incomplete=True)  # the scenarios that ran, in order
             raise

@@ -184,11 +184,24 @@ class LocalExecutor:
         async def run_one_of_all(index: int, scenario: Scenario) -> None:
             await run_and_sink(index, scenario)
 
-        async def worker() -> None:
+        async def worker() -> None:  # run_and_sink inlined: no extra coroutine per scenario
             while (item := pull()) is not None:
-                if not await run_and_sink(*item):
-                    return
+                index, scenario = item
                 del item
+                try:
+                    if adaptive is None:
+                        result = await run_one(scenario, threads)
+                    else:
+                        async with adaptive.slot():
+                            result = await run_one(scenario, threads)
+                except Exception as exc:  # the first one stops the run and is raised
+                    if not first_error:
+                        first_error.append(exc)
+                        for task in tasks:
+                            task.cancel()
+                    return
+                del scenario  # not alive while the next one is built
+                await sink(index, result)
 
         # asyncio's own task group: structured, cancels siblings, and costs no import.
         async with asyncio.TaskGroup() as group:

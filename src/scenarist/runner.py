@@ -242,12 +242,13 @@ async def _settle(check: Check, outcome: Any, return_exception: bool, t0: float)
 
 
 async def _run_checks(
-    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool
-) -> list[CheckResult]:
-    """Every check in order. A sync check costs no coroutine and one clock read (its
-    start is the previous check's end); a built-in verdict is stamped in place."""
+    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool, t0: float
+) -> tuple[list[CheckResult], float]:
+    """Every check in order, from ``t0``; the verdicts and when the last one ended.
+
+    A sync check costs no coroutine and one clock read (its start is the previous check's
+    end); a built-in verdict is stamped in place."""
     results: list[CheckResult] = []
-    t0 = time.perf_counter()
     for check in checks:
         mode = _MODES.get(type(check)) or _mode(type(check))
         if mode == _ASYNC:
@@ -269,18 +270,22 @@ async def _run_checks(
         else:
             results.append(_stamp(outcome, check, (now - t0) * 1000))
         t0 = now
-    return results
+    return results, t0
 
 
 def _test_case_result(
-    results: list[CheckResult], t0: float, trace: Trace[Any, Any], error: StepError | None
+    results: list[CheckResult],
+    t0: float,
+    end: float,
+    trace: Trace[Any, Any],
+    error: StepError | None,
 ) -> TestCaseResult:
     n = len(trace.interactions)
     return construct(
         TestCaseResult,
         {
             "results": results,
-            "duration_ms": round((time.perf_counter() - t0) * 1000),
+            "duration_ms": round((end - t0) * 1000),
             "last_interaction_index": n - 1 if n else None,
             "error": error,
         },
@@ -297,6 +302,7 @@ async def run_step(
     # read and are added together, before the next spec that runs code and at the end.
     pending: list[Interaction[Any, Any]] = []
     now: datetime | None = None
+    ran_code = False  # else the checks start when the step did (nothing ran in between)
     for spec in step.interacts:
         interact = recorded(spec)
         if interact is not None:
@@ -308,6 +314,7 @@ async def run_step(
             context.extend(pending)
             pending = []
         now = None
+        ran_code = True
         try:
             await spec.run(context)
         except BaseException as caught:
@@ -319,11 +326,13 @@ async def run_step(
         context.extend(pending)
     trace = context.trace
     if error is None:
-        results = await _run_checks(step.checks, trace, return_exception)
+        start = time.perf_counter() if ran_code else t0
+        results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
         results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
-    return _test_case_result(results, t0, trace, error)
+        end = time.perf_counter()
+    return _test_case_result(results, t0, end, trace, error)
 
 
 class TestCase(BaseModel):
@@ -356,8 +365,8 @@ class TestCaseRunner:
 
     async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
         t0 = time.perf_counter()
-        results = await _run_checks(test_case.checks, test_case.trace, return_exception)
-        return _test_case_result(results, t0, test_case.trace, None)
+        results, end = await _run_checks(test_case.checks, test_case.trace, return_exception, t0)
+        return _test_case_result(results, t0, end, test_case.trace, None)
 
 
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:

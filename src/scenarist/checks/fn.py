@@ -122,7 +122,7 @@ class FnCheck(Check):
         ``await check.run(trace)`` works, as in giskard-checks (a verdict awaits to itself).
         """
         outcome = self.fn(trace)
-        if inspect.isawaitable(outcome):
+        if type(outcome) is not bool and inspect.isawaitable(outcome):
             return self._verdict_later(outcome)
         return self._verdict(outcome)
 

@@ -87,14 +87,7 @@ def _is_stream(value: Any) -> bool:
 
 
 class Suite(BaseModel):
-    """A named collection of scenarios, optionally with a shared target.
-
-    ``scenarios`` is a list, or any other iterable (a generator): then the suite is
-    *streamed*: each scenario is built when a worker is free to run it, so a run holds
-    about ``max_concurrency`` definitions at once however long the stream is (see
-    ``docs/streaming.md``). A stream can be run once; ``suite.scenarios`` holds only the
-    scenarios given as a list or appended, which run first.
-    """
+    """A named collection of scenarios, optionally with a shared target."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -106,6 +99,11 @@ class Suite(BaseModel):
     _stream_used: bool = PrivateAttr(False)
 
     def __init__(self, /, **data: Any) -> None:
+        """``scenarios`` is a list, or any other iterable (a generator): then the suite is
+        *streamed*: each scenario is built when a worker is free to run it, so a run holds
+        about ``max_concurrency`` definitions at once however long the stream is (see
+        ``docs/streaming.md``). A stream can be run once; ``suite.scenarios`` holds only
+        the scenarios given as a list or appended, which run first."""
         stream = data.get("scenarios")
         if _is_stream(stream):
             data = {**data, "scenarios": []}

@@ -48,6 +48,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "server_load.py",
         "ray_executor.py",
         "rate_limiter.py",
+        "suite_scale.py",
     }
     assert scripts == covered, "a benchmark was added or removed: give it a smoke test here"
 
@@ -194,3 +195,15 @@ def test_ray_executor_bench_runs_in_a_private_network(tmp_path: Path) -> None:
     assert "workers  batches  suite s" in out
     (row,) = json.loads(out_json.read_text())["rows"]
     assert row["workers"] == 1 and row["batches"] >= 1
+
+
+def test_suite_scale_runs_every_mode_and_every_scenario_passes(tmp_path: Path) -> None:
+    out_json = tmp_path / "scale.json"
+    out = run_bench("suite_scale.py", "--sizes", "5,12", "--json", str(out_json))
+    assert "peak RSS MiB" in out
+    assert "WARNING" not in out
+    rows = json.loads(out_json.read_text())
+    assert [(r["mode"], r["scenarios"]) for r in rows] == [
+        (mode, n) for n in (5, 12) for mode in ("list", "stream", "iter")
+    ]
+    assert all(r["passed"] == r["scenarios"] for r in rows)

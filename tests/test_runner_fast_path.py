@@ -16,11 +16,13 @@ from scenarist import (
     CheckResult,
     Equals,
     FnCheck,
+    Interact,
     Interaction,
     Scenario,
     StringMatching,
     Trace,
 )
+from scenarist.interactions import InteractionContext
 from scenarist.paths import NoMatch, compile_path, resolve
 
 CACHED = CheckResult.success("always", details={"source": "cache"})
@@ -151,3 +153,80 @@ def test_the_direct_last_outputs_read_answers_like_the_path_walk() -> None:
     assert resolve(two, key) == compile_path(key).resolve(two) == "two"
     odd = LastIsFirst(interactions=list(two.interactions))
     assert resolve(odd, key) == compile_path(key).resolve(odd) == "one"
+
+
+class Shouting(Interact):
+    """A subclass of ``Interact`` with its own ``run``: it must be awaited, not recorded."""
+
+    async def run(self, context: InteractionContext) -> None:
+        context.add(Interaction(inputs=self.inputs, outputs=str(self.outputs).upper()))
+
+
+def test_static_interactions_are_recorded_in_order_around_ones_that_run_code() -> None:
+    seen: list[int] = []
+
+    def outputs(trace: Trace[Any, Any], inputs: str) -> str:
+        seen.append(len(trace.interactions))  # the recorded ones before it are visible
+        return f"computed {inputs}"
+
+    result = (
+        Scenario("mixed")
+        .interact("q1", "a1", metadata={"turn": 1})
+        .interact("q2", "a2")
+        .interact("q3", outputs)
+        .interact("q4", "a4")
+        .add_interaction(Shouting(inputs="q5", outputs="a5"))
+        .interact("q6", "a6")
+        .check(FnCheck(name="six", fn=lambda trace: len(trace.interactions) == 6))
+        .run_sync()
+    )
+    trace = result.final_trace
+    assert [(i.inputs, i.outputs) for i in trace.interactions] == [
+        ("q1", "a1"),
+        ("q2", "a2"),
+        ("q3", "computed q3"),
+        ("q4", "a4"),
+        ("q5", "A5"),
+        ("q6", "a6"),
+    ]
+    assert seen == [2]
+    assert result.passed
+    first = trace.interactions[0]
+    assert first.metadata == {"turn": 1}
+    assert first.spans == () and first.duration_ms == 0.0 and first.error is None
+    # Recorded interactions in a row share the step's clock reading; one after code ran
+    # reads the clock again (never earlier than the ones before it).
+    # (The subclass built its own interaction, without a start time.)
+    stamps = [i.started_at for i in trace.interactions]
+    assert stamps[4] is None
+    assert all(s is not None and s.tzinfo is not None for s in stamps[:4] + stamps[5:])
+    assert stamps[0] == stamps[1]
+    assert stamps[1] <= stamps[2] <= stamps[3] <= stamps[5]
+
+
+def test_a_recorded_interaction_owns_its_metadata() -> None:
+    scenario = (
+        Scenario("meta")
+        .interact("q", "a", metadata={"k": "v"})
+        .check(FnCheck(name="ok", fn=lambda trace: True))
+    )
+    first = scenario.run_sync().final_trace.interactions[0]
+    first.metadata["k"] = "changed"
+    second = scenario.run_sync().final_trace.interactions[0]
+    assert second.metadata == {"k": "v"}
+    assert scenario.steps[0].interacts[0].metadata == {"k": "v"}
+
+
+def test_a_static_interaction_without_outputs_still_asks_the_target() -> None:
+    async def target(inputs: str) -> str:
+        return f"target says {inputs}"
+
+    result = (
+        Scenario("target")
+        .interact("q1", "given")
+        .interact("q2")
+        .check(Equals(name="eq", expected_value="target says q2"))
+        .run_sync(target=target)
+    )
+    assert [i.outputs for i in result.final_trace.interactions] == ["given", "target says q2"]
+    assert result.passed

@@ -38,7 +38,7 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
     """An instance of ``cls`` whose fields are exactly ``values`` (no validation)."""
     obj = cls.__new__(cls)
     _setattr(obj, "__dict__", values)
-    _setattr(obj, "__pydantic_fields_set__", _fields_of(cls))
+    _setattr(obj, "__pydantic_fields_set__", _all_fields.get(cls) or _fields_of(cls))
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", None)
     return obj

@@ -6,6 +6,7 @@
     │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     │   ├── OtlpError              an OTLP trace payload that cannot be read (names the field)
+    │   ├── ScenarioSourceError    a suite's streamed scenarios raised or yielded a non-scenario
     │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
     ├── StepGenerationError        a step could not be produced (carried as data on results)
     │   ├── InteractionGenerationError  inputs or outputs could not be produced
@@ -66,6 +67,7 @@ __all__ = [
     "ReplayNoMockError",
     "RequestError",
     "RunLogError",
+    "ScenarioSourceError",
     "ScenaristError",
     "SendError",
     "SerializationError",
@@ -86,6 +88,21 @@ class UserError(ScenaristError, ValueError):
 
 class OtlpError(UserError):
     """An OTLP trace payload that cannot be read; the message names the field."""
+
+
+class ScenarioSourceError(UserError):
+    """A suite's streamed scenarios raised or yielded a non-scenario (see docs/streaming.md)."""
+
+    # The scenarios before it ran: ``Suite.run`` attaches their results as ``result`` (a
+    # ``SuiteResult`` marked ``incomplete``), ``iter_results`` yields them before raising.
+    # The source's own exception is the ``__cause__``.
+
+    def __init__(self, message: str, *, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+        """How many scenarios the source had given before it failed."""
+        self.result: Any = None
+        """With ``Suite.run``: the ``SuiteResult`` of the scenarios that ran."""
 
 
 class SerializationError(UserError):

@@ -14,11 +14,12 @@ exactly once; the caller puts them back in scenario order.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from scenarist._lanes import lane
+from scenarist.errors import ScenarioSourceError
 from scenarist.interactions import ThreadBudget
 from scenarist.runner import get_runner
 
@@ -85,8 +86,10 @@ class LocalExecutor:
         return "LocalExecutor()"
 
     async def run_scenarios(
-        self, scenarios: Sequence[Scenario], plan: RunPlan, sink: ScenarioSink
+        self, scenarios: Iterable[Scenario], plan: RunPlan, sink: ScenarioSink
     ) -> None:
+        """Run ``scenarios`` (a list, or any iterable: pulled lazily, one per free
+        worker) and hand each result to ``sink``."""
         from scenarist.adaptive import AdaptiveConcurrency
 
         adaptive = plan.concurrency if isinstance(plan.concurrency, AdaptiveConcurrency) else None
@@ -100,13 +103,13 @@ class LocalExecutor:
 
     async def _run(
         self,
-        scenarios: Sequence[Scenario],
+        scenarios: Iterable[Scenario],
         plan: RunPlan,
         sink: ScenarioSink,
         adaptive: AdaptiveConcurrency | None,
     ) -> None:
         runner = get_runner()
-        indices = list(plan.indices) if plan.indices is not None else range(len(scenarios))
+        indices = list(plan.indices) if plan.indices is not None else ()
         repeat, target = plan.repeat, plan.target
 
         async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
@@ -127,22 +130,64 @@ class LocalExecutor:
             chosen.__dict__["repeat_statuses"] = [r.status for r in runs]
             return chosen
 
+        # Scenarios are pulled one at a time, when a worker is free: a streamed suite
+        # (any iterable) is built lazily, and no finished scenario is kept alive here.
+        pending: Iterator[tuple[int, Scenario]] = (
+            enumerate(scenarios) if plan.indices is None else zip(indices, scenarios, strict=True)
+        )
         if not plan.parallel:
-            for index, scenario in zip(indices, scenarios, strict=True):
-                await sink(index, await run_one(scenario, None))
+            for index, scenario in pending:
+                result = await run_one(scenario, None)
+                del scenario  # not alive while the next one is built
+                await sink(index, result)
             return
 
         import asyncio  # here, not at import: `import scenarist` stays light
 
         cap = plan.cap
-        workers = min(cap or len(scenarios), len(scenarios))
+        size = len(scenarios) if isinstance(scenarios, Sized) else None
+        workers = min(cap, size) if cap and size is not None else cap
         threads = ThreadBudget(cap or 40)
-        pending = iter(zip(indices, scenarios, strict=True))
         first_error: list[Exception] = []
+        source_error: list[ScenarioSourceError] = []
         tasks: list[asyncio.Task[None]] = []
 
-        async def worker() -> None:
-            for index, scenario in pending:
+        def pull() -> tuple[int, Scenario] | None:
+            """The next scenario, or ``None`` when there is none (or the source failed:
+            the scenarios already running finish, then its error is raised)."""
+            if source_error:
+                return None
+            try:
+                return next(pending, None)
+            except ScenarioSourceError as exc:
+                source_error.append(exc)
+                return None
+
+        async def run_and_sink(index: int, scenario: Scenario) -> bool:
+            """Run one scenario; False when it raised (the first error stops the run)."""
+            try:
+                if adaptive is None:
+                    result = await run_one(scenario, threads)
+                else:
+                    async with adaptive.slot():
+                        result = await run_one(scenario, threads)
+            except Exception as exc:  # the first one stops the run and is raised
+                if not first_error:
+                    first_error.append(exc)
+                    for task in tasks:
+                        task.cancel()
+                return False
+            del scenario
+            await sink(index, result)
+            return True
+
+        async def run_one_of_all(index: int, scenario: Scenario) -> None:
+            await run_and_sink(index, scenario)
+
+        async def worker() -> None:  # run_and_sink inlined: no extra coroutine per scenario
+            while (item := pull()) is not None:
+                index, scenario = item
+                del item
                 try:
                     if adaptive is None:
                         result = await run_one(scenario, threads)
@@ -155,10 +200,19 @@ class LocalExecutor:
                         for task in tasks:
                             task.cancel()
                     return
+                del scenario  # not alive while the next one is built
                 await sink(index, result)
 
         # asyncio's own task group: structured, cancels siblings, and costs no import.
         async with asyncio.TaskGroup() as group:
-            tasks.extend(group.create_task(worker()) for _ in range(workers))
+            if workers is None and size is None:  # all at once, as they come
+                while not first_error and (item := pull()) is not None:
+                    tasks.append(group.create_task(run_one_of_all(*item)))
+                    del item
+            else:
+                count = workers if workers is not None else size
+                tasks.extend(group.create_task(worker()) for _ in range(count or 0))
         if first_error:
             raise first_error[0]
+        if source_error:
+            raise source_error[0]

@@ -117,7 +117,7 @@ class CheckResult(_Renderable):
             {
                 "status": status,
                 "message": message,
-                "metrics": list(metrics or ()),
+                "metrics": list(metrics) if metrics else [],
                 "details": details or {},
                 "kind": None,
                 "name": None,

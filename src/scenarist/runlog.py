@@ -228,19 +228,25 @@ def run_log_from_suite_result(
         settings=settings or RunSettings(),
         **({"run_id": run_id} if run_id else {}),
     )
-    footer = RunLogFooter(
-        ended_at=ended_at,
-        duration_ms=result.duration_ms,
-        passed_count=result.passed_count,
-        failed_count=result.failed_count,
-        errored_count=result.errored_count,
-        skipped_count=result.skipped_count,
-        pass_rate=result.pass_rate,
-        cost_usd=result.cost_usd,
-        tokens_in=result.tokens_in,
-        tokens_out=result.tokens_out,
-        recommendation=result.recommendation,
-        vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
+    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
+    # reads back as incomplete too.
+    footer = (
+        None
+        if result.incomplete
+        else RunLogFooter(
+            ended_at=ended_at,
+            duration_ms=result.duration_ms,
+            passed_count=result.passed_count,
+            failed_count=result.failed_count,
+            errored_count=result.errored_count,
+            skipped_count=result.skipped_count,
+            pass_rate=result.pass_rate,
+            cost_usd=result.cost_usd,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            recommendation=result.recommendation,
+            vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
+        )
     )
     records = [ScenarioRecord.from_result(i, r) for i, r in enumerate(result.results)]
     return RunLog(header=header, scenarios=records, footer=footer)

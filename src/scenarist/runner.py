@@ -17,24 +17,24 @@ import inspect
 import time
 import traceback
 import typing
-from collections.abc import Coroutine
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._callables import Binding, bind
-from scenarist._construct import construct, replace
+from scenarist._construct import construct
 from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
 from scenarist._user_code import stray_exit
 from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.errors import StepTimeoutError
-from scenarist.interactions import InteractionContext, ThreadBudget
+from scenarist.interactions import InteractionContext, ThreadBudget, recorded
 from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.scenario import Scenario, Step
-from scenarist.trace import InteractionLog, Trace
+from scenarist.trace import Interaction, InteractionLog, Trace
 
 __all__ = [
     "ScenarioRunner",
@@ -110,8 +110,22 @@ def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
     return trace_type()
 
 
-_ASYNC_RUN: dict[type[Check], bool] = {}
-_FRESH_RUN: dict[type[Check], bool] = {}
+#: How the runner calls each check class (see :func:`_mode`), cached per class.
+_MODES: dict[type[Check], int] = {}
+_SYNC_FRESH, _SYNC, _ASYNC = 1, 2, 3  # all truthy: `_MODES.get(t) or _mode(t)`
+
+
+def _mode(check_type: type[Check]) -> int:
+    """``_ASYNC`` for an ``async def run``; ``_SYNC_FRESH`` for a sync ``run`` marked with
+    ``fresh_verdicts`` (its verdict is stamped in place); ``_SYNC`` otherwise."""
+    mode = _MODES.get(check_type)
+    if mode is None:
+        if inspect.iscoroutinefunction(check_type.run):
+            mode = _ASYNC
+        else:
+            mode = _SYNC_FRESH if has_fresh_verdicts(check_type) else _SYNC
+        _MODES[check_type] = mode
+    return mode
 
 
 def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
@@ -122,10 +136,7 @@ def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> Chec
 
 def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> CheckResult:
     """:func:`_stamp` in place, for a verdict nothing else holds (see ``fresh_verdicts``)."""
-    fresh = _FRESH_RUN.get(type(check))
-    if fresh is None:
-        fresh = _FRESH_RUN[type(check)] = has_fresh_verdicts(type(check))
-    if not fresh or type(result) is not CheckResult:
+    if type(result) is not CheckResult:
         return _identified(result, check.kind, check.name, check.description, duration_ms)
     took = round(duration_ms)
     values = result.__dict__
@@ -184,13 +195,6 @@ def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseEx
     return aborted if aborted is not None else caught
 
 
-def _is_async(check: Check) -> bool:
-    is_async = _ASYNC_RUN.get(type(check))
-    if is_async is None:
-        is_async = _ASYNC_RUN[type(check)] = inspect.iscoroutinefunction(type(check).run)
-    return is_async
-
-
 def _not_a_result(check: Check, outcome: object) -> TypeError:
     return TypeError(
         f"{type(check).__name__}.run returned {type(outcome).__name__}; "
@@ -213,7 +217,7 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
     """Run one check; stamp its details with timing and identity; errors become data if asked."""
     t0 = time.perf_counter()
     try:
-        outcome = await check.run(trace) if _is_async(check) else check.run(trace)
+        outcome = await check.run(trace) if _mode(type(check)) == _ASYNC else check.run(trace)
         if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
             outcome = await outcome
         if not isinstance(outcome, CheckResult):
@@ -223,72 +227,65 @@ async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool
     return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
 
 
-async def _finish(
-    check: Check, pending: Any, return_exception: bool, t0: float
-) -> tuple[CheckResult, float]:
-    """The rest of :func:`_run_now` for a sync ``run`` that returned an awaitable."""
+async def _settle(check: Check, outcome: Any, return_exception: bool, t0: float) -> CheckResult:
+    """The verdict of a sync ``run`` that returned something other than a verdict: an
+    awaitable (awaited), else an error; stamped with the time since ``t0``."""
     try:
-        outcome = await pending
+        if not inspect.isawaitable(outcome):
+            raise _not_a_result(check, outcome)
+        outcome = await outcome
         if not isinstance(outcome, CheckResult):
             raise _not_a_result(check, outcome)
     except BaseException as caught:
         outcome = _errored(check, caught, return_exception)
-    now = time.perf_counter()
-    return _stamp(outcome, check, (now - t0) * 1000), now
-
-
-def _run_now(
-    check: Check, trace: Trace[Any, Any], return_exception: bool, t0: float
-) -> tuple[CheckResult, float] | Coroutine[Any, Any, tuple[CheckResult, float]]:
-    """:func:`run_check` without a coroutine, for a check whose ``run`` is sync.
-
-    ``t0`` is when the check started (the previous check's end, so one clock read per
-    check); returns the stamped verdict and its end time, or, when ``run`` handed back an
-    awaitable after all, the coroutine that finishes the job.
-    """
-    try:
-        outcome = check.run(trace)
-        if type(outcome) is not CheckResult:
-            if inspect.isawaitable(outcome):
-                return _finish(check, outcome, return_exception, t0)
-            if not isinstance(outcome, CheckResult):
-                raise _not_a_result(check, outcome)
-    except BaseException as caught:
-        outcome = _errored(check, caught, return_exception)
-        now = time.perf_counter()
-        return _stamp(outcome, check, (now - t0) * 1000), now
-    now = time.perf_counter()
-    return _stamp_fresh(outcome, check, (now - t0) * 1000), now
+    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
 
 
 async def _run_checks(
-    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool
-) -> list[CheckResult]:
-    """Every check in order; a sync check costs no coroutine and one clock read."""
+    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool, t0: float
+) -> tuple[list[CheckResult], float]:
+    """Every check in order, from ``t0``; the verdicts and when the last one ended.
+
+    A sync check costs no coroutine and one clock read (its start is the previous check's
+    end); a built-in verdict is stamped in place."""
     results: list[CheckResult] = []
-    t0 = time.perf_counter()
     for check in checks:
-        if _is_async(check):
+        mode = _MODES.get(type(check)) or _mode(type(check))
+        if mode == _ASYNC:
             results.append(await run_check(check, trace, return_exception))
             t0 = time.perf_counter()
             continue
-        done = _run_now(check, trace, return_exception, t0)
-        if not isinstance(done, tuple):
-            done = await done
-        result, t0 = done
-        results.append(result)
-    return results
+        try:
+            outcome = check.run(trace)
+        except BaseException as caught:
+            outcome = _errored(check, caught, return_exception)
+            mode = _SYNC  # an error verdict of ours: stamped like any other
+        if type(outcome) is not CheckResult and not isinstance(outcome, CheckResult):
+            results.append(await _settle(check, outcome, return_exception, t0))
+            t0 = time.perf_counter()
+            continue
+        now = time.perf_counter()
+        if mode == _SYNC_FRESH:
+            results.append(_stamp_fresh(outcome, check, (now - t0) * 1000))
+        else:
+            results.append(_stamp(outcome, check, (now - t0) * 1000))
+        t0 = now
+    return results, t0
 
 
 def _test_case_result(
-    results: list[CheckResult], t0: float, trace: Trace[Any, Any], error: StepError | None
+    results: list[CheckResult],
+    t0: float,
+    end: float,
+    trace: Trace[Any, Any],
+    error: StepError | None,
 ) -> TestCaseResult:
     n = len(trace.interactions)
     return construct(
         TestCaseResult,
         {
             "results": results,
-            "duration_ms": round((time.perf_counter() - t0) * 1000),
+            "duration_ms": round((end - t0) * 1000),
             "last_interaction_index": n - 1 if n else None,
             "error": error,
         },
@@ -301,7 +298,23 @@ async def run_step(
     """Produce the step's interactions into ``context``, then run all its checks."""
     t0 = time.perf_counter()
     error: StepError | None = None
+    # Interactions that only need recording (static inputs and outputs) share one clock
+    # read and are added together, before the next spec that runs code and at the end.
+    pending: list[Interaction[Any, Any]] = []
+    now: datetime | None = None
+    ran_code = False  # else the checks start when the step did (nothing ran in between)
     for spec in step.interacts:
+        interact = recorded(spec)
+        if interact is not None:
+            if now is None:
+                now = datetime.now(UTC)
+            pending.append(interact.record(now))
+            continue
+        if pending:
+            context.extend(pending)
+            pending = []
+        now = None
+        ran_code = True
         try:
             await spec.run(context)
         except BaseException as caught:
@@ -309,13 +322,17 @@ async def run_step(
             phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
             error = StepError.from_exception(exc, phase)
             break
+    if pending:
+        context.extend(pending)
     trace = context.trace
     if error is None:
-        results = await _run_checks(step.checks, trace, return_exception)
+        start = time.perf_counter() if ran_code else t0
+        results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
         results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
-    return _test_case_result(results, t0, trace, error)
+        end = time.perf_counter()
+    return _test_case_result(results, t0, end, trace, error)
 
 
 class TestCase(BaseModel):
@@ -348,8 +365,8 @@ class TestCaseRunner:
 
     async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
         t0 = time.perf_counter()
-        results = await _run_checks(test_case.checks, test_case.trace, return_exception)
-        return _test_case_result(results, t0, test_case.trace, None)
+        results, end = await _run_checks(test_case.checks, test_case.trace, return_exception, t0)
+        return _test_case_result(results, t0, end, test_case.trace, None)
 
 
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
@@ -402,14 +419,16 @@ class ScenarioRunner:
         trace = empty
         for _ in range(runs):
             context = InteractionContext(
-                replace(empty, annotations=dict(scenario.annotations)),
+                empty,
                 binding,
                 timeout_s=timeout,
                 threads=threads,
+                annotations=dict(scenario.annotations),
             )
-            steps = await self._run_once(scenario, context, return_exception, stop_on_failure)
+            steps, status = await self._run_once(
+                scenario, context, return_exception, stop_on_failure
+            )
             trace = context.trace
-            status = rollup((s.status for s in steps), ScenarioStatus)
             statuses.append(status)
             if status is not ScenarioStatus.PASS:
                 break
@@ -434,19 +453,25 @@ class ScenarioRunner:
         context: InteractionContext,
         return_exception: bool,
         stop_on_failure: bool,
-    ) -> list[TestCaseResult]:
+    ) -> tuple[list[TestCaseResult], ScenarioStatus]:
+        """One run's step results and its status (each step's status is read once)."""
         results: list[TestCaseResult] = []
+        statuses: list[TestCaseStatus] = []
         stopped = False
         for index, step in enumerate(scenario.steps):
             if stopped:
                 last = results[-1].last_interaction_index if results else None
-                results.append(_skipped_step(index, step, last))
+                skipped = _skipped_step(index, step, last)
+                results.append(skipped)
+                statuses.append(skipped.status)
                 continue
             result = await run_step(step, context, return_exception)
             results.append(result)
-            if stop_on_failure and result.status is not TestCaseStatus.PASS:
+            status = result.status
+            statuses.append(status)
+            if stop_on_failure and status is not TestCaseStatus.PASS:
                 stopped = True
-        return results
+        return results, rollup(statuses, ScenarioStatus)
 
 
 _default_runner = ScenarioRunner()

@@ -12,19 +12,21 @@ scenario; the thread pool is bounded by ``max_concurrency`` too.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from scenarist._construct import construct
+from scenarist._gc import FREEZE_EVERY, frozen_while_running
 from scenarist._missing import MISSING
 from scenarist._progress import Progress
 from scenarist._sync import run_sync
 from scenarist.adaptive import AUTO, AdaptiveConcurrency
+from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
 from scenarist.results import ScenarioResult, SuiteResult
 from scenarist.scenario import Scenario
@@ -65,6 +67,10 @@ def validate_concurrency(value: Any) -> int | AdaptiveConcurrency | None:
     return validate_max_concurrency(value)
 
 
+def _nothing() -> None:
+    return None
+
+
 def _limiter_stats(plan: RunPlan) -> Any:
     """What the run's limiter did (for the report), when it had one."""
     if plan.limiter is None:
@@ -72,6 +78,12 @@ def _limiter_stats(plan: RunPlan) -> Any:
     from scenarist.rate_limits import RateLimiter
 
     return plan.limiter.snapshot() if isinstance(plan.limiter, RateLimiter) else None
+
+
+def _is_stream(value: Any) -> bool:
+    """An iterable of scenarios to pull lazily (a generator, an iterator, ``map``...),
+    as opposed to the list (or tuple) that ``scenarios`` validates."""
+    return isinstance(value, Iterable) and not isinstance(value, list | tuple | str | bytes | dict)
 
 
 class Suite(BaseModel):
@@ -82,6 +94,68 @@ class Suite(BaseModel):
     name: str
     scenarios: list[Scenario] = Field(default_factory=list)
     target: Any = Field(default=MISSING, exclude=True, repr=False)
+
+    _stream: Iterable[Scenario] | None = PrivateAttr(None)
+    _stream_used: bool = PrivateAttr(False)
+
+    def __init__(self, /, **data: Any) -> None:
+        """``scenarios`` is a list, or any other iterable (a generator): then the suite is
+        *streamed*: each scenario is built when a worker is free to run it, so a run holds
+        about ``max_concurrency`` definitions at once however long the stream is (see
+        ``docs/streaming.md``). A stream can be run once; ``suite.scenarios`` holds only
+        the scenarios given as a list or appended, which run first."""
+        stream = data.get("scenarios")
+        if _is_stream(stream):
+            data = {**data, "scenarios": []}
+        super().__init__(**data)
+        if _is_stream(stream):
+            self._stream = stream
+
+    @property
+    def streamed(self) -> bool:
+        """Whether this suite pulls (some of) its scenarios from an iterable."""
+        return self._stream is not None or self._stream_used
+
+    def _source(self) -> Iterable[Scenario]:
+        """What a run iterates: the list, then the stream (consumed by this run)."""
+        if self._stream is None:
+            if self._stream_used:
+                raise UserError(
+                    f"suite {self.name!r} streams its scenarios from an iterable that an "
+                    "earlier run consumed; build the suite again (Suite(name=..., "
+                    "scenarios=make_scenarios())) to run it again"
+                )
+            return self.scenarios
+        stream, self._stream, self._stream_used = self._stream, None, True
+        return self._pull(stream)
+
+    def _pull(self, stream: Iterable[Scenario]) -> Iterator[Scenario]:
+        yield from self.scenarios
+        given = len(self.scenarios)
+        source = iter(stream)
+        while True:
+            try:
+                scenario = next(source)
+            except StopIteration:
+                return
+            except ScenarioSourceError:  # a stream of a stream (``select``) failed
+                raise
+            except Exception as exc:
+                raise ScenarioSourceError(
+                    f"suite {self.name!r}: its scenario source raised "
+                    f"{type(exc).__name__} after {given} scenarios: {exc}",
+                    index=given,
+                ) from exc
+            if not isinstance(scenario, Scenario):
+                raise ScenarioSourceError(
+                    f"suite {self.name!r}: its scenario source yielded "
+                    f"{type(scenario).__name__} at index {given}; it must yield Scenario "
+                    "objects",
+                    index=given,
+                )
+            yield scenario
+            scenario = None  # type: ignore[assignment]  # not alive while the next is built
+            given += 1
 
     def append(self, scenario: Scenario) -> Self:
         if not isinstance(scenario, Scenario):
@@ -100,13 +174,19 @@ class Suite(BaseModel):
         """A suite of the scenarios carrying any of ``tags`` and/or named in ``names``."""
         wanted_tags = set(tags or ())
         wanted_names = set(names or ())
-        chosen = [
-            s
-            for s in self.scenarios
-            if (not wanted_tags or wanted_tags & set(s.tags))
-            and (not wanted_names or s.name in wanted_names)
-        ]
-        return Suite(name=self.name, scenarios=chosen, target=self.target)
+
+        def wanted(s: Scenario) -> bool:
+            return (not wanted_tags or bool(wanted_tags & set(s.tags))) and (
+                not wanted_names or s.name in wanted_names
+            )
+
+        if self.streamed:  # filtered as it streams (this suite's stream moves there)
+            return Suite(
+                name=self.name, scenarios=filter(wanted, self._source()), target=self.target
+            )
+        return Suite(
+            name=self.name, scenarios=[s for s in self.scenarios if wanted(s)], target=self.target
+        )
 
     def _plan(
         self,
@@ -156,7 +236,10 @@ class Suite(BaseModel):
                 f"executor must be an Executor (LocalExecutor(), RayExecutor(...)), "
                 f"got {type(chosen).__name__}"
             )
-        await chosen.run_scenarios(self.scenarios, plan, sink)
+        source = self._source()
+        if not isinstance(chosen, LocalExecutor) and not isinstance(source, list):
+            source = list(source)  # other executors cut a list into batches
+        await chosen.run_scenarios(source, plan, sink)  # type: ignore[arg-type]
 
     async def iter_results(
         self,
@@ -187,14 +270,21 @@ class Suite(BaseModel):
             plan.cap or 100
         )
 
+        failed: list[ScenarioSourceError] = []
+
         async def produce() -> None:
             async with send:
-                await self._execute(lambda i, r: send.send((i, r)), plan, executor)
+                try:
+                    await self._execute(lambda i, r: send.send((i, r)), plan, executor)
+                except ScenarioSourceError as exc:  # raised below, after the results so far
+                    failed.append(exc)
 
         async with anyio.create_task_group() as group, receive:
             group.start_soon(produce)
             async for item in receive:
                 yield item
+        if failed:
+            raise failed[0]
 
     async def run(
         self,
@@ -231,39 +321,58 @@ class Suite(BaseModel):
         )
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
-        results: list[ScenarioResult | None] = [None] * len(self.scenarios)
+        streamed = self.streamed
+        results: list[ScenarioResult | None] = [] if streamed else [None] * len(self.scenarios)
         adaptive: AdaptiveConcurrency | None = None
         cap = plan.concurrency
         if isinstance(cap, AdaptiveConcurrency):
             adaptive, cap = cap, cap.cap
         workers = (cap or len(self.scenarios)) if parallel else 1
-        progress = (
-            Progress(self.scenarios, parallel=workers, concurrency=adaptive) if verbose else None
+        progress = (  # a stream has no known length: no progress bar
+            Progress(self.scenarios, parallel=workers, concurrency=adaptive)
+            if verbose and not streamed
+            else None
         )
 
+        kept = 0
+        freeze = _nothing
+
         async def store(index: int, result: ScenarioResult) -> None:
+            nonlocal kept
+            if index >= len(results):  # a streamed suite grows as it runs
+                results.extend([None] * (index + 1 - len(results)))
             results[index] = result
+            kept += 1
+            if kept % FREEZE_EVERY == 0:
+                freeze()  # the results so far: kept to the end, not traversed again
             if progress is not None:
                 progress.advance(index, result)
 
+        def outcome(incomplete: bool) -> SuiteResult:
+            return construct(
+                SuiteResult,
+                {
+                    "results": [r for r in results if r is not None],
+                    "duration_ms": round((time.perf_counter() - t0) * 1000),
+                    "suite_name": self.name,
+                    "started_at": started_at,
+                    "recommendation": None,
+                    "suite": self,
+                    "incomplete": incomplete,
+                    "rate_limits": _limiter_stats(plan),
+                },
+            )
+
         try:
-            await self._execute(store, plan, executor)
+            with frozen_while_running() as freeze:
+                await self._execute(store, plan, executor)
+        except ScenarioSourceError as exc:
+            exc.result = outcome(incomplete=True)  # the scenarios that ran, in order
+            raise
         finally:
             if progress is not None:
                 progress.close()
-        return construct(
-            SuiteResult,
-            {
-                "results": [r for r in results if r is not None],
-                "duration_ms": round((time.perf_counter() - t0) * 1000),
-                "suite_name": self.name,
-                "started_at": started_at,
-                "recommendation": None,
-                "suite": self,
-                "incomplete": False,
-                "rate_limits": _limiter_stats(plan),
-            },
-        )
+        return outcome(incomplete=False)
 
     def run_sync(
         self,

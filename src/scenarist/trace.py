@@ -201,6 +201,15 @@ class InteractionLog(Sequence[T]):
         items.append(item)
         return InteractionLog._view(items, self._n + 1)
 
+    def extended(self, new: list[T]) -> InteractionLog[T]:
+        """A new log with ``new`` at the end (one view for several items); this one is
+        unchanged."""
+        items = self._items
+        if len(items) != self._n:
+            items = items[: self._n]
+        items.extend(new)
+        return InteractionLog._view(items, len(items))
+
     def __len__(self) -> int:
         return self._n
 
@@ -269,6 +278,9 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
     def last(self) -> Interaction[InputType, OutputType] | None:
         """The most recent interaction, or ``None`` before the first one."""
         log = self.interactions
+        if type(log) is InteractionLog:  # read the view directly (checks ask for it often)
+            n = log._n
+            return log._items[n - 1] if n else None
         return log[len(log) - 1] if len(log) else None
 
     def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:

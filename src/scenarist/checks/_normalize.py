@@ -32,6 +32,8 @@ def normalize_text(text: str, form: NormalizationForm | None = "NFKC") -> str:
     """
     if form is None:
         return text
+    if text.isascii():  # every normal form of ASCII text is the text itself
+        return " ".join(text.split())
     return " ".join(unicodedata.normalize(form, text).split())
 
 

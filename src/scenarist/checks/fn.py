@@ -24,8 +24,9 @@ from pydantic import (
     model_serializer,
 )
 
+from scenarist._construct import replace
 from scenarist.checks._values import optional
-from scenarist.checks.base import Check
+from scenarist.checks.base import Check, fresh_verdicts
 from scenarist.errors import SerializationError
 from scenarist.results import CheckResult
 from scenarist.trace import Trace
@@ -112,6 +113,7 @@ class FnCheck(Check):
         """The check as JSON-ready data, without the function, name and description."""
         return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
+    @fresh_verdicts
     def run(self, trace: Trace[Any, Any]) -> CheckResult | Awaitable[CheckResult]:
         """Call the function and turn its answer into a verdict.
 
@@ -120,7 +122,7 @@ class FnCheck(Check):
         ``await check.run(trace)`` works, as in giskard-checks (a verdict awaits to itself).
         """
         outcome = self.fn(trace)
-        if inspect.isawaitable(outcome):
+        if type(outcome) is not bool and inspect.isawaitable(outcome):
             return self._verdict_later(outcome)
         return self._verdict(outcome)
 
@@ -129,7 +131,9 @@ class FnCheck(Check):
 
     def _verdict(self, outcome: Any) -> CheckResult:
         if isinstance(outcome, CheckResult):
-            return outcome
+            # The function may keep and return this verdict again: hand out a copy that
+            # the runner can stamp in place (see ``fresh_verdicts``).
+            return replace(outcome, details=dict(outcome.details))
         if isinstance(outcome, bool):
             if outcome:
                 return CheckResult.success(self.success_message, details=dict(self.details))

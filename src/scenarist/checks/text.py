@@ -40,6 +40,8 @@ class _TextCheck(Check):
 
     def _unusable(self, text: Any, other_name: str, other: Any) -> CheckResult | None:
         """An ERROR when the text or the other operand is missing or not a string."""
+        if type(text) is str and type(other) is str:  # the common case, decided at once
+            return None
         details = {"text": text, other_name: other}
         if isinstance(text, NoMatch):
             return CheckResult.error(f"No value found for text key '{text.key}'.", details=details)

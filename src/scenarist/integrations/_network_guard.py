@@ -26,17 +26,19 @@ first active guard and removed by the last.
 
 from __future__ import annotations
 
-import http.client
 import socket
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scenarist.errors import LiveCallBlockedError, UserError
 from scenarist.tracing.recorder import RunRecorder, current_recorder
+
+if TYPE_CHECKING:
+    import http.client
 
 __all__ = ["NetworkGuard", "check_request", "guard_network", "unguarded"]
 
@@ -175,6 +177,8 @@ def _putrequest(
 
 
 def _install() -> None:
+    import http.client  # here: a run that never guards the network does not load it
+
     _originals["connect"] = socket.socket.connect
     _originals["connect_ex"] = socket.socket.connect_ex
     _originals["putrequest"] = http.client.HTTPConnection.putrequest
@@ -184,6 +188,8 @@ def _install() -> None:
 
 
 def _uninstall() -> None:
+    import http.client
+
     socket.socket.connect = _originals.pop("connect")  # type: ignore[method-assign]
     socket.socket.connect_ex = _originals.pop("connect_ex")  # type: ignore[method-assign]
     http.client.HTTPConnection.putrequest = _originals.pop("putrequest")  # type: ignore[method-assign]

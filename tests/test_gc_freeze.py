@@ -1,0 +1,100 @@
+"""``Suite.run`` keeps its results out of the cyclic collector's way, and only while it runs.
+
+The results of a run stay alive to its end; freezing them (``gc.freeze``) spares every full
+collection a walk over them. What users rely on: the collector is given back as it was,
+garbage made before or during the run is still collected afterwards, and a process that
+manages the collector itself (froze objects, or turned it off) is left alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scenarist import Equals, FnCheck, Scenario, Suite, Trace
+
+
+class Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def suite_watching_the_collector(n: int, seen: list[int]) -> Suite:
+    def watch(trace: Trace[Any, Any]) -> bool:
+        seen.append(gc.get_freeze_count())
+        return True
+
+    def scenarios() -> Iterator[Scenario]:
+        for i in range(n):
+            yield (
+                Scenario(f"s{i}")
+                .interact(f"q{i}", f"a{i}")
+                .check(Equals(expected_value=f"a{i}"))
+                .check(FnCheck(name="watch", fn=watch))
+            )
+
+    return Suite(name="gc", scenarios=list(scenarios()))
+
+
+@pytest.fixture
+def collector_as_found() -> Iterator[None]:
+    assert gc.isenabled() and gc.get_freeze_count() == 0, "another test left the GC changed"
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_the_run_freezes_while_it_runs_and_gives_everything_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("scenarist.suite.FREEZE_EVERY", 8)
+    seen: list[int] = []
+    before = Cycle()
+    dead_before = weakref.ref(before)
+    del before
+    result = suite_watching_the_collector(30, seen).run_sync(verbose=False)
+    assert result.passed_count == 30
+    assert min(seen) > 0  # frozen from the start...
+    assert seen[-1] > seen[0]  # ...and again as results were kept
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    gc.collect()
+    assert dead_before() is None  # the cycle frozen with the rest was collected after
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_a_process_that_froze_objects_itself_is_left_alone() -> None:
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    seen: list[int] = []
+    suite_watching_the_collector(5, seen).run_sync(verbose=False)
+    # (The count is of objects still alive, so it can only fall: nothing new was frozen.)
+    assert max(seen) <= frozen
+    assert gc.get_freeze_count() <= frozen
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_a_disabled_collector_stays_disabled_and_nothing_is_frozen() -> None:
+    gc.disable()
+    seen: list[int] = []
+    suite_watching_the_collector(5, seen).run_sync(verbose=False)
+    assert set(seen) == {0}
+    assert not gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_a_run_that_raises_gives_the_collector_back() -> None:
+    def broken(trace: Trace[Any, Any]) -> bool:
+        raise RuntimeError("boom")
+
+    suite = Suite(
+        name="raises",
+        scenarios=[Scenario("s").interact("q", "a").check(FnCheck(name="b", fn=broken))],
+    )
+    with pytest.raises(RuntimeError, match="boom"):
+        suite.run_sync(verbose=False)
+    assert gc.get_freeze_count() == 0

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx2._config as httpx2_config
 import pytest
 from hypothesis import HealthCheck, settings
-from tests.helpers.databases import database_url, pg_cluster  # noqa: F401  (fixtures)
+from tests.helpers.databases import database_url, pg_cluster, sqlite_template  # noqa: F401
 
 from scenarist.model_defaults import reset_settings
 
@@ -17,6 +18,14 @@ from scenarist.model_defaults import reset_settings
 # (no deadlines, no "generation too slow" failures).
 settings.register_profile("scenarist", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("scenarist")
+
+# httpx2's default timeout (5 s for connect, read, write and pool) is the only time limit
+# on most of the tests' own HTTP calls to live servers; on a loaded machine the first
+# request to a new app (its routes are built then) took longer than that. Speed is for
+# the benchmarks: the tests' default is 60 s. A test about timeouts passes its own, and
+# scenarist's clients always pass theirs, so neither is changed by this.
+for _phase in ("connect", "read", "write", "pool"):
+    setattr(httpx2_config.DEFAULT_TIMEOUT_CONFIG, _phase, 60.0)
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",

@@ -5,8 +5,10 @@ judge, ``openai/gpt-4o-mini``, a key in the environment would reach a real provi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
+import httpcore2
 import httpx2._config as httpx2_config
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,6 +28,12 @@ settings.load_profile("scenarist")
 # scenarist's clients always pass theirs, so neither is changed by this.
 for _phase in ("connect", "read", "write", "pool"):
     setattr(httpx2_config.DEFAULT_TIMEOUT_CONFIG, _phase, 60.0)
+
+# Every HTTP client built in a test (the tests' own, each SDK client an agent makes, the
+# remote store's per request) loads the machine's CA bundle into a new SSL context: 60 ms
+# of CPU each, a sizeable part of the suite's time. The tests speak plain HTTP on
+# loopback only (they are offline), so one default context, built once, serves them all.
+httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",

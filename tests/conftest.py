@@ -51,6 +51,29 @@ OFFLINE_ENV = (
 )
 
 
+# The longest modules, first (measured with ``tests/helpers/cpu_times.py``'s report: the
+# wall time of each under load). Under ``--dist loadscope`` a module is one unit of work,
+# handed out in collection order (``make test`` passes ``--no-loadscope-reorder``; xdist's
+# own order, most tests first, put the one-test Ray session last, running alone for
+# minutes at the end). Every other module keeps its place.
+LONGEST_FIRST = (
+    "tests/test_benchmarks.py",
+    "tests/compat/differential/test_differential.py",
+    "tests/test_ray_in_netns.py",
+    "tests/cli/test_cli_faults.py",
+    "tests/server/test_dashboard.py",
+    "tests/cli/test_cli_process.py",
+    "tests/server/test_sessions.py",
+    "tests/server/test_api.py",
+    "tests/dashboard/test_views_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
 @pytest.fixture(autouse=True)
 def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in OFFLINE_ENV:

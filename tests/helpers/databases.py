@@ -135,8 +135,11 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
     anyio.run(PgCluster._migrate, SqlStore(f"sqlite:///{path}"))
-    with sqlite3.connect(path) as connection:  # everything in the main file, none in -wal
+    connection = sqlite3.connect(path)
+    try:  # everything in the main file, nothing left in a -wal file
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
     return path
 
 

@@ -2,7 +2,8 @@
 
 PY ?= .venv/bin/python
 # Test processes (pytest-xdist); each module stays on one worker, so module fixtures
-# (a dashboard server, the giskard differential run) are built once.
+# (a dashboard server, the giskard differential run) are built once. Modules are handed
+# out in collection order, the longest first (tests/conftest.py, LONGEST_FIRST).
 WORKERS ?= 3
 
 check: lint types test
@@ -15,4 +16,4 @@ types:
 	$(PY) -m mypy
 
 test:
-	$(PY) -m pytest -q -n $(WORKERS) --dist loadscope
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadscope --no-loadscope-reorder

@@ -71,13 +71,6 @@ def timed(suite: Any, target: Any, executor: Any) -> float:
 def measure(count: int, workers: list[int], rounds: int) -> dict[str, Any]:
     import ray
 
-    from scenarist.executor import LocalExecutor
-    from scenarist.ray_executor import RayExecutor
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    import ray_executor as this  # the targets by module name, importable on the workers
-
-    suite = build_suite(count)
     cpus = max(workers)
     folder = tempfile.mkdtemp(prefix="scn-bench-ray-", dir="/tmp")
     started = time.perf_counter()
@@ -90,30 +83,46 @@ def measure(count: int, workers: list[int], rounds: int) -> dict[str, Any]:
     )
     init_s = time.perf_counter() - started
     try:
-        local = min(timed(suite, this.sleepy, LocalExecutor()) for _ in range(rounds))
-        local_instant = min(timed(suite, this.instant, LocalExecutor()) for _ in range(rounds))
-        cold = timed(suite, this.sleepy, RayExecutor(num_cpus=cpus / workers[0]))
-        rows = []
-        for count_workers in workers:
-            executor = RayExecutor(num_cpus=cpus / count_workers)
-            timed(suite, this.instant, executor)  # warm this shape
-            sleepy_s = min(timed(suite, this.sleepy, executor) for _ in range(rounds))
-            instant_s = min(timed(suite, this.instant, executor) for _ in range(rounds))
-            batches = executor.last_batches
-            rows.append(
-                {
-                    "workers": count_workers,
-                    "batches": batches,
-                    "suite_s": sleepy_s,
-                    "scenarios_per_s": count / sleepy_s,
-                    "overhead_per_scenario_ms": (sleepy_s - local) / count * 1000,
-                    "per_batch_overhead_ms": (instant_s - local_instant) / batches * 1000,
-                }
-            )
-        actor = actor_turns(ray, 2000)
+        return measure_on(ray, count, workers, rounds, init_s=init_s)
     finally:
         ray.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure_on(
+    ray: Any, count: int, workers: list[int], rounds: int, *, init_s: float = 0.0
+) -> dict[str, Any]:
+    """The measurements on a Ray that is already up (with ``max(workers)`` CPUs and
+    ``bench/`` on its workers' path); the smoke test runs them on the test session's Ray."""
+    from scenarist.executor import LocalExecutor
+    from scenarist.ray_executor import RayExecutor
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import ray_executor as this  # the targets by module name, importable on the workers
+
+    suite = build_suite(count)
+    cpus = max(workers)
+    local = min(timed(suite, this.sleepy, LocalExecutor()) for _ in range(rounds))
+    local_instant = min(timed(suite, this.instant, LocalExecutor()) for _ in range(rounds))
+    cold = timed(suite, this.sleepy, RayExecutor(num_cpus=cpus / workers[0]))
+    rows = []
+    for count_workers in workers:
+        executor = RayExecutor(num_cpus=cpus / count_workers)
+        timed(suite, this.instant, executor)  # warm this shape
+        sleepy_s = min(timed(suite, this.sleepy, executor) for _ in range(rounds))
+        instant_s = min(timed(suite, this.instant, executor) for _ in range(rounds))
+        batches = executor.last_batches
+        rows.append(
+            {
+                "workers": count_workers,
+                "batches": batches,
+                "suite_s": sleepy_s,
+                "scenarios_per_s": count / sleepy_s,
+                "overhead_per_scenario_ms": (sleepy_s - local) / count * 1000,
+                "per_batch_overhead_ms": (instant_s - local_instant) / batches * 1000,
+            }
+        )
+    actor = actor_turns(ray, 2000)
     return {
         "limiter_actor": actor,
         "scenarios": count,

@@ -5,11 +5,14 @@ judge, ``openai/gpt-4o-mini``, a key in the environment would reach a real provi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
+import httpcore2
+import httpx2._config as httpx2_config
 import pytest
 from hypothesis import HealthCheck, settings
-from tests.helpers.databases import database_url, pg_cluster  # noqa: F401  (fixtures)
+from tests.helpers.databases import database_url, pg_cluster, sqlite_template  # noqa: F401
 
 from scenarist.model_defaults import reset_settings
 
@@ -17,6 +20,20 @@ from scenarist.model_defaults import reset_settings
 # (no deadlines, no "generation too slow" failures).
 settings.register_profile("scenarist", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("scenarist")
+
+# httpx2's default timeout (5 s for connect, read, write and pool) is the only time limit
+# on most of the tests' own HTTP calls to live servers; on a loaded machine the first
+# request to a new app (its routes are built then) took longer than that. Speed is for
+# the benchmarks: the tests' default is 60 s. A test about timeouts passes its own, and
+# scenarist's clients always pass theirs, so neither is changed by this.
+for _phase in ("connect", "read", "write", "pool"):
+    setattr(httpx2_config.DEFAULT_TIMEOUT_CONFIG, _phase, 60.0)
+
+# Every HTTP client built in a test (the tests' own, each SDK client an agent makes, the
+# remote store's per request) loads the machine's CA bundle into a new SSL context: 60 ms
+# of CPU each, a sizeable part of the suite's time. The tests speak plain HTTP on
+# loopback only (they are offline), so one default context, built once, serves them all.
+httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",
@@ -32,6 +49,29 @@ OFFLINE_ENV = (
     "GISKARD_CHECKS_DEFAULT_EMBEDDING_MODEL",
     "SCENARIST_RATE_LIMITS",
 )
+
+
+# The longest modules, first (measured with ``tests/helpers/cpu_times.py``'s report: the
+# wall time of each under load). Under ``--dist loadscope`` a module is one unit of work,
+# handed out in collection order (``make test`` passes ``--no-loadscope-reorder``; xdist's
+# own order, most tests first, put the one-test Ray session last, running alone for
+# minutes at the end). Every other module keeps its place.
+LONGEST_FIRST = (
+    "tests/test_benchmarks.py",
+    "tests/compat/differential/test_differential.py",
+    "tests/test_ray_in_netns.py",
+    "tests/cli/test_cli_faults.py",
+    "tests/server/test_dashboard.py",
+    "tests/cli/test_cli_process.py",
+    "tests/server/test_sessions.py",
+    "tests/server/test_api.py",
+    "tests/dashboard/test_views_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(autouse=True)

@@ -87,8 +87,9 @@ def test_a_page_on_another_site_cannot_plant_prune_pin_or_rebind(
             )
             try:
                 page = browser.new_page()
+                page.set_default_timeout(60_000)
                 page.goto(f"http://evil.example:{site_port}/attack.html")
-                page.wait_for_function("document.title === 'done'", timeout=15_000)
+                page.wait_for_function("document.title === 'done'", timeout=60_000)
                 rebound = page.goto(f"http://evil.example:{api.port}/api/runs")
                 assert rebound is not None and rebound.status == 421
                 assert "seed" not in page.content()

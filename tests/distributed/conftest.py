@@ -43,7 +43,14 @@ def ray_cluster() -> Iterator[Any]:
         include_dashboard=False,
         log_to_driver=False,
         _temp_dir=folder,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "RAY_AUTH_MODE": "disabled"}},
+        # bench/ too: the Ray benchmark's smoke test runs on this Ray (its targets are
+        # imported by module name, ``ray_executor``, on the workers)
+        runtime_env={
+            "env_vars": {
+                "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]),
+                "RAY_AUTH_MODE": "disabled",
+            }
+        },
     )
     try:
         yield ray

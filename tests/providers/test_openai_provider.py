@@ -187,7 +187,7 @@ async def test_openai_timeout_is_retried_then_reported(server: FakeLLMServer) ->
         over.set()
 
 
-def _wait_for(condition: Callable[[], bool], limit_s: float = 30.0) -> None:
+def _wait_for(condition: Callable[[], bool], limit_s: float = 60.0) -> None:
     """Poll ``condition`` (in the fake server's thread) until it holds or ``limit_s``
     passes; the test's assertion then says which."""
     deadline = time.monotonic() + limit_s

@@ -29,12 +29,12 @@ def _urllib(url: str) -> Any:
     request = urllib.request.Request(
         url + "/search", data=json.dumps(SEARCH).encode(), method="POST"
     )
-    with urllib.request.urlopen(request, timeout=5) as response:
+    with urllib.request.urlopen(request, timeout=60) as response:
         return response.status
 
 
 def _requests(url: str) -> Any:
-    return requests.post(url + "/search", json=SEARCH, timeout=5).status_code
+    return requests.post(url + "/search", json=SEARCH, timeout=60).status_code
 
 
 def _httpx(url: str) -> Any:

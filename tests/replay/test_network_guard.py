@@ -34,7 +34,7 @@ def _urllib(url: str) -> str:
 
 
 def _requests(url: str) -> str:
-    return str(requests.post(url + "/search", json=SEARCH, timeout=5).status_code)
+    return str(requests.post(url + "/search", json=SEARCH, timeout=60).status_code)
 
 
 def _httpx(url: str) -> str:

@@ -39,7 +39,7 @@ def _text(raw: bytes, stream: bool) -> str:
 def with_requests(base: str, question: str, stream: bool) -> str:
     url = base + "/v1/chat/completions"
     with requests.Session() as http:
-        reply = http.post(url, json=body(question, stream), stream=stream, timeout=5)
+        reply = http.post(url, json=body(question, stream), stream=stream, timeout=60)
         assert reply.status_code == 200, reply.text
         if stream:  # read as an SDK would: line by line as the events arrive
             return _text(b"\n".join(reply.iter_lines()), stream)
@@ -140,7 +140,7 @@ def test_a_compressed_response_is_captured_recorded_and_replayed(
     def ask(base: str) -> Any:
         url = base + "/v1/messages"
         if send is with_requests:
-            return requests.post(url, json={"model": "x"}, timeout=5).json()
+            return requests.post(url, json={"model": "x"}, timeout=60).json()
         with urllib3.PoolManager() as http:
             return http.request("POST", url, json={"model": "x"}).json()
 

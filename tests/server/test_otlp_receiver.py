@@ -161,7 +161,7 @@ def test_an_instrumented_agent_exports_to_serve_and_its_trace_replays_offline(
     real server on loopback; the trace shows on the dashboard, becomes an item, and the item
     replays with nothing reaching the provider."""
     with LiveServer(create_app(database_url)) as server:
-        exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=10)
+        exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=60)
         with FakeLLMServer(script()) as llm, instrumented(exporter) as (provider, _):
             assert support_agent(provider, llm.openai_url, "Where is order A1?") == "It shipped."
         with httpx2.Client(base_url=server.url) as http:
@@ -202,7 +202,7 @@ def test_live_export_sends_each_run_to_the_otlp_endpoint(
         monkeypatch.setenv("SCENARIST_OTLP_ENDPOINT", server.url + "/otlp")
         client = Client(store=MemoryStore())
         client.run("support", agent, input="where is A1?")
-        assert live_export.flush(timeout=10)
+        assert live_export.flush(timeout=60)
         (local,) = client.store.traces.values()  # type: ignore[attr-defined]
         store = SqlStore(database_url)
         remote = run_sync(store.get_trace, local.trace_id)
@@ -223,7 +223,7 @@ def test_live_export_failures_never_break_a_run(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("SCENARIST_OTLP_HEADERS", raising=False)
     client = Client(store=MemoryStore())
     client.run("support", lambda ctx: "ok", input="x")
-    assert live_export.flush(timeout=10)
+    assert live_export.flush(timeout=60)
     exporter = live_export._exporters[f"{endpoint}\n"]
     assert exporter.failed >= 1 and exporter.url.endswith("/v1/traces")
     assert len(client.store.traces) == 1  # type: ignore[attr-defined]

@@ -152,7 +152,7 @@ def test_remote_upload_keeps_line_separators(live_server: LiveServer, tmp_path: 
     store = RemoteStore(live_server.url, retries=0)
     uploaded = run_sync(store.upload_run_log, _separator_log("seps-remote", tmp_path))
     assert (uploaded.created, uploaded.complete, uploaded.scenario_count) == (True, True, 1)
-    page = httpx2.get(f"{live_server.url}/runs/seps-remote/scenarios/0.json", timeout=10)
+    page = httpx2.get(f"{live_server.url}/runs/seps-remote/scenarios/0.json", timeout=60)
     assert page.status_code == 200, page.text
     assert page.json()["interactions"][0]["outputs"] == SEPARATORS
 

@@ -24,13 +24,13 @@ def test_locked_sqlite_answers_503_and_the_spooled_run_is_synced_once(tmp_path: 
     log = make_run_log("run-locked")
     with LiveServer(create_app(url)) as server:
         with write_locked(path):
-            direct = httpx2.post(f"{server.url}/api/runs", json=run_log_json(log), timeout=10)
+            direct = httpx2.post(f"{server.url}/api/runs", json=run_log_json(log), timeout=60)
             assert direct.status_code == 503
             error = direct.json()["error"]
             assert error["code"] == "database_unavailable"
             assert "locked" in error["reason"]
             assert direct.headers["retry-after"] == "1"
-            assert httpx2.get(f"{server.url}/api/runs", timeout=10).status_code == 200  # WAL
+            assert httpx2.get(f"{server.url}/api/runs", timeout=60).status_code == 200  # WAL
 
             store = RemoteStore(server.url, retries=1)
             uploaded = run_sync(store.upload_run_log, log)

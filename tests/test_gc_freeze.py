@@ -98,3 +98,19 @@ def test_a_run_that_raises_gives_the_collector_back() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         suite.run_sync(verbose=False)
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_serve_freezes_what_startup_loaded_and_gives_it_back_when_it_stops(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    uvicorn = pytest.importorskip("uvicorn", reason="the server extra is not installed")
+    from scenarist.server import cli
+
+    frozen_while_serving: list[int] = []
+    monkeypatch.setattr(
+        uvicorn, "run", lambda *args, **kwargs: frozen_while_serving.append(gc.get_freeze_count())
+    )
+    cli.serve("127.0.0.1", 8480, f"sqlite:///{tmp_path}/s.db")
+    assert frozen_while_serving and frozen_while_serving[0] > 0
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

@@ -4,11 +4,11 @@ are re-exported here for old callers."""
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from scenarist._gc import frozen_while_running
 from scenarist.errors import UserError
 from scenarist.store.admin import (
     create_key,
@@ -121,7 +121,11 @@ def serve(
     if is_loopback(host) and not has_keys(database_url):
         print(open_mode_notice(host, port), flush=True)
     # What is loaded by now (FastAPI, pydantic schemas, SQLAlchemy, the routes) lives as long
-    # as the process: keep it out of the collector's full passes, which otherwise walk it
+    # as the server: keep it out of the collector's full passes, which otherwise walk it
     # again and again while a receiver batch allocates (measured: bench/otlp_ingest.py).
-    gc.freeze()
-    uvicorn.run(app, host=host, port=port, log_level=log_level, **uvicorn_options(trusted_proxies))
+    # Given back when the server stops (``serve`` can run inside a longer-lived process);
+    # a process that manages the collector itself is left alone.
+    with frozen_while_running():
+        uvicorn.run(
+            app, host=host, port=port, log_level=log_level, **uvicorn_options(trusted_proxies)
+        )

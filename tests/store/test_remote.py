@@ -40,6 +40,33 @@ def test_remote_store_round_trips_over_a_real_socket(live_server: LiveServer) ->
     assert run_sync(store.get_snapshot, "nope") is None
 
 
+def test_remote_store_builds_one_tls_context_for_all_its_requests(
+    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client per request, but not a CA-bundle load per request (~60 ms of CPU each):
+    every client is handed the same TLS context."""
+    import ssl
+
+    import httpx2
+
+    from scenarist._sync import run_sync
+
+    given: list[object] = []
+
+    class Recording(httpx2.AsyncClient):
+        def __init__(self, **options: object) -> None:
+            given.append(options.get("verify"))
+            super().__init__(**options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx2, "AsyncClient", Recording)
+    store = RemoteStore(live_server.url)
+    for _ in range(3):
+        assert run_sync(store.get_trace, "missing") is None
+    assert len(given) == 3
+    assert isinstance(given[0], ssl.SSLContext)
+    assert all(context is given[0] for context in given)
+
+
 def test_client_with_remote_store_stores_runs_on_the_server(
     live_server: LiveServer, database_url: str
 ) -> None:

@@ -24,6 +24,7 @@ raises instead of spooling.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -78,6 +79,15 @@ def http_library() -> Any:
             "RemoteStore needs httpx2 (or httpx), which is not installed; "
             "run: pip install 'scenarist[remote]'"
         ) from exc
+
+
+@functools.cache
+def _tls_context(http: Any) -> Any:
+    """One TLS context per process for the store's clients (``None``: the library's own
+    default each time). The store makes a client per request, and building the context,
+    which loads the CA bundle, cost about 60 ms of CPU per client."""
+    create = getattr(http, "create_ssl_context", None)
+    return None if create is None else create()
 
 
 def _name(value: str) -> str:
@@ -139,6 +149,8 @@ class RemoteStore:
         options: dict[str, Any] = {"timeout": self.timeout_s, "headers": headers}
         if self._transport is not None:
             options["transport"] = self._transport
+        elif (context := _tls_context(http)) is not None:
+            options["verify"] = context
         url = f"{self.base_url}{path}"
         for attempt in range(self.retries + 1):
             last = attempt == self.retries

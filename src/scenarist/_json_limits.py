@@ -87,8 +87,9 @@ def fast_loads(text: str | bytes) -> Any:
     more goes to json directly. A property test holds the two to the same answers.
     """
     if _fast_decode is not None:
-        brackets = text.count("[") + text.count("{") if isinstance(text, str) else 0
-        if isinstance(text, bytes):
+        if isinstance(text, str):
+            brackets = text.count("[") + text.count("{")
+        else:
             brackets = text.count(b"[") + text.count(b"{")
         if brackets < 512:
             try:

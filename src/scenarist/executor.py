@@ -163,26 +163,26 @@ class LocalExecutor:
                 source_error.append(exc)
                 return None
 
-        async def run_and_sink(index: int, scenario: Scenario) -> bool:
-            """Run one scenario; False when it raised (the first error stops the run)."""
+        def stop(exc: Exception) -> None:
+            """The first scenario error stops the run (it is raised at the end)."""
+            if not first_error:
+                first_error.append(exc)
+                for task in tasks:
+                    task.cancel()
+
+        async def run_and_sink(index: int, scenario: Scenario) -> None:
+            """Run one scenario and hand its result to the sink."""
             try:
                 if adaptive is None:
                     result = await run_one(scenario, threads)
                 else:
                     async with adaptive.slot():
                         result = await run_one(scenario, threads)
-            except Exception as exc:  # the first one stops the run and is raised
-                if not first_error:
-                    first_error.append(exc)
-                    for task in tasks:
-                        task.cancel()
-                return False
+            except Exception as exc:
+                stop(exc)
+                return
             del scenario
             await sink(index, result)
-            return True
-
-        async def run_one_of_all(index: int, scenario: Scenario) -> None:
-            await run_and_sink(index, scenario)
 
         async def worker() -> None:  # run_and_sink inlined: no extra coroutine per scenario
             while (item := pull()) is not None:
@@ -194,11 +194,8 @@ class LocalExecutor:
                     else:
                         async with adaptive.slot():
                             result = await run_one(scenario, threads)
-                except Exception as exc:  # the first one stops the run and is raised
-                    if not first_error:
-                        first_error.append(exc)
-                        for task in tasks:
-                            task.cancel()
+                except Exception as exc:
+                    stop(exc)
                     return
                 del scenario  # not alive while the next one is built
                 await sink(index, result)
@@ -207,7 +204,7 @@ class LocalExecutor:
         async with asyncio.TaskGroup() as group:
             if workers is None and size is None:  # all at once, as they come
                 while not first_error and (item := pull()) is not None:
-                    tasks.append(group.create_task(run_one_of_all(*item)))
+                    tasks.append(group.create_task(run_and_sink(*item)))
                     del item
             else:
                 count = workers if workers is not None else size

@@ -185,19 +185,11 @@ def redact_received(record: TraceRecord) -> TraceRecord:
         if isinstance(attributes, dict):
             span.metadata["otel_attributes"] = {
                 k: REDACTED
-                if _secret_attribute(k, fields)
+                if _normal_key(str(k).rpartition(".")[2]) in fields
                 else _redact_json_text(v, fields)
-                if isinstance(v, str) and v[:1] in ("{", "[")
-                else v
                 for k, v in attributes.items()
             }
     return record
-
-
-@functools.lru_cache(maxsize=4096)  # attribute names repeat across every span of a batch
-def _secret_attribute(name: Any, fields: frozenset[str]) -> bool:
-    """Whether an OTel attribute ``name``'s last part is a redacted field name."""
-    return _normal(str(name).rpartition(".")[2]) in fields
 
 
 def _redact_json_text(value: Any, fields: frozenset[str]) -> Any:

@@ -94,6 +94,15 @@ def test_importing_the_integrations_and_fakes_loads_no_sdk() -> None:
         "from scenarist.integrations import capture_llm_calls\nwith capture_llm_calls(): pass"
     )
     assert started & heavy == set()  # a run hooks what is imported, and imports nothing
+    machinery = {
+        "scenarist.integrations._httpx_hook",
+        "scenarist.integrations._llm_call",
+        "scenarist.redaction",
+        "scenarist.pricing",
+        "importlib.resources",
+    }
+    # ...nor, with no HTTP library loaded, the LLM-call machinery (a run's first step)
+    assert started & machinery == set()
 
 
 def test_a_library_imported_during_a_run_is_hooked_and_restored_after() -> None:
@@ -104,6 +113,7 @@ def test_a_library_imported_during_a_run_is_hooked_and_restored_after() -> None:
         "    import httpx2\n"
         "    hooked = httpx2.HTTPTransport.handle_request\n"
         "    assert hasattr(hooked, '__wrapped__'), 'not hooked on import'\n"
+        "    assert httpx2.__loader__.get_source('httpx2') is not None  # the loader's own\n"
         "assert not hasattr(httpx2.HTTPTransport.handle_request, '__wrapped__')\n"
         "assert all(type(f).__name__ != '_PatchOnImport' for f in sys.meta_path)\n"
         "print('ok')\n"

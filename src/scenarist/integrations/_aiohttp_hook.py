@@ -38,6 +38,7 @@ from aiohttp.connector import BaseConnector, Connection
 from scenarist.integrations import _http_shim as shim
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations import http_capture as capture
+from scenarist.integrations._httpx_hook import streams_for
 from scenarist.integrations._llm_call import LLMCall
 from scenarist.integrations._network_guard import check_request
 from scenarist.integrations._throttle import current_throttle
@@ -290,7 +291,7 @@ class _Exchange(asyncio.Transport):
         stream = response.stream
         if call is not None:
             call.headers(response)
-            stream = capture._streams_for(shim)[1](stream, call)
+            stream = streams_for(shim)[1](stream, call)
         await self._respond(response, stream)
 
     async def _send(self) -> shim.Response:

@@ -112,10 +112,11 @@ def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: boo
 
 def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
     from scenarist.integrations import http_capture as capture
+    from scenarist.integrations._httpx_hook import streams_for
     from scenarist.integrations._throttle import current_throttle
     from scenarist.tracing.recorder import current_recorder
 
-    stream_type, _ = capture._streams_for(shim)
+    stream_type, _ = streams_for(shim)
 
     def urlopen(
         pool: Any, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any

@@ -40,39 +40,46 @@ Design:
   (replaying); a response it answers itself carries ``extensions[REPLAYED]``, and the
   call's span is marked ``replayed`` with the recorded cost kept apart. While a source is
   active the hooks are installed (same reference count as runs), even with no run.
+* **Light until there is something to hook.** This module holds only the switch (the
+  reference count, the context variable, the import watcher); the hooks live in
+  ``_httpx_hook``, ``_urllib3_hook`` and ``_aiohttp_hook``, imported when their library is
+  found. A run whose agent loads no HTTP library pays no import for them.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scenarist.integrations import _llm_payloads as payloads
-from scenarist.integrations._llm_call import REPLAYED, LLMCall
-from scenarist.integrations._network_guard import check_request
-from scenarist.integrations._throttle import current_throttle
-from scenarist.tracing.recorder import current_recorder
+if TYPE_CHECKING:
+    import importlib.machinery
 
 __all__ = [
-    "REPLAYED",
+    "REPLAYED",  # noqa: F822 (loaded on first use, see __getattr__)
     "ResponseSource",
     "capture_active",
     "capture_llm_calls",
     "serve_llm_calls",
 ]
 
+
+def __getattr__(name: str) -> Any:
+    if name == "REPLAYED":  # with the hooks' machinery, not on the run's first step
+        from scenarist.integrations._llm_call import REPLAYED
+
+        return REPLAYED
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _LIBRARIES = ("httpx2", "httpx", "urllib3", "aiohttp")
 
 _lock = threading.Lock()
 _active_runs = 0
 _patches: list[tuple[type, str, Any]] = []  # (class, attribute, original)
-_stream_types: dict[str, tuple[type, type]] = {}
 
 
 class ResponseSource(Protocol):
@@ -158,14 +165,9 @@ def _patch(module: Any) -> None:
 
         _patches.extend(_aiohttp_hook.patch(module))
         return
-    sync_stream, async_stream = _streams_for(module)
-    for cls, attr, hook in (
-        (module.HTTPTransport, "handle_request", _sync_hook),
-        (module.AsyncHTTPTransport, "handle_async_request", _async_hook),
-    ):
-        original = cls.__dict__[attr]
-        setattr(cls, attr, hook(original, module, sync_stream, async_stream))
-        _patches.append((cls, attr, original))
+    from scenarist.integrations import _httpx_hook  # httpx2 and httpx
+
+    _patches.extend(_httpx_hook.patch(module))
 
 
 def _uninstall() -> None:
@@ -176,12 +178,14 @@ def _uninstall() -> None:
         setattr(cls, attr, original)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder):
+class _PatchOnImport:
     """While a capture is active, hook the HTTP libraries as soon as they are imported.
 
     Libraries already imported are hooked directly; importing one that is not (about
     80 ms for httpx and httpx2, more for aiohttp) just in case would tax every traced
     run, so an agent that imports its client in the middle of a run is caught here.
+    A finder and loader by protocol, not by ``importlib.abc`` base classes: importing
+    those loads ``importlib.resources`` (20 ms) on a run's first step.
     """
 
     def find_spec(
@@ -194,14 +198,20 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader)
+                spec.loader = _PatchingLoader(spec.loader)  # type: ignore[assignment]
                 return spec
         return None
 
 
-class _PatchingLoader(importlib.abc.Loader):
+class _PatchingLoader:
+    """The library's own loader, patching the module once it has run; anything else
+    asked of it (sources, resources) is the original loader's answer."""
+
     def __init__(self, loader: Any) -> None:
         self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
         return self._loader.create_module(spec)
@@ -214,125 +224,3 @@ class _PatchingLoader(importlib.abc.Loader):
 
 
 _PATCH_ON_IMPORT = _PatchOnImport()
-
-
-def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:
-    def handle_request(transport: Any, request: Any) -> Any:
-        recorder, source, throttle = current_recorder(), _source.get(), current_throttle()
-        if recorder is None and source is None and throttle is None:
-            return original(transport, request)
-        endpoint = payloads.classify(request.method, request.url.path)
-        if endpoint is None:
-            # a strict replay (trace-backed or cassette) refuses what nothing serves
-            check_request(request.url.host, request.url.port, request.url.path)
-            return original(transport, request)
-        call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
-
-        def send() -> Any:
-            if throttle is None:
-                return original(transport, request)
-            return throttle.send(endpoint, request, lambda: original(transport, request))
-
-        try:
-            response = send() if source is None else source.respond(request, module, send)
-        except BaseException as error:
-            if call is not None:
-                call.finish(error)
-            raise
-        if call is not None:
-            call.headers(response)
-            response.stream = stream(response.stream, call)
-        return response
-
-    handle_request.__wrapped__ = original  # type: ignore[attr-defined]
-    return handle_request
-
-
-def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type) -> Any:
-    async def handle_async_request(transport: Any, request: Any) -> Any:
-        recorder, source, throttle = current_recorder(), _source.get(), current_throttle()
-        if recorder is None and source is None and throttle is None:
-            return await original(transport, request)
-        endpoint = payloads.classify(request.method, request.url.path)
-        if endpoint is None:
-            check_request(request.url.host, request.url.port, request.url.path)
-            return await original(transport, request)
-        call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
-
-        async def send() -> Any:
-            if throttle is None:
-                return await original(transport, request)
-            return await throttle.send_async(
-                endpoint, request, lambda: original(transport, request)
-            )
-
-        try:
-            if source is None:
-                response = await send()
-            else:
-                response = await source.respond_async(request, module, send)
-        except BaseException as error:
-            if call is not None:
-                call.finish(error)
-            raise
-        if call is not None:
-            call.headers(response)
-            response.stream = stream(response.stream, call)
-        return response
-
-    handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
-    return handle_async_request
-
-
-def _streams_for(module: Any) -> tuple[type, type]:
-    """Stream wrappers deriving from ``module``'s byte-stream bases (clients check)."""
-    cached = _stream_types.get(module.__name__)
-    if cached is not None:
-        return cached
-
-    class CapturedStream(module.SyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, call: LLMCall) -> None:
-            self._inner, self._call = inner, call
-
-        def __iter__(self) -> Iterator[bytes]:
-            try:
-                for chunk in self._inner:
-                    self._call.feed(chunk)
-                    yield chunk
-            except GeneratorExit:
-                raise
-            except BaseException as error:
-                self._call.finish(error)
-                raise
-            self._call.finish()
-
-        def close(self) -> None:
-            try:
-                self._inner.close()
-            finally:
-                self._call.finish(early=True)
-
-    class CapturedAsyncStream(module.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner: Any, call: LLMCall) -> None:
-            self._inner, self._call = inner, call
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for chunk in self._inner:
-                    self._call.feed(chunk)
-                    yield chunk
-            except GeneratorExit:
-                raise
-            except BaseException as error:
-                self._call.finish(error)
-                raise
-            self._call.finish()
-
-        async def aclose(self) -> None:
-            try:
-                await self._inner.aclose()
-            finally:
-                self._call.finish(early=True)
-
-    _stream_types[module.__name__] = types = (CapturedStream, CapturedAsyncStream)
-    return types

@@ -14,6 +14,7 @@ from scenarist import (
     Interaction,
     Scenario,
     ScenarioStatus,
+    Suite,
     TestCase,
     Trace,
     get_runner,
@@ -165,6 +166,57 @@ def test_outputs_callables_bind_by_name_or_by_position() -> None:
         "three", by_name
     ).interact("four", lambda: "zero").run_sync()
     assert seen == [(1, "two"), ("three", 2)]
+
+
+def _shape_positional_only(inputs: str, /) -> Any:
+    return ("inputs", inputs)
+
+
+def _shape_trace_keyword_only(*, trace: Trace[Any, Any]) -> Any:
+    return ("turns", len(trace.interactions))
+
+
+def _shape_both_keyword_only(*, inputs: str, trace: Trace[Any, Any]) -> Any:
+    return ("both", inputs, len(trace.interactions))
+
+
+def _shape_defaulted_extra(trace: Trace[Any, Any], inputs: str, extra: int = 7) -> Any:
+    return ("extra", inputs, len(trace.interactions), extra)
+
+
+def _shape_star_args(*args: Any) -> Any:
+    return ("args", args[0])
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (lambda q: ("one", q), ("one", "hi")),
+        (lambda trace, q: ("two", q, len(trace.interactions)), ("two", "hi", 1)),
+        (lambda inputs: ("name", inputs), ("name", "hi")),
+        (lambda inputs, trace: ("names", inputs, len(trace.interactions)), ("names", "hi", 1)),
+        (lambda: ("none",), ("none",)),
+        (_shape_positional_only, ("inputs", "hi")),
+        (_shape_trace_keyword_only, ("turns", 1)),
+        (_shape_both_keyword_only, ("both", "hi", 1)),
+        (_shape_defaulted_extra, ("extra", "hi", 1, 7)),
+        (_shape_star_args, ("args", "hi")),
+    ],
+)
+@pytest.mark.parametrize("how", ["serial", "timeout", "parallel"])
+def test_every_target_shape_receives_its_arguments_on_every_call_path(
+    target: Any, expected: Any, how: str
+) -> None:
+    """Whichever way a target names its parameters, and whichever path calls it (the event
+    loop, a deadline thread, the suite's worker threads), it gets the same values."""
+    scenario = Scenario("shape").interact("first", "static").interact("hi")
+    if how == "parallel":
+        suite = Suite(name="shapes", target=target)
+        suite.append(scenario)
+        result = suite.run_sync(parallel=True, max_concurrency=2).results[0]
+    else:
+        result = scenario.run_sync(target=target, timeout_s=30 if how == "timeout" else None)
+    assert result.final_trace.interactions[-1].outputs == expected
 
 
 async def test_async_targets_and_async_input_callables_are_awaited() -> None:

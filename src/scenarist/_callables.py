@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = ["Binding", "bind", "is_async_callable"]
@@ -47,6 +47,16 @@ class Binding:
     positional: tuple[str, ...]
     keywords: tuple[str, ...]
     is_async: bool
+    invoke: Callable[[Any, Any], Any] = field(init=False, repr=False, compare=False)
+    """``invoke(trace, inputs)``: the call of an outputs callable (or a target), made
+    for its shape once, at bind time: a run's hot path builds no argument dict."""
+    wants_trace: bool = field(init=False, repr=False, compare=False)
+    """Whether the function receives the trace (so it must be built before the call)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "invoke", _invoker(self))
+        wants = "trace" in self.positional or "trace" in self.keywords
+        object.__setattr__(self, "wants_trace", wants)
 
     def call(self, **values: Any) -> Any:
         """Call the function with the bound values (the result may be awaitable)."""
@@ -55,10 +65,21 @@ class Binding:
             **{name: values[name] for name in self.keywords},
         )
 
-    @property
-    def wants_trace(self) -> bool:
-        """Whether the function receives the trace (so it must be built before the call)."""
-        return "trace" in self.positional or "trace" in self.keywords
+
+def _invoker(binding: Binding) -> Callable[[Any, Any], Any]:
+    fn = binding.fn
+    match binding.positional, binding.keywords:
+        case ("inputs",), ():
+            return lambda _trace, inputs: fn(inputs)
+        case ("trace", "inputs"), ():
+            return lambda trace, inputs: fn(trace, inputs)
+        case (), ("inputs",):
+            return lambda _trace, inputs: fn(inputs=inputs)
+        case (), ("trace", "inputs") | ("inputs", "trace"):
+            return lambda trace, inputs: fn(trace=trace, inputs=inputs)
+        case (), ():
+            return lambda _trace, _inputs: fn()
+    return lambda trace, inputs: binding.call(trace=trace, inputs=inputs, input_type=None)
 
 
 def _describe(fn: Any) -> str:

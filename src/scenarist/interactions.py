@@ -30,6 +30,7 @@ from scenarist.errors import (
     StepTimeoutError,
     UserError,
 )
+from scenarist.integrations.http_capture import capture_llm_calls
 from scenarist.trace import Interaction, InteractionLog, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
 
@@ -126,30 +127,31 @@ class InteractionContext:
     async def call(self, binding: Binding, inputs: Any = None) -> Any:
         """Call ``binding`` with ``inputs`` and the trace, honouring the run's options."""
         trace = self.trace if binding.wants_trace else None
-        values = {"trace": trace, "inputs": inputs, "input_type": None}
         if self.timeout_s is None:
-            return await self._call(binding, values)
+            if binding.is_async:  # the common case, one frame: awaited on the event loop
+                return await binding.invoke(trace, inputs)
+            return await self._call(binding, trace, inputs)
         try:
             with anyio.fail_after(self.timeout_s):
-                return await self._call(binding, values)
+                return await self._call(binding, trace, inputs)
         except TimeoutError:
             raise StepTimeoutError(
                 f"{getattr(binding.fn, '__qualname__', 'the call')} did not finish within "
                 f"timeout_s={self.timeout_s}"
             ) from None
 
-    async def _call(self, binding: Binding, values: dict[str, Any]) -> Any:
+    async def _call(self, binding: Binding, trace: Any, inputs: Any) -> Any:
         if binding.is_async:
-            result = binding.call(**values)
+            result = binding.invoke(trace, inputs)
         elif self.timeout_s is not None:  # a deadline must hold even for a blocking call
             limiter = self.threads.limiter if self.threads is not None else None
-            result = await call_in_thread(partial(binding.call, **values), limiter)
+            result = await call_in_thread(partial(binding.invoke, trace, inputs), limiter)
         elif self.threads is not None:
             result = await anyio.to_thread.run_sync(
-                partial(binding.call, **values), limiter=self.threads.limiter
+                binding.invoke, trace, inputs, limiter=self.threads.limiter
             )
         else:
-            result = binding.call(**values)
+            result = binding.invoke(trace, inputs)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -369,13 +371,13 @@ class Interact(InteractionSpec):
         if outputs_binding is not None or outputs is MISSING:
             t0 = time.perf_counter()
             # The system answers: trace what happens inside (steps, LLM calls) as spans.
-            from scenarist.integrations.http_capture import capture_llm_calls
-
-            with RunRecorder("") as recorder, capture_llm_calls():
+            with RunRecorder("", started=(started_at, t0)) as recorder, capture_llm_calls():
                 if outputs_binding is not None:
                     outputs = await context.call(outputs_binding, inputs)
+                elif context.target is not None:
+                    outputs = await context.call(context.target, inputs)
                 else:
-                    outputs = await context.call_target(inputs)
+                    raise UserError(NO_TARGET_MESSAGE)
             spans = tuple(recorder.roots)
             duration_ms = (time.perf_counter() - t0) * 1000
         if isinstance(outputs, Interaction):

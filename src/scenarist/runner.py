@@ -404,9 +404,9 @@ class ScenarioRunner:
         threads: ThreadBudget | None = None,
     ) -> ScenarioResult:
         """Run ``scenario``; ``target`` overrides the scenario's own target for this run."""
-        runs = _validate_multiple_runs(
-            scenario.multiple_runs if multiple_runs is None else multiple_runs
-        )
+        runs = scenario.multiple_runs if multiple_runs is None else multiple_runs
+        if type(runs) is not int or runs < 1:
+            runs = _validate_multiple_runs(runs)
         if target is MISSING or target is None:
             target = scenario.target
         binding = bind_target(target)

@@ -116,21 +116,25 @@ def serve_llm_calls(source: ResponseSource) -> Iterator[None]:
         _source.reset(token)
 
 
-@contextmanager
-def capture_llm_calls() -> Iterator[None]:
+class capture_llm_calls:  # lower case: used as a function
     """Record the LLM calls made in this context as spans of the current run.
 
     Re-entrant and safe across threads and tasks: hooks are installed by the first
-    active capture and removed when the last one exits.
+    active capture and removed when the last one exits. (A class, not a generator
+    context manager: every agent call of a run enters one.)
     """
-    global _active_runs
-    with _lock:
-        if _active_runs == 0:
-            _install()
-        _active_runs += 1
-    try:
-        yield
-    finally:
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        global _active_runs
+        with _lock:
+            if _active_runs == 0:
+                _install()
+            _active_runs += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _active_runs
         with _lock:
             _active_runs -= 1
             if _active_runs == 0:

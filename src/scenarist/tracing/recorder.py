@@ -60,12 +60,22 @@ class RunRecorder:
         "trace_id",
     )
 
-    def __init__(self, trace_id: str, replayer: Replayer | None = None) -> None:
+    def __init__(
+        self,
+        trace_id: str,
+        replayer: Replayer | None = None,
+        *,
+        started: tuple[datetime, float] | None = None,
+    ) -> None:
+        """``started``: the run's start as ``(datetime.now(UTC), time.perf_counter())``
+        when the caller has just read both clocks (an interaction does)."""
         self.trace_id = trace_id
         self.replayer = replayer
         self.roots: list[Span] = []
-        self.started_at = datetime.now(UTC)
-        self._perf0 = time.perf_counter()
+        if started is None:
+            self.started_at, self._perf0 = datetime.now(UTC), time.perf_counter()
+        else:
+            self.started_at, self._perf0 = started
         self._wall0 = self.started_at.timestamp()
         self._ids = itertools.count(1)
         self._token: Token[RunRecorder | None] | None = None

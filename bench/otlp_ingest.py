@@ -18,16 +18,11 @@ Issue 17's target: >= 5,000 spans/s.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +33,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_bench import PGBIN, PgCluster, live_server
+from server_bench import PGBIN, PgCluster, in_thread, served
 
 from scenarist.otel import parse_otlp, to_otlp_json
 
@@ -131,44 +126,6 @@ def payloads(total: int, batch: int) -> list[bytes]:
         )
         bodies.append(request.SerializeToString())
     return bodies
-
-
-@contextlib.contextmanager
-def served(url: str) -> Iterator[str]:
-    """``scenarist serve`` over ``url`` in its own process (as an exporter meets it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "SCENARIST_HOME": home}
-        command = [sys.executable, "-m", "scenarist.cli", "serve", "--port", str(port)]
-        log = open(Path(home) / "serve.log", "w+")  # noqa: SIM115 - closed below
-        server = subprocess.Popen(
-            [*command, "--database-url", url], env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(600):
-                if server.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(f"scenarist serve exited:\n{log.read()}")
-                try:
-                    if httpx2.get(base + "/api/health", timeout=1).status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    time.sleep(0.1)
-            yield base
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-            log.close()
-
-
-@contextlib.contextmanager
-def in_thread(url: str) -> Iterator[str]:
-    """The app on uvicorn in a thread of this process (shares the GIL with the client)."""
-    with live_server(url) as server:
-        yield server.url
 
 
 def ingest(url: str, bodies: list[bytes], where: str = "process") -> dict[str, Any]:

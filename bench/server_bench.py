@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -106,6 +109,44 @@ class PgCluster:
 def live_server(url: str) -> ThreadedServer:
     """The app over ``url`` served by uvicorn in a thread on a free loopback port."""
     return ThreadedServer(create_app(url))
+
+
+@contextlib.contextmanager
+def served(url: str) -> Iterator[str]:
+    """``scenarist serve`` over ``url`` in its own process (as an exporter meets it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SCENARIST_HOME": home}
+        command = [sys.executable, "-m", "scenarist.cli", "serve", "--port", str(port)]
+        log = open(Path(home) / "serve.log", "w+")  # noqa: SIM115 - closed below
+        server = subprocess.Popen(
+            [*command, "--database-url", url], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(600):
+                if server.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"scenarist serve exited:\n{log.read()}")
+                try:
+                    if httpx2.get(base + "/api/health", timeout=1).status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    time.sleep(0.1)
+            yield base
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+
+@contextlib.contextmanager
+def in_thread(url: str) -> Iterator[str]:
+    """The app on uvicorn in a thread of this process (shares the GIL with the client)."""
+    with live_server(url) as server:
+        yield server.url
 
 
 def big_run_log(scenarios: int = 1000, checks: int = 5) -> RunLog:
@@ -214,15 +255,21 @@ def page_paths(summary_run_id: str, scenario: str) -> dict[str, str]:
 
 def bench_backend(
     backend: str, url: str, log: RunLog, args: argparse.Namespace, seeded: dict[str, Any]
-) -> dict[str, Any]:
-    result: dict[str, Any] = {"backend": backend, "seed": seeded}
+) -> list[dict[str, Any]]:
+    """One result per server mode: pages measured against ``scenarist serve`` in its own
+    process (as a browser meets it), and/or the app in a thread of this process."""
+    results = []
     run_id = seeded["newest_run_ids"]["search"]
     scenario = seeded["history_scenario"]
-    with live_server(url) as server:
-        result["pages"] = measure_pages(server.url, page_paths(run_id, scenario), args.requests)
-        result["ingest_http_s"] = ingest_http(server.url, log, args.ingest_repeat)
-    result["ingest_direct_seeded_s"] = ingest_direct(url, log, args.ingest_repeat)
-    return result
+    for where in args.server:
+        result: dict[str, Any] = {"backend": backend, "server": where, "seed": seeded}
+        server = served(url) if where == "process" else in_thread(url)
+        with server as base:
+            result["pages"] = measure_pages(base, page_paths(run_id, scenario), args.requests)
+            result["ingest_http_s"] = ingest_http(base, log, args.ingest_repeat)
+        results.append(result)
+    results[0]["ingest_direct_seeded_s"] = ingest_direct(url, log, args.ingest_repeat)
+    return results
 
 
 def sqlite_store(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -275,6 +322,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ingest-repeat", type=int, default=3)
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--fresh", action="store_true", help="seed the SQLite file again")
+    parser.add_argument(
+        "--server",
+        default="process,thread",
+        help="where the server runs: process (`scenarist serve`, as a browser meets it), "
+        "thread (uvicorn in a thread of this process, sharing its GIL and its collector "
+        "with the client and the bench's own data), or both (default)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the raw numbers here")
     parser.add_argument("--scenarios", type=int, default=1000, help="scenarios in the run log")
     parser.add_argument(
@@ -282,6 +336,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    args.server = [s.strip() for s in args.server.split(",") if s.strip()]
+    if not args.server or set(args.server) - {"process", "thread"}:
+        parser.error("--server takes process, thread or process,thread")
 
     print(f"building a {args.scenarios:,}-scenario run log (5 checks each, traces) ...", flush=True)
     log = big_run_log(args.scenarios)
@@ -315,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"unknown backend {backend!r}")
             seeded["history_scenario"] = seeded["flaky_scenarios"][0]
             print(f"measuring {backend} ...", flush=True)
-            report["results"].append(bench_backend(backend, url, log, args, seeded))
+            report["results"].extend(bench_backend(backend, url, log, args, seeded))
         finally:
             if cluster is not None:
                 cluster.stop()
@@ -334,18 +391,24 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{f'ingest ({args.scenarios:,} scenarios)':<40} {'time':>34}  target ≤ 1 s (SQLite)")
     rows = [("store, empty SQLite", report["ingest_direct_empty_sqlite_s"])]
     for r in report["results"]:
-        rows.append((f"store, seeded {r['backend']}", r["ingest_direct_seeded_s"]))
-        rows.append((f"HTTP POST /api/runs, seeded {r['backend']}", r["ingest_http_s"]))
+        if "ingest_direct_seeded_s" in r:
+            rows.append((f"store, seeded {r['backend']}", r["ingest_direct_seeded_s"]))
+        rows.append(
+            (f"HTTP POST /api/runs, seeded {r['backend']} ({r['server']})", r["ingest_http_s"])
+        )
     for label, values in rows:
         ok = "ok" if statistics.median(values) <= TARGET_INGEST_S else "MISS"
         print(f"{label:<40} {fmt_times(values):>34}  {ok}")
     print()
-    print(f"{'page':<16} {'backend':<11} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  target p95<200")
+    print(
+        f"{'page':<16} {'backend':<11} {'server':<8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"
+        "  target p95<200"
+    )
     for r in report["results"]:
         for label, stats in r["pages"].items():
             ok = "ok" if stats["p95_ms"] < TARGET_P95_MS else "MISS"
             print(
-                f"{label:<16} {r['backend']:<11} {stats['p50_ms']:>8.1f} "
+                f"{label:<16} {r['backend']:<11} {r['server']:<8} {stats['p50_ms']:>8.1f} "
                 f"{stats['p95_ms']:>8.1f} {stats['max_ms']:>8.1f}  {ok}"
             )
     if args.json:

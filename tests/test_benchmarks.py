@@ -143,9 +143,13 @@ def test_server_bench_runs_on_sqlite(tmp_path: Path) -> None:
         "--ingest-repeat", "1", "--scenarios", "3", "--results-dir", str(tmp_path),
         "--json", str(tmp_path / "server.json"),
     )  # fmt: skip
-    assert "overview html    sqlite" in out
+    assert "overview html    sqlite      process" in out
+    assert "overview html    sqlite      thread" in out
     report = json.loads((tmp_path / "server.json").read_text())
-    assert report["results"][0]["backend"] == "sqlite"
+    assert [(r["backend"], r["server"]) for r in report["results"]] == [
+        ("sqlite", "process"),
+        ("sqlite", "thread"),
+    ]
     assert set(report["results"][0]["pages"]) >= {"overview html", "run json", "history json"}
 
 

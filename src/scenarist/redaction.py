@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from scenarist._json_limits import MAX_DEPTH, fast_loads
+from scenarist._json_limits import MAX_DEPTH, fast_loads, too_deep_text
 
 if TYPE_CHECKING:
     from scenarist.tracing.record import TraceRecord
@@ -50,6 +50,7 @@ __all__ = [
     "RESPONSE_DATA_FIELDS",
     "TOO_DEEP",
     "redact",
+    "redact_body",
     "redact_received",
     "redact_url",
     "redacted_fields",
@@ -127,6 +128,42 @@ def redact(value: Any, fields: frozenset[str] | None = None) -> Any:
     """``value`` (parsed JSON) with every mapping entry named in ``fields`` (default
     :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy."""
     return _redact(value, redacted_fields() if fields is None else fields, MAX_DEPTH)
+
+
+def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) -> Any:
+    """:func:`redact` for ``value`` parsed from the JSON bytes ``raw`` (a captured LLM
+    request or response), without walking it when its text holds nothing to redact.
+
+    The text says so exactly, or errs towards the walk: a key normalises to a redacted
+    name only if the lowered text, ``-`` read as ``_``, holds that name between quotes
+    (a key's characters lower one by one, as the whole text's do, and only a ``\\u``
+    escape could spell one otherwise: such a text is walked), and a value can only be
+    too deep in a text that nests too deep. ``raw`` is decoded as ``json`` decodes it.
+    Returns ``value`` itself when nothing is redacted (a capture's body is its own).
+    """
+    fields = redacted_fields() if fields is None else fields
+    if type(value) in _LEAVES:
+        return value
+    quoted = _quoted(fields)
+    try:
+        text = raw.decode(json.detect_encoding(raw))
+    except (UnicodeDecodeError, LookupError):
+        return _redact(value, fields, MAX_DEPTH)
+    if quoted is None or "\\u" in text or too_deep_text(text):
+        return _redact(value, fields, MAX_DEPTH)
+    screen = text.lower().replace("-", "_")
+    if any(name in screen for name in quoted):
+        return _redact(value, fields, MAX_DEPTH)
+    return value
+
+
+@functools.lru_cache(maxsize=32)
+def _quoted(fields: frozenset[str]) -> tuple[str, ...] | None:
+    """The names as the screen looks for them; ``None`` if one is not ASCII (lowering
+    a whole text and lowering one key then differ around a capital sigma)."""
+    if not all(name.isascii() for name in fields):
+        return None
+    return tuple(f'"{name}"' for name in fields)
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})

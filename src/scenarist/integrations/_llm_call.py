@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.pricing import cost_usd
-from scenarist.redaction import redact, redact_url, redacted_fields, response_fields
+from scenarist.redaction import redact, redact_body, redact_url, redacted_fields, response_fields
 from scenarist.trace import SpanError
 from scenarist.tracing.recorder import RunRecorder
 
@@ -52,6 +52,7 @@ class LLMCall:
 
     __slots__ = (
         "_blocks",
+        "_body",
         "_chunks",
         "_done",
         "_headers_at",
@@ -75,11 +76,13 @@ class LLMCall:
             body = b""
         self.endpoint = endpoint
         # the one redaction, before anything is recorded (see scenarist.redaction)
-        self.span = recorder.open(endpoint.name, "llm", redact(payloads.parse_body(body)))
+        request_json = redact_body(body, payloads.parse_body(body))
+        self.span = recorder.open(endpoint.name, "llm", request_json)
         self.span.metadata.update(provider=endpoint.provider, url=redact_url(str(request.url)))
         self.status = _Status(0, False, "")
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
+        self._body: bytes | None = None
         self._blocks: list[bytes] = []  # raw SSE events, decoded once at the end
         self._sse: payloads.SSEParser | None = None
         self._ttft: float | None = None
@@ -133,7 +136,9 @@ class LLMCall:
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
             self._describe(output)
-            output = redact(output, response_fields(redacted_fields()))
+            answers = response_fields(redacted_fields())
+            body = self._body
+            output = redact(output, answers) if body is None else redact_body(body, output, answers)
         except Exception as problem:  # never break the caller's call over a payload
             metadata["capture_error"] = f"{type(problem).__name__}: {problem}"
         if error is not None:
@@ -170,6 +175,7 @@ class LLMCall:
                 parsed = chunks if chunks is not None else payloads.parse_body(body)
                 return payloads.normalize(self.endpoint.name, parsed), True
             if not self.status.streaming:
+                self._body = body  # what the output is parsed from: redact_body's text
                 return payloads.parse_body(body), True
             parser = payloads.SSEParser()
             self._blocks = parser.feed(body) + parser.flush()

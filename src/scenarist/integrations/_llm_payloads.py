@@ -16,6 +16,8 @@ import functools
 import json
 from typing import Any, NamedTuple
 
+from scenarist._json_limits import fast_loads
+
 __all__ = [
     "Endpoint",
     "SSEParser",
@@ -86,7 +88,7 @@ def parse_body(body: bytes) -> Any:
     if not body:
         return None
     try:
-        return json.loads(body)
+        return fast_loads(body)  # json.loads's answer, read by msgspec when installed
     except ValueError:
         return body.decode("utf-8", "replace")
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -144,26 +145,25 @@ def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) ->
     fields = redacted_fields() if fields is None else fields
     if type(value) in _LEAVES:
         return value
-    quoted = _quoted(fields)
+    screen_for = _screen(fields)
     try:
         text = raw.decode(json.detect_encoding(raw))
     except (UnicodeDecodeError, LookupError):
         return _redact(value, fields, MAX_DEPTH)
-    if quoted is None or "\\u" in text or too_deep_text(text):
+    if screen_for is None or "\\u" in text or too_deep_text(text):
         return _redact(value, fields, MAX_DEPTH)
-    screen = text.lower().replace("-", "_")
-    if any(name in screen for name in quoted):
+    if screen_for.search(text.lower().replace("-", "_")):
         return _redact(value, fields, MAX_DEPTH)
     return value
 
 
 @functools.lru_cache(maxsize=32)
-def _quoted(fields: frozenset[str]) -> tuple[str, ...] | None:
-    """The names as the screen looks for them; ``None`` if one is not ASCII (lowering
-    a whole text and lowering one key then differ around a capital sigma)."""
+def _screen(fields: frozenset[str]) -> re.Pattern[str] | None:
+    """The names between quotes, as one pattern; ``None`` if one is not ASCII (lowering a
+    whole text and lowering one key then differ around a capital sigma)."""
     if not all(name.isascii() for name in fields):
         return None
-    return tuple(f'"{name}"' for name in fields)
+    return re.compile("|".join(re.escape(f'"{name}"') for name in sorted(fields)))
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})

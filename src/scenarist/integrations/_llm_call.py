@@ -53,6 +53,7 @@ class LLMCall:
     __slots__ = (
         "_blocks",
         "_body",
+        "_fields",
         "_chunks",
         "_done",
         "_headers_at",
@@ -76,9 +77,11 @@ class LLMCall:
             body = b""
         self.endpoint = endpoint
         # the one redaction, before anything is recorded (see scenarist.redaction)
-        request_json = redact_body(body, payloads.parse_body(body))
+        self._fields = fields = redacted_fields()  # read once a call (the environment)
+        request_json = redact_body(body, payloads.parse_body(body), fields)
         self.span = recorder.open(endpoint.name, "llm", request_json)
-        self.span.metadata.update(provider=endpoint.provider, url=redact_url(str(request.url)))
+        url = redact_url(str(request.url), fields)
+        self.span.metadata.update(provider=endpoint.provider, url=url)
         self.status = _Status(0, False, "")
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
@@ -136,7 +139,7 @@ class LLMCall:
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
             self._describe(output)
-            answers = response_fields(redacted_fields())
+            answers = response_fields(self._fields)
             body = self._body
             output = redact(output, answers) if body is None else redact_body(body, output, answers)
         except Exception as problem:  # never break the caller's call over a payload

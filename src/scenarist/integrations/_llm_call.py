@@ -53,9 +53,9 @@ class LLMCall:
     __slots__ = (
         "_blocks",
         "_body",
-        "_fields",
         "_chunks",
         "_done",
+        "_fields",
         "_headers_at",
         "_module",
         "_recorder",

@@ -73,9 +73,9 @@ def test_changing_one_interaction_spec_leaves_the_others_alone() -> None:
     }
     assert recorded(second) is second
     assert second.outputs == "a2"
-    assert Scenario("t").interact("q3", "a3").steps[0].interacts[0].__pydantic_private__[
-        "_recorded"
-    ]
+    assert (
+        Scenario("t").interact("q3", "a3").steps[0].interacts[0].__pydantic_private__["_recorded"]
+    )
 
 
 def test_specs_that_run_code_are_still_validated() -> None:

@@ -28,7 +28,7 @@ from scenarist.errors import (
     StepTimeoutError,
     UserError,
 )
-from scenarist.trace import Interaction, InteractionLog, Span, Trace
+from scenarist.trace import Interaction, InteractionLog, RecordedInteraction, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
 
 if TYPE_CHECKING:
@@ -381,6 +381,15 @@ class Interact(InteractionSpec):
                 "duration_ms": 0.0,
                 "error": None,
             },
+        )
+
+    def recording(self, started_at: datetime) -> RecordedInteraction:
+        """What :meth:`record` returns, as the small record a trace builds it from on
+        first read (values and metadata captured now: later changes to the spec do not
+        reach the trace)."""
+        metadata = self.metadata
+        return RecordedInteraction(
+            self.inputs, self.outputs, dict(metadata) if metadata else None, started_at
         )
 
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:

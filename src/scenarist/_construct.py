@@ -10,6 +10,13 @@ Every instance built here shares one "fields set" per class (all fields were giv
 the set never changes: pydantic only ever adds names that are already in it, and copies
 it before updating). That keeps one garbage-collected container per object off the hot
 path, which matters when a suite keeps hundreds of thousands of results alive.
+
+Validated definitions (checks, scenarios) can share theirs too: :func:`share_fields_set`
+swaps a freshly validated model's set for the one every model with the same set uses (a
+set costs 216 bytes, more than most checks' fields). Such a set is only safe while nobody
+adds to it, so the classes that share call :func:`own_fields_set` before any attribute
+change (``__setattr__``, ``__delattr__``, ``model_fields_set``): the model gets its own
+copy first, as pydantic's copies already do.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["construct", "constructor", "replace"]
+__all__ = ["construct", "constructor", "own_fields_set", "replace", "share_fields_set"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,6 +39,33 @@ def _fields_of(cls: type[BaseModel]) -> set[str]:
     if fields is None:
         fields = _all_fields[cls] = set(cls.__pydantic_fields__)
     return fields
+
+
+#: Fields sets shared by validated models, by content (see the module docstring).
+_shared_sets: dict[frozenset[str], set[str]] = {}
+_shared_ids: set[int] = set()
+#: Distinct sets shared at most (a check has a handful of fields; past this, stop sharing).
+MAX_SHARED_SETS = 4096
+
+
+def share_fields_set(model: BaseModel) -> None:
+    """Give ``model`` the shared fields set equal to its own (after validation)."""
+    fields_set = model.__pydantic_fields_set__
+    key = frozenset(fields_set)
+    shared = _shared_sets.get(key)
+    if shared is None:
+        if len(_shared_sets) >= MAX_SHARED_SETS:
+            return
+        shared = _shared_sets[key] = set(key)
+        _shared_ids.add(id(shared))  # kept alive by the table, so the id stays its own
+    _setattr(model, "__pydantic_fields_set__", shared)
+
+
+def own_fields_set(model: BaseModel) -> None:
+    """Before ``model`` changes: replace a shared fields set with a copy of its own."""
+    fields_set = model.__pydantic_fields_set__
+    if id(fields_set) in _shared_ids:
+        _setattr(model, "__pydantic_fields_set__", set(fields_set))
 
 
 def construct(cls: type[M], values: dict[str, Any]) -> M:

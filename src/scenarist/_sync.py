@@ -14,8 +14,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
 
-import anyio
-
 __all__ = ["run_sync"]
 
 R = TypeVar("R")
@@ -36,6 +34,8 @@ def run_sync(fn: Callable[..., Awaitable[R]], /, *args: Any, **kwargs: Any) -> R
     """Call the async ``fn(*args, **kwargs)`` and return its result, from sync code."""
     call = partial(fn, *args, **kwargs)
     if not _loop_running():
+        import anyio  # on first use: scenario definitions and async runs never need it
+
         return anyio.run(call)
     box: dict[str, Any] = {}
     # The caller's context goes along (its run and open span stay visible). It also says

@@ -13,11 +13,9 @@ import time
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-import anyio.to_thread
-from pydantic import Field, PrivateAttr, field_serializer, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_serializer, field_validator
 
 from scenarist._callables import Binding, bind
 from scenarist._construct import construct, replace
@@ -31,10 +29,20 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.integrations.http_capture import capture_llm_calls
-from scenarist.trace import Interaction, InteractionLog, Span, Trace
+from scenarist.trace import Interaction, InteractionLog, RecordedInteraction, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
 
-__all__ = ["Interact", "InteractionContext", "InteractionSpec", "ThreadBudget", "recorded"]
+if TYPE_CHECKING:
+    import anyio
+
+__all__ = [
+    "Interact",
+    "InteractionContext",
+    "InteractionSpec",
+    "ThreadBudget",
+    "interact_spec",
+    "recorded",
+]
 
 InputMode = Literal["static", "callable", "generator", "async_generator"]
 
@@ -62,6 +70,8 @@ class ThreadBudget:
     @property
     def limiter(self) -> anyio.CapacityLimiter:
         if self._limiter is None:
+            import anyio
+
             self._limiter = anyio.CapacityLimiter(self.size)
         return self._limiter
 
@@ -131,6 +141,8 @@ class InteractionContext:
             if binding.is_async:  # the common case, one frame: awaited on the event loop
                 return await binding.invoke(trace, inputs)
             return await self._call(binding, trace, inputs)
+        import anyio
+
         try:
             with anyio.fail_after(self.timeout_s):
                 return await self._call(binding, trace, inputs)
@@ -147,6 +159,8 @@ class InteractionContext:
             limiter = self.threads.limiter if self.threads is not None else None
             result = await call_in_thread(partial(binding.invoke, trace, inputs), limiter)
         elif self.threads is not None:
+            import anyio.to_thread
+
             result = await anyio.to_thread.run_sync(
                 binding.invoke, trace, inputs, limiter=self.threads.limiter
             )
@@ -257,6 +271,7 @@ class Interact(InteractionSpec):
     _recorded: bool = PrivateAttr(False)
 
     def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
         self._input_mode = _input_mode(self.inputs)
         if self._input_mode != "static":
             self._inputs_binding = bind(self.inputs, "inputs")
@@ -295,6 +310,14 @@ class Interact(InteractionSpec):
     @property
     def needs_target(self) -> bool:
         return is_missing(self.outputs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _own_private(self)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        _own_private(self)
+        super().__delattr__(name)
 
     async def run(self, context: InteractionContext) -> None:
         private = self.__pydantic_private__ or {}
@@ -362,6 +385,15 @@ class Interact(InteractionSpec):
             },
         )
 
+    def recording(self, started_at: datetime) -> RecordedInteraction:
+        """What :meth:`record` returns, as the small record a trace builds it from on
+        first read (values and metadata captured now: later changes to the spec do not
+        reach the trace)."""
+        metadata = self.metadata
+        return RecordedInteraction(
+            self.inputs, self.outputs, dict(metadata) if metadata else None, started_at
+        )
+
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
         started_at = datetime.now(UTC)
         outputs = self.outputs
@@ -399,6 +431,53 @@ class Interact(InteractionSpec):
                 },
             )
         )
+
+
+#: The private state of every :func:`interact_spec` with static inputs (the same for all of
+#: them, so shared rather than one dict per spec: a generated suite holds many thousands).
+#: A spec that changes an attribute gets its own copy first (``Interact.__setattr__``).
+_STATIC_RECORDED: dict[str, Any] = {
+    "_input_mode": "static",
+    "_inputs_binding": None,
+    "_outputs_binding": None,
+    "_recorded": True,
+}
+_STATIC_FOR_TARGET: dict[str, Any] = {**_STATIC_RECORDED, "_recorded": False}
+_setattr = object.__setattr__
+
+
+def _own_private(spec: BaseModel) -> None:
+    private = spec.__pydantic_private__
+    if private is _STATIC_RECORDED or private is _STATIC_FOR_TARGET:
+        _setattr(spec, "__pydantic_private__", dict(private))
+
+
+def interact_spec(
+    inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
+) -> Interact:
+    """``Interact(inputs=..., outputs=..., metadata=...)``, what ``Scenario.interact`` builds.
+
+    Plain values (neither callable nor a dumped input generator, metadata a ``dict`` with
+    string keys) need no validation: the spec is built directly, with the fields set and
+    private state every such spec shares, which halves what a definition costs (a
+    100,000-scenario suite holds half a million of them). The object is the same as the
+    validated one (fields, private state, dumps); anything else is validated as before,
+    with the same errors.
+    """
+    if (
+        not callable(inputs)
+        and not (isinstance(inputs, dict) and "kind" in inputs)
+        and not callable(outputs)
+        and (metadata is None or (type(metadata) is dict and all(type(k) is str for k in metadata)))
+    ):
+        spec = construct(
+            Interact,
+            {"inputs": inputs, "outputs": outputs, "metadata": dict(metadata) if metadata else {}},
+        )
+        shared = _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED
+        _setattr(spec, "__pydantic_private__", shared)
+        return spec
+    return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
 
 
 def recorded(spec: InteractionSpec) -> Interact | None:

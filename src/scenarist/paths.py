@@ -23,7 +23,7 @@ otherwise one match gives the value itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
 from types import BuiltinMethodType, MethodType
@@ -34,6 +34,8 @@ from pydantic import BaseModel
 from scenarist.errors import PathSyntaxError
 
 __all__ = [
+    "GENERAL",
+    "NO_LAST",
     "NoMatch",
     "PathSyntaxError",
     "TracePath",
@@ -216,17 +218,22 @@ def validate_path(text: str) -> str:
 
 
 _LAST_OUTPUTS: Final = "trace.last.outputs"
-_plain: dict[type[Any], type[Any]] = {}
+#: What a registered ``last_outputs`` reader returns when the trace has no interaction, or
+#: when the general walk must answer.
+NO_LAST: Final = object()
+GENERAL: Final = object()
+_plain: dict[type[Any], Callable[[Any], Any]] = {}
 
 
-def register_plain_trace(trace_type: type[Any], interaction_type: type[Any]) -> None:
-    """Let :func:`resolve` read ``trace.last.outputs`` directly on these exact types.
+def register_plain_trace(trace_type: type[Any], last_outputs: Callable[[Any], Any]) -> None:
+    """Let :func:`resolve` read ``trace.last.outputs`` directly on this exact trace type.
 
     The default key of most checks, read by each of them: on the library's own ``Trace``
-    and ``Interaction`` (whose ``last`` and ``outputs`` are known) it is two attribute
-    reads instead of a walk; any subclass takes the general path, which honours overrides.
+    (whose ``last`` and ``outputs`` are known) ``last_outputs(trace)`` answers with two
+    attribute reads instead of a walk (or :data:`NO_LAST`, or :data:`GENERAL` to take the
+    walk, which honours overrides); any subclass takes the general path.
     """
-    _plain[trace_type] = interaction_type
+    _plain[trace_type] = last_outputs
 
 
 def resolve(trace: Any, key: str) -> Any:
@@ -236,13 +243,13 @@ def resolve(trace: Any, key: str) -> Any:
     path), or a :class:`NoMatch` whose ``str`` is ``No match for key: <key>``.
     """
     if key == _LAST_OUTPUTS:
-        interaction_type = _plain.get(type(trace))
-        if interaction_type is not None:
-            last = trace.last
-            if last is None:
+        last_outputs = _plain.get(type(trace))
+        if last_outputs is not None:
+            value = last_outputs(trace)
+            if value is NO_LAST:
                 return NoMatch(key)
-            if type(last) is interaction_type:
-                return last.outputs
+            if value is not GENERAL:
+                return value
     return compile_path(key).resolve(trace)
 
 

@@ -34,7 +34,7 @@ from scenarist.errors import StepTimeoutError
 from scenarist.interactions import InteractionContext, ThreadBudget, recorded
 from scenarist.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.scenario import Scenario, Step
-from scenarist.trace import Interaction, InteractionLog, Trace
+from scenarist.trace import InteractionLog, Trace
 
 __all__ = [
     "ScenarioRunner",
@@ -300,7 +300,7 @@ async def run_step(
     error: StepError | None = None
     # Interactions that only need recording (static inputs and outputs) share one clock
     # read and are added together, before the next spec that runs code and at the end.
-    pending: list[Interaction[Any, Any]] = []
+    pending: list[Any] = []  # Interaction or RecordedInteraction
     now: datetime | None = None
     ran_code = False  # else the checks start when the step did (nothing ran in between)
     for spec in step.interacts:
@@ -308,7 +308,7 @@ async def run_step(
         if interact is not None:
             if now is None:
                 now = datetime.now(UTC)
-            pending.append(interact.record(now))
+            pending.append(interact.recording(now))  # built when read (trace.py)
             continue
         if pending:
             context.extend(pending)

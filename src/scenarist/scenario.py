@@ -28,10 +28,11 @@ from pydantic import (
     field_validator,
 )
 
+from scenarist._construct import construct, own_fields_set, share_fields_set
 from scenarist._missing import MISSING, is_missing
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
-from scenarist.interactions import Interact, InteractionSpec
+from scenarist.interactions import InteractionSpec, interact_spec
 from scenarist.trace import Trace
 
 if TYPE_CHECKING:
@@ -63,6 +64,12 @@ class Step(BaseModel):
 
     interacts: list[AnySpec] = Field(default_factory=list)
     checks: list[AnyCheck] = Field(default_factory=list)
+
+
+def _new_step() -> Step:
+    """An empty :class:`Step` without validation (nothing to validate; one per step of
+    every scenario built)."""
+    return construct(Step, {"interacts": [], "checks": []})
 
 
 def _validate_tags(tags: Any) -> list[str]:
@@ -137,6 +144,23 @@ class Scenario(BaseModel):
             name = data.pop("name")
         super().__init__(name=name, **data)
 
+    def model_post_init(self, context: Any, /) -> None:
+        share_fields_set(self)  # see scenarist._construct
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        own_fields_set(self)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        own_fields_set(self)
+        super().__delattr__(name)
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        """As :attr:`pydantic.BaseModel.model_fields_set` (this scenario's own set)."""
+        own_fields_set(self)
+        return self.__pydantic_fields_set__
+
     @field_validator("tags", mode="before")
     @classmethod
     def _check_tags(cls, value: Any) -> list[str]:
@@ -159,7 +183,7 @@ class Scenario(BaseModel):
                 f"got {type(interaction).__name__}; use .check(...) for checks"
             )
         if not self.steps or self.steps[-1].checks:
-            self.steps.append(Step())
+            self.steps.append(_new_step())
         self.steps[-1].interacts.append(interaction)
         return self
 
@@ -172,9 +196,7 @@ class Scenario(BaseModel):
         self, inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
     ) -> Self:
         """Add an exchange; without ``outputs`` the target answers at run time."""
-        return self.add_interaction(
-            Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
-        )
+        return self.add_interaction(interact_spec(inputs, outputs, metadata))
 
     def check(self, check: Check) -> Self:
         """Add a check to the current step (opening one if there is none)."""
@@ -184,7 +206,7 @@ class Scenario(BaseModel):
                 f"{type(check).__name__}; wrap a plain function with from_fn(fn)"
             )
         if not self.steps:
-            self.steps.append(Step())
+            self.steps.append(_new_step())
         self.steps[-1].checks.append(check)
         return self
 

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
-import anyio
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from scenarist._construct import construct
@@ -261,6 +260,8 @@ class Suite(BaseModel):
         own task: ``async with contextlib.aclosing(suite.iter_results(...)) as results``;
         left to the garbage collector, its task group is closed from another task.
         """
+        import anyio  # on first use: Suite.run does not need it
+
         concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
         plan = self._plan(

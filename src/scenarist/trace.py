@@ -20,12 +20,13 @@ from typing import Any, Generic, Self, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
 from pydantic_core import core_schema
 
-from scenarist._construct import replace
-from scenarist.paths import register_plain_trace
+from scenarist._construct import constructor, replace
+from scenarist.paths import GENERAL, NO_LAST, register_plain_trace
 
 __all__ = [
     "Interaction",
     "InteractionLog",
+    "RecordedInteraction",
     "Span",
     "SpanError",
     "Trace",
@@ -163,6 +164,44 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
         return hash((_origin(self), self.inputs, self.outputs))
 
 
+class RecordedInteraction:
+    """An interaction of static inputs and outputs, kept in a log until someone reads it.
+
+    A step that only records values (``.interact("q", "a")``, nothing runs) would build
+    an :class:`Interaction` per turn per run, most of which nobody ever reads (checks read
+    ``trace.last``): a suite keeping 100,000 results holds half a million of them. The log
+    keeps this small record instead (what the interaction will hold, captured when it was
+    recorded) and builds the interaction the first time it is read, in place, so every
+    later read (and every view sharing the log) gets that same object. Never seen outside
+    :class:`InteractionLog`.
+    """
+
+    __slots__ = ("inputs", "metadata", "outputs", "started_at")
+
+    def __init__(
+        self, inputs: Any, outputs: Any, metadata: dict[str, Any] | None, started_at: datetime
+    ) -> None:
+        self.inputs = inputs
+        self.outputs = outputs
+        self.metadata = metadata  # a copy made when recorded; ``None`` for none
+        self.started_at = started_at
+
+    def build(self) -> Interaction[Any, Any]:
+        return _new_interaction(
+            {
+                "inputs": self.inputs,
+                "outputs": self.outputs,
+                "metadata": self.metadata if self.metadata is not None else {},
+                "spans": (),
+                "started_at": self.started_at,
+                "duration_ms": 0.0,
+                "error": None,
+            }
+        )
+
+
+_new_interaction = constructor(Interaction)
+
 #: Interaction fields recorded while the system answered; left out of ``==``.
 _OBSERVED = frozenset({"spans", "started_at", "duration_ms"})
 _MISSING = object()
@@ -178,6 +217,7 @@ class InteractionLog(Sequence[T]):
     Appending to the newest view extends the shared list in place (amortised ``O(1)``);
     appending to an older view copies its prefix first, so no view ever changes.
     Compares equal to any sequence with the same items, and serialises as a list.
+    Recorded interactions (:class:`RecordedInteraction`) are built on first read.
     """
 
     __slots__ = ("_items", "_n")
@@ -193,11 +233,26 @@ class InteractionLog(Sequence[T]):
         view._n = n
         return view
 
+    def _item(self, index: int) -> T:
+        items: list[Any] = self._items
+        item = items[index]
+        if type(item) is RecordedInteraction:
+            item = items[index] = item.build()
+        return item  # type: ignore[no-any-return]
+
+    def _built(self) -> list[T]:
+        """Every item of the shared list built (a prefix copy must share the objects)."""
+        items: list[Any] = self._items
+        for i, item in enumerate(items):
+            if type(item) is RecordedInteraction:
+                items[i] = item.build()
+        return items
+
     def appended(self, item: T) -> InteractionLog[T]:
         """A new log with ``item`` at the end; this one is unchanged."""
         items = self._items
         if len(items) != self._n:  # an older view: branch off a copy
-            items = items[: self._n]
+            items = self._built()[: self._n]
         items.append(item)
         return InteractionLog._view(items, self._n + 1)
 
@@ -206,7 +261,7 @@ class InteractionLog(Sequence[T]):
         unchanged."""
         items = self._items
         if len(items) != self._n:
-            items = items[: self._n]
+            items = self._built()[: self._n]
         items.extend(new)
         return InteractionLog._view(items, len(items))
 
@@ -219,17 +274,16 @@ class InteractionLog(Sequence[T]):
     def __getitem__(self, index: slice) -> list[T]: ...
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
-            return self._items[: self._n][index]
+            return self._built()[: self._n][index]
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
             raise IndexError("interaction index out of range")
-        return self._items[index]
+        return self._item(index)
 
     def __iter__(self) -> Iterator[T]:
-        items = self._items
         for i in range(self._n):
-            yield items[i]
+            yield self._item(i)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, InteractionLog | list | tuple):
@@ -239,7 +293,11 @@ class InteractionLog(Sequence[T]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return repr(self._items[: self._n])
+        return repr(self._built()[: self._n])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles hold built interactions only.
+        return (InteractionLog, (self._built()[: self._n],))
 
     @classmethod
     def __get_pydantic_core_schema__(
@@ -280,7 +338,7 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
         log = self.interactions
         if type(log) is InteractionLog:  # read the view directly (checks ask for it often)
             n = log._n
-            return log._items[n - 1] if n else None
+            return log._item(n - 1) if n else None
         return log[len(log) - 1] if len(log) else None
 
     def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:
@@ -410,4 +468,20 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
         return sum(i.duration_ms or 0.0 for i in self.interactions)
 
 
-register_plain_trace(Trace, Interaction)
+def _last_outputs(trace: Trace[Any, Any]) -> Any:
+    """``trace.last.outputs`` for :func:`scenarist.paths.resolve` on a plain ``Trace``; a
+    recorded interaction is read without being built (most never are)."""
+    log = trace.interactions
+    if type(log) is not InteractionLog:
+        return GENERAL
+    n = log._n
+    if not n:
+        return NO_LAST
+    items: list[Any] = log._items
+    item = items[n - 1]
+    if type(item) is RecordedInteraction or type(item) is Interaction:
+        return item.outputs
+    return GENERAL
+
+
+register_plain_trace(Trace, _last_outputs)

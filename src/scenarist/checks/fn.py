@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import (
     Field,
@@ -36,7 +36,12 @@ __all__ = ["SPEC_CONTEXT", "FnCheck", "from_fn", "omits_callables", "reject_call
 SPEC_CONTEXT: Final = {"scenarist_omit_callables": True}
 """Serialisation context under which ``FnCheck`` dumps without its function."""
 
-CheckFunction = Callable[[Trace[Any, Any]], Any]
+if TYPE_CHECKING:
+    CheckFunction = Callable[[Trace[Any, Any]], Any]
+else:
+    # Not ``Trace[Any, Any]`` at run time: parametrizing the generic model builds the
+    # schemas of Trace, Interaction and Span (1.5 MiB) on the first FnCheck.
+    CheckFunction = Callable[[Trace], Any]
 
 
 def omits_callables(context: Any) -> bool:

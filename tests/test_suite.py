@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -226,3 +228,28 @@ def test_suite_verbose_without_a_tty_prints_nothing(capsys: pytest.CaptureFixtur
     _echo_suite(3).run_sync(target=lambda inputs: f"echo {inputs}", verbose=True)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_run_sync_never_formats_the_result_it_returns() -> None:
+    """On CPython 3.11, ``asyncio.run`` in the main thread formats its task, and so the
+    task's result, with ``repr`` before returning (its SIGINT handler check): a suite's
+    whole result, every trace built to print it. ``run_sync`` must return the result
+    without it, from the main thread as a script calls it."""
+    code = (
+        "from scenarist import Equals, Scenario, Suite\n"
+        "from scenarist.results import SuiteResult\n"
+        "calls = []\n"
+        "def spy(self):\n"
+        "    calls.append(1)\n"
+        "    return 'SuiteResult(...)'\n"
+        "SuiteResult.__repr__ = spy\n"
+        "suite = Suite(name='s', scenarios=[Scenario('a').interact('q', 'r')"
+        ".check(Equals(expected_value='r'))])\n"
+        "result = suite.run_sync(verbose=False)\n"
+        "assert result.results[0].passed\n"
+        "print('repr calls', len(calls))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "repr calls 0", out.stdout + out.stderr

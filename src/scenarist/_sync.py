@@ -31,24 +31,32 @@ def _loop_running() -> bool:
 
 
 def run_sync(fn: Callable[..., Awaitable[R]], /, *args: Any, **kwargs: Any) -> R:
-    """Call the async ``fn(*args, **kwargs)`` and return its result, from sync code."""
+    """Call the async ``fn(*args, **kwargs)`` and return its result, from sync code.
+
+    The result travels in a box, not as the event loop's task result: on CPython 3.11,
+    ``asyncio.run`` in the main thread checks its SIGINT handler in a way that formats the
+    handler, its task and so the task's result with ``repr`` (a suite's whole result, every
+    trace built to print it) before it returns."""
     call = partial(fn, *args, **kwargs)
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        box["result"] = await call()
+
     if not _loop_running():
         import anyio  # on first use: scenario definitions and async runs never need it
 
-        return anyio.run(call)
-    box: dict[str, Any] = {}
+        anyio.run(main)
+        result: R = box["result"]
+        return result
     # The caller's context goes along (its run and open span stay visible). It also says
     # "asyncio is running", which is true of the new thread too once asyncio.run starts.
     context = contextvars.copy_context()
     asyncio = sys.modules["asyncio"]
 
-    async def main() -> R:
-        return await call()
-
     def worker() -> None:
         try:
-            box["result"] = context.run(asyncio.run, main())
+            context.run(asyncio.run, main())
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -57,5 +65,5 @@ def run_sync(fn: Callable[..., Awaitable[R]], /, *args: Any, **kwargs: Any) -> R
     thread.join()
     if "error" in box:
         raise box["error"]
-    result: R = box["result"]
-    return result
+    finished: R = box["result"]
+    return finished

@@ -4,7 +4,7 @@ PY ?= .venv/bin/python
 # Test processes (pytest-xdist); each module stays on one worker, so module fixtures
 # (a dashboard server, the giskard differential run) are built once. Modules are handed
 # out in collection order, the longest first (tests/conftest.py, LONGEST_FIRST).
-WORKERS ?= 3
+WORKERS ?= 4
 
 # mypy (about 40 s of CPU from a cold cache, as in a clean clone) runs beside the tests,
 # not before them: on two busy cores the tests' waits leave room for it. Lint goes first

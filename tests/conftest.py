@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 import httpcore2
 import httpx2._config as httpx2_config
@@ -67,6 +68,27 @@ LONGEST_FIRST = (
     "tests/server/test_api.py",
     "tests/dashboard/test_views_browser.py",
 )
+
+
+# The browser tests share one Chromium while they run in a row (tests/dashboard/conftest.py):
+# under ``--dist loadscope`` this folder is one unit of work, run by one worker, instead of
+# one unit per module (a Chromium launched per module, on whichever worker).
+SHARED_BROWSER_FOLDER = "tests/dashboard/"
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserFolderAsOneScope(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(SHARED_BROWSER_FOLDER):
+                return SHARED_BROWSER_FOLDER
+            return str(super()._split_scope(nodeid))
+
+    return BrowserFolderAsOneScope(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

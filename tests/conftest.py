@@ -6,6 +6,7 @@ judge, ``openai/gpt-4o-mini``, a key in the environment would reach a real provi
 from __future__ import annotations
 
 import functools
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,14 @@ for _phase in ("connect", "read", "write", "pool"):
 # of CPU each, a sizeable part of the suite's time. The tests speak plain HTTP on
 # loopback only (they are offline), so one default context, built once, serves them all.
 httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
+
+# A suite started as a background job of a script (`make check &` where the shell has no
+# job control) inherits SIGINT ignored, as does every process it starts: the Ctrl-C tests
+# (SIGINT raised inside a run, in this process and in a `scenarist run` child) then waited
+# for their 120 s timeout. The test processes take Python's default back (children start
+# with the default action, and Python's own handler), as a terminal would have given them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",

@@ -6,7 +6,9 @@ judge, ``openai/gpt-4o-mini``, a key in the environment would reach a real provi
 from __future__ import annotations
 
 import functools
+import signal
 from collections.abc import Iterator
+from typing import Any
 
 import httpcore2
 import httpx2._config as httpx2_config
@@ -34,6 +36,14 @@ for _phase in ("connect", "read", "write", "pool"):
 # of CPU each, a sizeable part of the suite's time. The tests speak plain HTTP on
 # loopback only (they are offline), so one default context, built once, serves them all.
 httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
+
+# A suite started as a background job of a script (`make check &` where the shell has no
+# job control) inherits SIGINT ignored, as does every process it starts: the Ctrl-C tests
+# (SIGINT raised inside a run, in this process and in a `scenarist run` child) then waited
+# for their 120 s timeout. The test processes take Python's default back (children start
+# with the default action, and Python's own handler), as a terminal would have given them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 OFFLINE_ENV = (
     "OPENAI_API_KEY",
@@ -67,6 +77,27 @@ LONGEST_FIRST = (
     "tests/server/test_api.py",
     "tests/dashboard/test_views_browser.py",
 )
+
+
+# The browser tests share one Chromium while they run in a row (tests/dashboard/conftest.py):
+# under ``--dist loadscope`` this folder is one unit of work, run by one worker, instead of
+# one unit per module (a Chromium launched per module, on whichever worker).
+SHARED_BROWSER_FOLDER = "tests/dashboard/"
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserFolderAsOneScope(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(SHARED_BROWSER_FOLDER):
+                return SHARED_BROWSER_FOLDER
+            return str(super()._split_scope(nodeid))
+
+    return BrowserFolderAsOneScope(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,16 +16,20 @@ import os
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 from tests.server.conftest import LiveServer
 from tests.server.dashboard_data import seed
 from tests.server.dashboard_views_data import seed_views
 
 from scenarist.server.app import create_app
 from scenarist.store.sql.store import SqlStore
+
+if TYPE_CHECKING:
+    from playwright.sync_api._context_manager import PlaywrightContextManager
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -92,17 +96,68 @@ def screenshots(pytestconfig: pytest.Config) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+class _SharedChromium:
+    """One Playwright driver and one Chromium for the browser tests run in a row.
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
-        )
+    A launch (Playwright's Node driver, then Chromium) cost 2-3 s of CPU, once per module
+    when the browser was module-scoped. Each test still gets its own browser context (its
+    own cookies, storage and cache: ``page``), so sharing the process shares no state a
+    test could see. The sync API holds this thread's event loop while it is started (an
+    ``anyio`` test would fail to run its own), so the browser is closed as soon as the
+    next test is not one of this folder's (``pytest_runtest_teardown`` below); the xdist
+    scheduler in ``tests/conftest.py`` hands this folder to one worker as a whole.
+    """
+
+    def __init__(self) -> None:
+        self._driver: PlaywrightContextManager | None = None
+        self._playwright: Playwright | None = None
+        self._chromium: Browser | None = None
+
+    def playwright(self) -> Playwright:
+        if self._playwright is None:
+            self._driver = sync_playwright()
+            self._playwright = self._driver.start()
+        return self._playwright
+
+    def chromium(self) -> Browser:
+        if self._chromium is None:
+            self._chromium = self.playwright().chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+            )
+        return self._chromium
+
+    def close(self) -> None:
+        chromium, driver = self._chromium, self._driver
+        self._chromium = self._playwright = self._driver = None
         try:
-            yield chromium
+            if chromium is not None:
+                chromium.close()
         finally:
-            chromium.close()
+            if driver is not None:
+                driver.__exit__(None, None, None)
+
+
+_SHARED = _SharedChromium()
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield  # the test's own fixtures (its browser context) are torn down first
+    if nextitem is None or HERE not in Path(nextitem.path).resolve().parents:
+        _SHARED.close()
+
+
+@pytest.fixture
+def playwright() -> Playwright:
+    """The shared Playwright driver, for a test that launches a browser of its own."""
+    return _SHARED.playwright()
+
+
+@pytest.fixture
+def browser() -> Browser:
+    """The shared headless Chromium (launched by the first browser test in a row)."""
+    return _SHARED.chromium()
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Playwright
 from tests.dashboard.conftest import CHROMIUM, CHROMIUM_FLAGS, NO_CHROMIUM
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
@@ -70,7 +70,7 @@ def hostile_site() -> Iterator[tuple[type[_Page], int]]:
 
 
 def test_a_page_on_another_site_cannot_plant_prune_pin_or_rebind(
-    tmp_path: Path, hostile_site: tuple[type[_Page], int]
+    tmp_path: Path, hostile_site: tuple[type[_Page], int], playwright: Playwright
 ) -> None:
     handler, site_port = hostile_site
     with LiveServer(create_app(f"sqlite:///{tmp_path / 'scenarist.db'}")) as api:
@@ -79,24 +79,24 @@ def test_a_page_on_another_site_cannot_plant_prune_pin_or_rebind(
             assert seeded.status_code == 201
         planted = run_log_json(make_run_log("planted"))
         handler.html = ATTACK.format(api=api.url, planted=json.dumps(planted)).encode()
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=str(CHROMIUM),
-                headless=True,
-                args=[*CHROMIUM_FLAGS, "--host-resolver-rules=MAP evil.example 127.0.0.1"],
-            )
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(60_000)
-                page.goto(f"http://evil.example:{site_port}/attack.html")
-                page.wait_for_function("document.title === 'done'", timeout=60_000)
-                rebound = page.goto(f"http://evil.example:{api.port}/api/runs")
-                assert rebound is not None and rebound.status == 421
-                assert "seed" not in page.content()
-                own = page.goto(f"{api.url}/api/runs")  # the user's own visit still works
-                assert own is not None and own.status == 200 and "seed" in page.content()
-            finally:
-                browser.close()
+        # its own Chromium (with a resolver rule for evil.example), on the shared driver
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[*CHROMIUM_FLAGS, "--host-resolver-rules=MAP evil.example 127.0.0.1"],
+        )
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"http://evil.example:{site_port}/attack.html")
+            page.wait_for_function("document.title === 'done'", timeout=60_000)
+            rebound = page.goto(f"http://evil.example:{api.port}/api/runs")
+            assert rebound is not None and rebound.status == 421
+            assert "seed" not in page.content()
+            own = page.goto(f"{api.url}/api/runs")  # the user's own visit still works
+            assert own is not None and own.status == 200 and "seed" in page.content()
+        finally:
+            browser.close()
         with httpx2.Client(base_url=api.url) as http:
             runs = [run["run_id"] for run in http.get("/api/runs").json()["items"]]
             seed_run = http.get("/api/runs/seed").json()

@@ -4,16 +4,15 @@ current GenAI semconv), replayed from its OTel trace with no network."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-import anthropic
 import pytest
-from openinference.instrumentation.anthropic import AnthropicInstrumentor as OpenInference
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as OpenLLMetry
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.helpers.lazy_modules import lazy_module
 from tests.otel.real_sdk import script
 
 from scenarist.otel import parse_otlp
@@ -22,6 +21,13 @@ from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.client import Client
+
+anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these
+# The two instrumentations, by module (each imports the SDK: loaded when a test needs it).
+INSTRUMENTATIONS = [
+    "openinference.instrumentation.anthropic",
+    "opentelemetry.instrumentation.anthropic",
+]
 
 DEAD = "http://127.0.0.1:9"  # nothing listens: a live call could not succeed
 MODEL = "claude-3-5-haiku-latest"
@@ -71,12 +77,13 @@ def _conversation(client: anthropic.Anthropic, question: str, *, stream: bool, e
     return text
 
 
-@pytest.fixture(scope="module", params=[OpenInference, OpenLLMetry], ids=lambda c: c.__module__)
+@pytest.fixture(scope="module", params=INSTRUMENTATIONS, ids=str)
 def recording(request: pytest.FixtureRequest) -> TraceRecord:
+    instrumentation = importlib.import_module(request.param)
     sink = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(sink))
-    instrumentor = request.param()
+    instrumentor = instrumentation.AnthropicInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
         with FakeLLMServer(script()) as server:

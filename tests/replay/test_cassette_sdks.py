@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import openai
 import pytest
+from tests.helpers.lazy_modules import lazy_module
 from tests.replay.cassette_support import (
     ANTHROPIC_KEY,
     ANTHROPIC_MODEL,
@@ -24,6 +24,8 @@ from scenarist.integrations import capture_active
 from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
 from scenarist.tracing import RunContext
+
+anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these
 
 QUESTIONS = ["Where is my parcel?", "Can I get a refund?"]
 

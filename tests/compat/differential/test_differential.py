@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,11 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
     folder = tmp_path_factory.mktemp("differential")
     cases = folder / "cases.json"
     cases.write_text(json.dumps(all_cases()), encoding="utf-8")
-    giskard = _run(giskard_python, "giskard.checks", cases)
-    ours = _run(sys.executable, "scenarist", cases)
+    # The two sides are independent: giskard's runs in a thread while ours runs here.
+    with ThreadPoolExecutor(1) as pool:
+        giskard_run = pool.submit(_run, giskard_python, "giskard.checks", cases)
+        ours = _run(sys.executable, "scenarist", cases)
+        giskard = giskard_run.result()
     dumps = {}
     for side, result in (("giskard", giskard), ("scenarist", ours)):
         path = folder / f"{side}-dumps.json"
@@ -52,10 +56,11 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
         )
         dumps[side] = path
     # JSON in both directions: each side loads and runs the scenarios the other dumped.
-    giskard.update(
-        _load_only(_run(giskard_python, "giskard.checks", _empty(folder), dumps["scenarist"]))
-    )
-    ours.update(_load_only(_run(sys.executable, "scenarist", _empty(folder), dumps["giskard"])))
+    empty = _empty(folder)
+    with ThreadPoolExecutor(1) as pool:
+        theirs = pool.submit(_run, giskard_python, "giskard.checks", empty, dumps["scenarist"])
+        ours.update(_load_only(_run(sys.executable, "scenarist", empty, dumps["giskard"])))
+        giskard.update(_load_only(theirs.result()))
     # JUnit suite name: giskard hard-codes "Test run" (10-compat.md), ours is the suite's.
     for case_id in ours:
         if "junit" in ours[case_id]:

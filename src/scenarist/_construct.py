@@ -26,7 +26,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["construct", "constructor", "own_fields_set", "replace", "share_fields_set"]
+__all__ = [
+    "SharedFieldsSet",
+    "construct",
+    "constructor",
+    "own_fields_set",
+    "replace",
+    "share_fields_set",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -66,6 +73,29 @@ def own_fields_set(model: BaseModel) -> None:
     fields_set = model.__pydantic_fields_set__
     if id(fields_set) in _shared_ids:
         _setattr(model, "__pydantic_fields_set__", set(fields_set))
+
+
+class SharedFieldsSet(BaseModel):
+    """A model validated by the thousand (checks, scenarios) that shares its fields set
+    with its equals, and takes its own copy before anything changes it."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        share_fields_set(self)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        own_fields_set(self)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        own_fields_set(self)
+        super().__delattr__(name)
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        """As :attr:`pydantic.BaseModel.model_fields_set` (this model's own set: changing
+        it changes no other model)."""
+        own_fields_set(self)
+        return self.__pydantic_fields_set__
 
 
 def construct(cls: type[M], values: dict[str, Any]) -> M:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
@@ -21,14 +20,14 @@ from pydantic import (
     model_validator,
 )
 
-from scenarist._construct import own_fields_set, share_fields_set
+from scenarist._construct import SharedFieldsSet
 
 __all__ = ["KindRegistered"]
 
 M = TypeVar("M", bound="KindRegistered")
 
 
-class KindRegistered(BaseModel):
+class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
     """Base of a family of models registered by ``kind`` (see the module docstring)."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
@@ -51,25 +50,6 @@ class KindRegistered(BaseModel):
         ):
             cls._kinds = {}
             cls._lazy_kinds = {}
-
-    def model_post_init(self, context: Any, /) -> None:
-        # Thousands of checks share a handful of distinct fields sets (see _construct).
-        share_fields_set(self)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        own_fields_set(self)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        own_fields_set(self)
-        super().__delattr__(name)
-
-    @property
-    def model_fields_set(self) -> set[str]:
-        """As :attr:`pydantic.BaseModel.model_fields_set` (this model's own set: changing
-        it changes no other model)."""
-        own_fields_set(self)
-        return self.__pydantic_fields_set__
 
     @classmethod
     def register_lazy(cls, kinds: dict[str, str]) -> None:

@@ -28,7 +28,7 @@ from pydantic import (
     field_validator,
 )
 
-from scenarist._construct import construct, own_fields_set, share_fields_set
+from scenarist._construct import SharedFieldsSet, construct
 from scenarist._missing import MISSING, is_missing
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
@@ -85,7 +85,7 @@ def _validate_tags(tags: Any) -> list[str]:
     return checked
 
 
-class Scenario(BaseModel):
+class Scenario(SharedFieldsSet):  # see scenarist._construct
     """A named, ordered list of steps to run against a system under test.
 
     ``trace_type`` selects a :class:`Trace` subclass (for computed properties that checks
@@ -143,23 +143,6 @@ class Scenario(BaseModel):
         if "name" in data:
             name = data.pop("name")
         super().__init__(name=name, **data)
-
-    def model_post_init(self, context: Any, /) -> None:
-        share_fields_set(self)  # see scenarist._construct
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        own_fields_set(self)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        own_fields_set(self)
-        super().__delattr__(name)
-
-    @property
-    def model_fields_set(self) -> set[str]:
-        """As :attr:`pydantic.BaseModel.model_fields_set` (this scenario's own set)."""
-        own_fields_set(self)
-        return self.__pydantic_fields_set__
 
     @field_validator("tags", mode="before")
     @classmethod

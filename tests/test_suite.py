@@ -248,8 +248,12 @@ def test_run_sync_never_formats_the_result_it_returns() -> None:
         "result = suite.run_sync(verbose=False)\n"
         "assert result.results[0].passed\n"
         "print('repr calls', len(calls))\n"
+        "import sys\n"  # and a run without budgets never loads the rate limiter
+        "print('rate limiter loaded', 'scenarist.rate_limits' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
-    assert out.stdout.strip() == "repr calls 0", out.stdout + out.stderr
+    assert out.stdout.split("\n")[:2] == ["repr calls 0", "rate limiter loaded False"], (
+        out.stdout + out.stderr
+    )

@@ -11,11 +11,12 @@ scenario; the thread pool is bounded by ``max_concurrency`` too.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -29,6 +30,9 @@ from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
 from scenarist.results import ScenarioResult, SuiteResult
 from scenarist.scenario import Scenario
+
+if TYPE_CHECKING:
+    from scenarist.rate_limits import RateLimiter
 
 __all__ = ["Suite", "validate_concurrency", "validate_max_concurrency"]
 
@@ -68,6 +72,20 @@ def validate_concurrency(value: Any) -> int | AdaptiveConcurrency | None:
 
 def _nothing() -> None:
     return None
+
+
+_RATE_LIMITS_ENV = "SCENARIST_RATE_LIMITS"  # scenarist.rate_limits.RATE_LIMITS_ENV
+
+
+def _limiter(rate_limits: Any) -> RateLimiter | None:
+    """The run's limiter: ``rate_limits`` itself (a limiter of your own: its clock, its
+    budget), the budgets it spells, else those of ``$SCENARIST_RATE_LIMITS``."""
+    from scenarist.rate_limits import RateLimiter, parse_rate_limits, rate_limits_from_env
+
+    if isinstance(rate_limits, RateLimiter):
+        return rate_limits
+    limits = rate_limits_from_env() if rate_limits is None else parse_rate_limits(rate_limits)
+    return RateLimiter(limits) if limits else None
 
 
 def _limiter_stats(plan: RunPlan) -> Any:
@@ -197,15 +215,9 @@ class Suite(BaseModel):
         repeat: int,
         rate_limits: Any,
     ) -> RunPlan:
-        from scenarist.rate_limits import RateLimiter, parse_rate_limits, rate_limits_from_env
-
-        if isinstance(rate_limits, RateLimiter):  # a limiter of your own (its clock, budget)
-            limiter: RateLimiter | None = rate_limits
-        else:
-            limits = (
-                rate_limits_from_env() if rate_limits is None else parse_rate_limits(rate_limits)
-            )
-            limiter = RateLimiter(limits) if limits else None
+        limiter: RateLimiter | None = None
+        if rate_limits is not None or os.environ.get(_RATE_LIMITS_ENV):
+            limiter = _limiter(rate_limits)  # (no budgets: the module is not even imported)
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,

@@ -90,10 +90,17 @@ def measure(count: int, workers: list[int], rounds: int) -> dict[str, Any]:
 
 
 def measure_on(
-    ray: Any, count: int, workers: list[int], rounds: int, *, init_s: float = 0.0
+    ray: Any,
+    count: int,
+    workers: list[int],
+    rounds: int,
+    *,
+    init_s: float = 0.0,
+    actor_calls: int = 2000,
 ) -> dict[str, Any]:
     """The measurements on a Ray that is already up (with ``max(workers)`` CPUs and
-    ``bench/`` on its workers' path); the smoke test runs them on the test session's Ray."""
+    ``bench/`` on its workers' path); the smoke test runs them on the test session's Ray,
+    with few limiter-actor calls."""
     from scenarist.executor import LocalExecutor
     from scenarist.ray_executor import RayExecutor
 
@@ -122,7 +129,7 @@ def measure_on(
                 "per_batch_overhead_ms": (instant_s - local_instant) / batches * 1000,
             }
         )
-    actor = actor_turns(ray, 2000)
+    actor = actor_turns(ray, actor_calls)
     return {
         "limiter_actor": actor,
         "scenarios": count,

@@ -16,6 +16,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 pytestmark = pytest.mark.ray
 
 
+# A limit, not a verdict: starting the limiter actor's worker process took over 120 s
+# with the suite beside two busy loops on two cores.
+@pytest.mark.timeout(600)
 def test_the_ray_benchmark_measures_and_reports_on_a_running_ray(
     ray_cluster: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -24,7 +27,7 @@ def test_the_ray_benchmark_measures_and_reports_on_a_running_ray(
         import ray_executor as bench
     finally:
         sys.path.remove(str(BENCH))
-    numbers = bench.measure_on(ray_cluster, 8, [1], 1)
+    numbers = bench.measure_on(ray_cluster, 8, [1], 1, actor_calls=20)
     bench.report(numbers)
     out = capsys.readouterr().out
     assert "workers  batches  suite s" in out

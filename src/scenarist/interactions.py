@@ -406,10 +406,8 @@ class Interact(InteractionSpec):
             with RunRecorder("", started=(started_at, t0)) as recorder, capture_llm_calls():
                 if outputs_binding is not None:
                     outputs = await context.call(outputs_binding, inputs)
-                elif context.target is not None:
-                    outputs = await context.call(context.target, inputs)
                 else:
-                    raise UserError(NO_TARGET_MESSAGE)
+                    outputs = await context.call_target(inputs)
             spans = tuple(recorder.roots)
             duration_ms = (time.perf_counter() - t0) * 1000
         if isinstance(outputs, Interaction):

@@ -9,6 +9,7 @@ schedule is asserted on the clock and the provider only counts.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -205,6 +206,33 @@ async def test_a_429_pauses_the_run_and_the_call_is_retried() -> None:
         "Rate limits: 6 LLM request(s) paced, 2 waited 60.0s in total; 2 answered 429 (2 retried)"
         in (console.export_text())
     )
+
+
+class LoopGuardedLimiter(RateLimiter):
+    """Stands in for a Ray worker's limiter, whose every answer is a call to an actor: a
+    sync question asked from inside the event loop would stall the worker's other
+    scenarios (their connect timers fired while it waited), so here it is refused."""
+
+    def take_retry(self) -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super().take_retry()
+        raise AssertionError("take_retry() blocked the event loop: await take_retry_async()")
+
+
+async def test_an_async_agent_asks_the_retry_budget_without_blocking_the_loop() -> None:
+    clock = ManualClock()
+    provider = WindowedProvider(clock, budget=1, retry_after="60")
+    limiter = LoopGuardedLimiter([RateLimit("openai/*", requests=100, burst=100)], clock=clock)
+    with FakeLLMServer(ScriptedLLM(provider)) as server:
+        async with httpx2.AsyncClient() as http:
+            result = await suite_of(2).run(
+                llm_agent(server, http), verbose=False, rate_limits=limiter
+            )
+    assert result.passed_count == 2, [r.format_failures() for r in result.results]
+    assert (provider.rejected, result.rate_limits.retried) == (1, 1)
+    assert await asyncio.to_thread(limiter.take_retry) is True  # off the loop: it answers
 
 
 async def test_past_the_retry_budget_the_429_reaches_the_agent() -> None:

@@ -299,6 +299,13 @@ class RateLimiter:
 
     def take_retry(self) -> bool:
         """Whether one more 429 may be retried (spends the run's retry budget)."""
+        return self._take_retry()
+
+    async def take_retry_async(self) -> bool:
+        """:meth:`take_retry` for an event loop (it never waits here)."""
+        return self._take_retry()
+
+    def _take_retry(self) -> bool:
         with self._lock:
             if self.stats.retried >= self.retry_budget:
                 self.stats.gave_up += 1

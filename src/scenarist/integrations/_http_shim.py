@@ -77,6 +77,10 @@ class Headers(dict[str, str]):
     def get(self, name: str, default: Any = None) -> Any:
         return super().get(name.lower(), default)
 
+    def multi_items(self) -> list[tuple[str, str]]:
+        """``(name, value)`` pairs, names lower-cased (as httpx's ``Headers`` gives them)."""
+        return list(self.items())
+
 
 class URL:
     """The parts of a URL the capture reads."""

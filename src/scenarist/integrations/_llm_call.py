@@ -34,6 +34,19 @@ REPLAYED = "scenarist.replayed"
 """Response extension a response source sets when it answered a call itself (replay)."""
 
 
+_WANTED_HEADERS = frozenset({"content-encoding", "content-type", "x-request-id", "request-id"})
+
+
+def _wanted_headers(headers: Any) -> dict[str, str]:
+    """The response headers a call records, in one pass over an httpx-style ``Headers``
+    (each ``get`` of it scans every header again); repeated ones joined as ``get`` does."""
+    found: dict[str, str] = {}
+    for key, value in headers.multi_items():  # keys lowered
+        if key in _WANTED_HEADERS:
+            found[key] = f"{found[key]}, {value}" if key in found else value
+    return found
+
+
 class _Status(NamedTuple):
     code: int
     streaming: bool
@@ -96,7 +109,7 @@ class LLMCall:
 
     def headers(self, response: Any) -> None:
         self._headers_at = _clock()
-        headers = response.headers
+        headers = _wanted_headers(response.headers)
         encoding = headers.get("content-encoding", "").strip().lower()
         content_type = headers.get("content-type", "")
         streaming = "text/event-stream" in content_type

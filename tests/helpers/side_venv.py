@@ -45,12 +45,14 @@ def _venv_python(folder: Path) -> Path:
 
 def side_venv_python(requirement: str, *, python: str = sys.executable) -> Path:
     """The Python of a side venv with ``requirement`` installed (built on first use)."""
-    version = subprocess.run(
-        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if python != sys.executable:  # another interpreter: ask it
+        version = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     folder = VENVS / f"{re.sub(r'[^A-Za-z0-9.]+', '-', requirement)}-py{version}"
     marker = folder / ".ok"
     VENVS.mkdir(parents=True, exist_ok=True)

@@ -104,7 +104,8 @@ def test_llm_capture_overhead_runs() -> None:
     out = run_bench("llm_capture_overhead.py", "--calls", "2", "--rounds", "1")
     for case in ("httpx2 JSON", "httpx2 SSE stream", "openai SDK JSON", "openai SDK stream"):
         assert case in out
-    assert "recording CPU, JSON" in out
+    assert "CPU overhead" in out
+    assert "recording work alone (LLMCall, no HTTP), JSON" in out
 
 
 def test_replay_throughput_runs() -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.integrations.conftest import OPENAI_KEY, active_run, assert_no_secrets, llm_spans
 
 from scenarist.integrations import capture_active, capture_llm_calls
@@ -168,3 +170,38 @@ def test_compressed_responses_are_decoded(lib: ModuleType, gzip_server: str) -> 
     assert span.output["model"] == "claude-3-5-haiku-latest"
     assert (span.tokens_in, span.tokens_out) == (13, 2)  # cache reads count as input
     assert span.cost_usd is not None and span.cost_usd > 0
+
+
+_HEADER_NAMES = st.sampled_from(
+    [
+        "Content-Type",
+        "content-encoding",
+        "X-Request-ID",
+        "request-id",
+        "Date",
+        "x-ratelimit-remaining",
+    ]
+)
+_HEADER_VALUES = st.binary(max_size=12).filter(lambda v: b"\r" not in v and b"\n" not in v)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+@given(pairs=st.lists(st.tuples(_HEADER_NAMES, _HEADER_VALUES), max_size=8))
+def test_the_recorded_headers_read_as_the_library_reads_them(
+    lib: ModuleType, pairs: list[tuple[str, bytes]]
+) -> None:
+    """What a call records of the response headers (repeated names, any case, bytes that
+    are not ASCII) is what the library's own ``Headers.get`` answers for each name."""
+    from scenarist.integrations._llm_call import _WANTED_HEADERS, _wanted_headers
+
+    headers = lib.Headers([(name.encode(), value) for name, value in pairs])
+    expected = {n: headers.get(n) for n in _WANTED_HEADERS if headers.get(n) is not None}
+    assert _wanted_headers(headers) == expected
+
+
+def test_the_recorded_headers_of_a_shimmed_response_are_read_by_name() -> None:
+    from scenarist.integrations._http_shim import Headers
+    from scenarist.integrations._llm_call import _wanted_headers
+
+    shim = Headers([("Content-Type", "application/json"), ("X-Request-Id", "req_1"), ("Date", "x")])
+    assert _wanted_headers(shim) == {"content-type": "application/json", "x-request-id": "req_1"}

@@ -35,15 +35,32 @@ REPLAYED = "scenarist.replayed"
 
 
 _WANTED_HEADERS = frozenset({"content-encoding", "content-type", "x-request-id", "request-id"})
+_WANTED_RAW = {name.encode(): name for name in _WANTED_HEADERS}
 
 
 def _wanted_headers(headers: Any) -> dict[str, str]:
-    """The response headers a call records, in one pass over an httpx-style ``Headers``
-    (each ``get`` of it scans every header again); repeated ones joined as ``get`` does."""
+    """The response headers a call records, repeated ones joined as ``get`` does.
+
+    An httpx-style ``Headers`` is read once through its raw byte pairs and only the
+    wanted values are decoded (``get`` scans every header again, ``multi_items`` decodes
+    every name and value: a provider sends twenty). ASCII is what every encoding httpx
+    may pick reads alike; other bytes are decoded with the encoding ``get`` uses.
+    """
     found: dict[str, str] = {}
-    for key, value in headers.multi_items():  # keys lowered
-        if key in _WANTED_HEADERS:
-            found[key] = f"{found[key]}, {value}" if key in found else value
+    raw = getattr(headers, "raw", None)
+    if raw is None:  # our shim for urllib3 and aiohttp: names already lowered text
+        for key, value in headers.multi_items():
+            if key in _WANTED_HEADERS:
+                found[key] = f"{found[key]}, {value}" if key in found else value
+        return found
+    for key, value in raw:
+        name = _WANTED_RAW.get(key.lower())
+        if name is not None:
+            try:
+                text = value.decode("ascii")
+            except UnicodeDecodeError:
+                text = value.decode(headers.encoding)
+            found[name] = f"{found[name]}, {text}" if name in found else text
     return found
 
 
@@ -53,6 +70,10 @@ class _Status(NamedTuple):
     encoding: str
     ndjson: bool = False
     """A stream of JSON lines (Ollama), captured raw in ``metadata["stream_raw"]``."""
+
+
+_NO_RESPONSE = _Status(0, False, "")
+"""A call's status until its response headers arrive (a tuple: shared safely)."""
 
 
 class LLMCall:
@@ -95,7 +116,7 @@ class LLMCall:
         self.span = recorder.open(endpoint.name, "llm", request_json)
         url = redact_url(str(request.url), fields)
         self.span.metadata.update(provider=endpoint.provider, url=url)
-        self.status = _Status(0, False, "")
+        self.status = _NO_RESPONSE
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
         self._body: bytes | None = None

@@ -42,10 +42,10 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-NO_CHROMIUM = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"{CHROMIUM} not found: install Debian's chromium package to run browser tests",
+_NO_CHROMIUM_REASON = (
+    f"{CHROMIUM} not found: install Debian's chromium package to run browser tests"
 )
+NO_CHROMIUM = pytest.mark.skipif(not CHROMIUM.exists(), reason=_NO_CHROMIUM_REASON)
 
 
 async def _seed(url: str, fill: Callable[[SqlStore], Awaitable[object]] = seed) -> None:
@@ -151,12 +151,16 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture
 def playwright() -> Playwright:
     """The shared Playwright driver, for a test that launches a browser of its own."""
+    if not CHROMIUM.exists():  # every browser test skips, marked or not
+        pytest.skip(_NO_CHROMIUM_REASON)
     return _SHARED.playwright()
 
 
 @pytest.fixture
 def browser() -> Browser:
     """The shared headless Chromium (launched by the first browser test in a row)."""
+    if not CHROMIUM.exists():  # every browser test skips, marked or not
+        pytest.skip(_NO_CHROMIUM_REASON)
     return _SHARED.chromium()
 
 

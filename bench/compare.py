@@ -17,6 +17,11 @@ interpreter running this script (the project's CI interpreter), shown as an extr
 when its version differs. All runs go through the same harness
 (``bench/scenario_overhead.py``), one workload at a time, alternating which side goes
 first, so that machine noise is spread. Raw numbers go to a JSON file.
+
+A peer runs beside them on the same interpreter version: pydantic-evals (through
+``bench/peer_pydantic_evals.py``, in ``bench/.venv-pydantic-evals``, created on first use
+from the base interpreter of the paired scenarist run; ``--pydantic-evals-python`` to
+give one, ``--no-peers`` to skip). Its columns are for reading, not for the targets.
 """
 
 from __future__ import annotations
@@ -49,12 +54,17 @@ ENV_VAR = "SCENARIST_BENCH_GISKARD_PYTHON"
 SCENARIST = "scenarist"
 GISKARD = "giskard.checks"
 FLOOR = "scenario_floor"  # bench/scenario_floor.py: the same work in plain Python
+PYDANTIC_EVALS = "peer_pydantic_evals"  # bench/peer_pydantic_evals.py: the harness API on it
+PYDANTIC_EVALS_VENV = BENCH_DIR / ".venv-pydantic-evals"
+PYDANTIC_EVALS_REQUIREMENT = "pydantic-evals==2.62.0"
+BENCH_MODULES = (FLOOR, PYDANTIC_EVALS)  # modules of bench/, found on PYTHONPATH
 
 # Keys of the runs (and of "results" in the JSON).
 RUN_SCENARIST = "scenarist"  # same interpreter version as giskard-checks (primary)
 RUN_SCENARIST_CURRENT = "scenarist_current"  # the interpreter running this script
 RUN_GISKARD = "giskard.checks"
 RUN_FLOOR = "floor"  # plain Python, on the interpreter of the primary scenarist run
+RUN_PYDANTIC_EVALS = "pydantic_evals"  # a peer, on the same interpreter version
 
 WORKLOAD_KEYS = {
     "a": "a_sequential",
@@ -80,7 +90,7 @@ def _bench_env(impl: str = SCENARIST) -> dict[str, str]:
     env = dict(os.environ)
     env["GISKARD_TELEMETRY_DISABLED"] = "1"
     env["DO_NOT_TRACK"] = "1"
-    if impl == FLOOR:  # the floor module lives next to this script
+    if impl in BENCH_MODULES:  # the floor and the peers' adapters live next to this script
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH_DIR), env.get("PYTHONPATH")]))
     return env
 
@@ -334,6 +344,64 @@ def find_scenarist_python(
 
 
 # --------------------------------------------------------------------------
+# the peers
+# --------------------------------------------------------------------------
+
+
+def _imports(python: str, module: str) -> bool:
+    try:
+        proc = subprocess.run(
+            [python, "-c", f"import {module}"], capture_output=True, timeout=300, env=_bench_env()
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def find_pydantic_evals_python(
+    explicit: str | None, base: dict[str, str]
+) -> tuple[str | None, str]:
+    """Interpreter with pydantic-evals, and a note: ``explicit``, else
+    bench/.venv-pydantic-evals, made on first use from ``base`` (the paired scenarist
+    run's interpreter, so the peer runs on the same version)."""
+    if explicit:
+        python, source = os.path.abspath(explicit), "--pydantic-evals-python"
+    else:
+        python, source = str(PYDANTIC_EVALS_VENV / "bin" / "python"), str(PYDANTIC_EVALS_VENV)
+        info = _interpreter_info(python) if Path(python).exists() else None
+        if (
+            info is None
+            or info["version"] != base["version"]
+            or not _imports(python, "pydantic_evals")
+        ):
+            _log(f"creating {PYDANTIC_EVALS_VENV} with {base['base_executable']}")
+            shutil.rmtree(PYDANTIC_EVALS_VENV, ignore_errors=True)
+            try:
+                subprocess.run(
+                    [base["base_executable"], "-m", "venv", str(PYDANTIC_EVALS_VENV)], check=True
+                )
+                subprocess.run(
+                    [
+                        python,
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "--disable-pip-version-check",
+                        PYDANTIC_EVALS_REQUIREMENT,
+                    ],
+                    check=True,
+                )
+            except (OSError, subprocess.CalledProcessError) as exc:
+                shutil.rmtree(PYDANTIC_EVALS_VENV, ignore_errors=True)
+                return None, f"could not install {PYDANTIC_EVALS_REQUIREMENT}: {exc}"
+            source = f"created {PYDANTIC_EVALS_VENV}"
+    if not _imports(python, "pydantic_evals"):
+        return None, f"{python} (from {source}) cannot import pydantic_evals"
+    return python, f"{python} (from {source})"
+
+
+# --------------------------------------------------------------------------
 # running the harness
 # --------------------------------------------------------------------------
 
@@ -409,10 +477,12 @@ def build_rows(
     g: dict[str, Any] | None,
     wanted: set[str],
     floor: dict[str, Any] | None = None,
+    pydantic_evals: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Summary rows. ``s`` is the scenarist run paired with ``g`` (ratios, statuses);
     ``s_current`` the extra scenarist run on the current interpreter, if any; ``floor`` the
-    plain-Python floor on the interpreter of ``s`` (the scenarist/floor column)."""
+    plain-Python floor on the interpreter of ``s`` (the scenarist/floor column);
+    ``pydantic_evals`` the peer on the interpreter version of ``s``."""
     rows: list[dict[str, Any]] = []
 
     def row(
@@ -425,6 +495,7 @@ def build_rows(
     ) -> None:
         sv, gv = _get(s, workload, field), _get(g, workload, field)
         fv = _get(floor, workload, field)
+        pv = _get(pydantic_evals, workload, field)
         ratio = _ratio(gv, sv)
         ok = None if check is None else check(sv, ratio)
         rows.append(
@@ -436,6 +507,8 @@ def build_rows(
                 "scenarist_current": _get(s_current, workload, field),
                 "giskard": gv,
                 "ratio_giskard_over_scenarist": ratio,
+                "pydantic_evals": pv,
+                "ratio_pydantic_evals_over_scenarist": _ratio(pv, sv),
                 "floor": fv,
                 "ratio_scenarist_over_floor": _ratio(sv, fv),
                 "target": target,
@@ -506,14 +579,16 @@ def build_rows(
 
 def render_table(rows: list[dict[str, Any]], labels: dict[str, str]) -> str:
     """``labels`` names the value columns: scenarist, [scenarist_current,] giskard, ratio,
-    [floor, floor_ratio]."""
+    [pydantic_evals, pydantic_evals_ratio,] [floor, floor_ratio]."""
     value_keys = [k for k in ("scenarist", "scenarist_current", "giskard") if k in labels]
+    peer_keys = ["pydantic_evals", "pydantic_evals_ratio"] if "pydantic_evals" in labels else []
     floor_keys = ["floor", "floor_ratio"] if "floor" in labels else []
     header = [
         "",
         "metric",
         *(labels[k] for k in value_keys),
         labels["ratio"],
+        *(labels[k] for k in peer_keys),
         *(labels[k] for k in floor_keys),
         "target",
         "status",
@@ -524,19 +599,25 @@ def render_table(rows: list[dict[str, Any]], labels: dict[str, str]) -> str:
         ratio = r["ratio_giskard_over_scenarist"]
         floor_ratio = r.get("ratio_scenarist_over_floor")
         floor_cells = [_num(r.get("floor"), d), _times(floor_ratio)] if floor_keys else []
+        peer_cells = (
+            [_num(r.get("pydantic_evals"), d), _times(r.get("ratio_pydantic_evals_over_scenarist"))]
+            if peer_keys
+            else []
+        )
         body.append(
             [
                 f"[{r['workload']}]",
                 r["metric"],
                 *(_num(r[k], d) for k in value_keys),
                 _times(ratio),
+                *peer_cells,
                 *floor_cells,
                 r["target"],
                 _status(r["met"]) if r["target"] else "",
             ]
         )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    right = set(range(2, 3 + len(value_keys) + len(floor_keys)))
+    right = set(range(2, 3 + len(value_keys) + len(peer_keys) + len(floor_keys)))
 
     def fmt(cells: list[str]) -> str:
         out = []
@@ -599,9 +680,17 @@ def main(argv: list[str] | None = None) -> int:
         f"(default: {SCENARIST_VENV.relative_to(REPO_ROOT)}/bin/python, made from the base "
         "interpreter of giskard's venv, or this interpreter if its version is the same)",
     )
-    p.add_argument("--scenarist-only", action="store_true", help="skip giskard-checks")
+    p.add_argument(
+        "--scenarist-only", action="store_true", help="skip giskard-checks and the peers"
+    )
     p.add_argument(
         "--no-floor", action="store_true", help="skip the plain-Python floor (scenario_floor.py)"
+    )
+    p.add_argument("--no-peers", action="store_true", help="skip pydantic-evals")
+    p.add_argument(
+        "--pydantic-evals-python",
+        help=f"interpreter with {PYDANTIC_EVALS_REQUIREMENT} (default: "
+        f"{PYDANTIC_EVALS_VENV.relative_to(REPO_ROOT)}/bin/python, made on first use)",
     )
     p.add_argument(
         "--json",
@@ -695,6 +784,22 @@ def main(argv: list[str] | None = None) -> int:
         runs.append((RUN_SCENARIST_CURRENT, SCENARIST, current_python))
     if not args.no_floor:  # next to the primary scenarist run, on its interpreter
         runs.insert(1, (RUN_FLOOR, FLOOR, paired_python))
+    pydantic_evals_info: dict[str, str] | None = None
+    if not (args.no_peers or args.scenarist_only):
+        pe_python, where = find_pydantic_evals_python(args.pydantic_evals_python, paired_info)
+        pe_info = _interpreter_info(pe_python) if pe_python else None
+        if pe_python is None or pe_info is None:
+            notes.append(f"NOTE: pydantic-evals not available: {where}")
+            _log(notes[-1])
+        else:
+            pydantic_evals_info = pe_info
+            notes.append(f"pydantic-evals: {where}")
+            if pe_info["version"] != paired_info["version"]:
+                notes.append(
+                    f"WARNING: pydantic-evals on Python {pe_info['version']} but scenarist on "
+                    f"{paired_info['version']}; its ratios compare DIFFERENT interpreters"
+                )
+            runs.append((RUN_PYDANTIC_EVALS, PYDANTIC_EVALS, pe_python))
 
     for _, impl, python in runs:
         if impl != GISKARD:
@@ -723,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     c_report = reports.get(RUN_SCENARIST_CURRENT)
     g_report = reports.get(RUN_GISKARD)
     f_report = reports.get(RUN_FLOOR)
-    rows = build_rows(s_report, c_report, g_report, set(wanted), f_report)
+    p_report = reports.get(RUN_PYDANTIC_EVALS)
+    rows = build_rows(s_report, c_report, g_report, set(wanted), f_report, p_report)
 
     versions: dict[str, str | None] = {
         "scenarist": paired_info["version"],
@@ -745,6 +851,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         labels["giskard"] = "giskard-checks"
         labels["ratio"] = "giskard/scenarist"
+    if pydantic_evals_info is not None:
+        p_short = ".".join(pydantic_evals_info["version"].split(".")[:2])
+        labels["pydantic_evals"] = f"pydantic-evals ({p_short})"
+        labels["pydantic_evals_ratio"] = f"pydantic-evals/scenarist ({s_short})"
     if f_report is not None:
         labels["floor"] = f"floor ({s_short})"
         labels["floor_ratio"] = f"scenarist/floor ({s_short})"
@@ -773,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings += correctness_warnings(labels["scenarist_current"], c_report)
     warnings += correctness_warnings("giskard-checks", g_report)
     warnings += correctness_warnings("floor", f_report)
+    warnings += correctness_warnings("pydantic-evals", p_report)
     for w in warnings:
         print(f"WARNING: not all scenarios passed: {w}")
     if "d" in wanted:

@@ -38,6 +38,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "compare.py",
         "scenario_overhead.py",  # the harness compare.py runs
         "scenario_floor.py",  # the floor module compare.py runs through the harness
+        "peer_pydantic_evals.py",  # the harness API on pydantic-evals, a peer compare.py runs
         "llm_capture_overhead.py",
         "replay_throughput.py",
         "tracing_overhead.py",
@@ -195,3 +196,63 @@ def test_suite_scale_runs_every_mode_and_every_scenario_passes(tmp_path: Path) -
         (mode, n) for n in (5, 12) for mode in ("list", "stream", "iter")
     ]
     assert all(r["passed"] == r["scenarios"] for r in rows)
+
+
+PYDANTIC_EVALS = "pydantic-evals==2.62.0"
+
+
+def test_the_pydantic_evals_peer_runs_every_workload_and_passes_what_passes(
+    tmp_path: Path,
+) -> None:
+    """The peer column is pydantic-evals doing the work: the harness drives it through
+    ``peer_pydantic_evals`` in a side venv, every scenario built to pass passes."""
+    from tests.helpers.side_venv import side_venv_python
+
+    python = side_venv_python(PYDANTIC_EVALS)
+    out_json = tmp_path / "peer.json"
+    env = {**os.environ, "PYTHONPATH": str(BENCH)}
+    proc = subprocess.run(
+        [
+            str(python), str(BENCH / "scenario_overhead.py"), "--impl", "peer_pydantic_evals",
+            "--scenarios", "6", "--suite-size", "4", "--workloads", "a,b,c",
+            "--json", str(out_json),
+        ],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out_json.read_text())
+    assert report["a_sequential"]["passed"] == 6
+    assert report["a_sequential"]["suite_passed"] == 6
+    assert report["b_parallel_max100"]["passed"] == 4
+    assert report["c_parallel_unbounded"]["passed"] == 4
+
+
+def test_the_pydantic_evals_peer_fails_a_scenario_whose_check_fails() -> None:
+    """A wrong expectation, or a task that raises, is a failed case in pydantic-evals'
+    report and a failed scenario in the peer's column (no pass by accident)."""
+    from tests.helpers.side_venv import side_venv_python
+
+    python = side_venv_python(PYDANTIC_EVALS)
+    program = """
+import asyncio
+import peer_pydantic_evals as m
+
+async def main():
+    ok = m.Scenario("a").interact("q", "yes ok").check(m.StringMatching(name="s", keyword="ok"))
+    wrong = m.Scenario("b").interact("q", "nope").check(m.StringMatching(name="s", keyword="ok"))
+    raises = m.Scenario("c").interact("q").check(m.Equals(name="e", expected_value="q"))
+    suite = m.Suite(name="s")
+    for s in (ok, wrong, raises):
+        suite.append(s)
+    serial = [r.status.value for r in (await suite.run()).results]
+    alone = [(await s.run()).status.value for s in (ok, wrong, raises)]
+    print(sorted(serial), alone)
+
+asyncio.run(main())
+"""
+    env = {**os.environ, "PYTHONPATH": str(BENCH)}
+    proc = subprocess.run(
+        [str(python), "-c", program], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[-2] == "['fail', 'fail', 'pass'] ['pass', 'fail', 'fail']"

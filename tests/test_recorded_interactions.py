@@ -31,7 +31,10 @@ def _static(name: str = "s", turns: int = 3) -> Scenario:
 
 
 def _unbuilt(trace: Trace[Any, Any]) -> int:
-    return sum(type(item) is RecordedInteractions for item in trace.interactions._items)
+    log = trace.interactions
+    if type(log._items) is RecordedInteractions:  # a log of one record, nothing read yet
+        return len(log)
+    return sum(type(item) is RecordedInteractions for item in log._items)
 
 
 def test_checks_on_the_last_outputs_build_no_interaction() -> None:
@@ -173,3 +176,20 @@ def test_a_run_reads_nothing_of_another_runs_trace() -> None:
 
     assert asyncio.run(run()) == [3, 3, 3]
     assert _empty_trace(Trace).interactions._items == []
+
+
+def test_a_log_of_one_record_and_the_logs_grown_from_it_share_every_interaction() -> None:
+    for read_first in (False, True):
+        result = _static().run_sync()
+        log = result.final_trace.interactions
+        assert type(log._items) is RecordedInteractions  # kept as the record alone
+        first = log[0] if read_first else None
+        grown = result.final_trace.with_interaction(Interaction(inputs="q3", outputs="a3"))
+        other = result.final_trace.with_interaction(Interaction(inputs="x", outputs="y"))
+        assert [i.inputs for i in grown.interactions] == ["q0", "q1", "q2", "q3"]
+        assert [i.inputs for i in other.interactions] == ["q0", "q1", "q2", "x"]
+        assert [i.inputs for i in log] == ["q0", "q1", "q2"]  # unchanged
+        for i in range(3):
+            assert log[i] is grown.interactions[i] is other.interactions[i]
+        assert first is None or first is log[0]
+        assert log[1].metadata == {"turn": 1} and log[0].metadata == {}

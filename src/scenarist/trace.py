@@ -224,23 +224,39 @@ class InteractionLog(Sequence[T]):
     appending to an older view copies its prefix first, so no view ever changes.
     Compares equal to any sequence with the same items, and serialises as a list.
     Recorded interactions (:class:`RecordedInteractions`) are built on first read.
+
+    A log of a single record (a run whose first step only records static turns, the
+    common case) keeps the record itself instead of a list holding it ``n`` times, and
+    makes that list when it is first read or appended to: a kept result holds 112 bytes
+    fewer. Only that view holds the record, so the list it makes is the one every later
+    view shares.
     """
 
     __slots__ = ("_items", "_n")
 
     def __init__(self, items: Sequence[T] = (), /) -> None:
-        self._items: list[T] = list(items)
+        # The shared list, or a single RecordedInteractions record (see above).
+        self._items: Any = list(items)
         self._n = len(self._items)
 
     @classmethod
-    def _view(cls, items: list[T], n: int) -> InteractionLog[T]:
+    def _view(cls, items: list[T] | RecordedInteractions, n: int) -> InteractionLog[T]:
         view: InteractionLog[T] = cls.__new__(cls)
         view._items = items
         view._n = n
         return view
 
+    def _list(self) -> list[Any]:
+        """The shared list (made now from a single record, see the class docstring)."""
+        items = self._items
+        if type(items) is RecordedInteractions:
+            items = self._items = [items] * self._n
+        return items  # type: ignore[no-any-return]
+
     def _item(self, index: int) -> T:
-        items: list[Any] = self._items
+        items = self._items
+        if type(items) is not list:
+            items = self._list()
         item = items[index]
         if type(item) is RecordedInteractions:
             item = items[index] = item.build(index)
@@ -248,7 +264,7 @@ class InteractionLog(Sequence[T]):
 
     def _built(self) -> list[T]:
         """Every item of the shared list built (a prefix copy must share the objects)."""
-        items: list[Any] = self._items
+        items = self._list()
         for i, item in enumerate(items):
             if type(item) is RecordedInteractions:
                 items[i] = item.build(i)
@@ -261,7 +277,7 @@ class InteractionLog(Sequence[T]):
         n = self._n
         if not n:
             return []
-        items = self._items
+        items = self._list()
         return items if len(items) == n else self._built()[:n]
 
     def appended(self, item: T) -> InteractionLog[T]:
@@ -282,8 +298,8 @@ class InteractionLog(Sequence[T]):
         n = self._n
         record = RecordedInteractions((n, started_at, metadata and tuple(metadata), *values))
         turns = len(values) // 2
-        if not n:  # the common case: a run's first step (a list of the exact size)
-            return InteractionLog._view([record] * turns, turns)  # type: ignore[list-item]
+        if not n:  # the common case: a run's first step (the record alone, see above)
+            return InteractionLog._view(record, turns)
         items: list[Any] = self._growable()
         items += [record] * turns
         return InteractionLog._view(items, n + turns)
@@ -500,7 +516,9 @@ def _last_outputs(trace: Trace[Any, Any]) -> Any:
     n = log._n
     if not n:
         return NO_LAST
-    items: list[Any] = log._items
+    items = log._items
+    if type(items) is RecordedInteractions:
+        return items.outputs_at(n - 1)
     item = items[n - 1]
     if type(item) is Interaction:
         return item.outputs

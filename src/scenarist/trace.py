@@ -296,7 +296,8 @@ class InteractionLog(Sequence[T]):
         turn has any, else a copy (or ``None``) per turn, made by the caller.
         """
         n = self._n
-        record = RecordedInteractions((n, started_at, metadata and tuple(metadata), *values))
+        frozen = None if metadata is None else tuple(metadata)
+        record = RecordedInteractions((n, started_at, frozen, *values))
         turns = len(values) // 2
         if not n:  # the common case: a run's first step (the record alone, see above)
             return InteractionLog._view(record, turns)

@@ -17,7 +17,8 @@ from typing import Any
 
 from scenarist import Equals, FnCheck, Interaction, Scenario, StringMatching, Trace
 from scenarist.results import ScenarioResult
-from scenarist.trace import InteractionLog, RecordedInteraction
+from scenarist.runner import _empty_trace
+from scenarist.trace import InteractionLog, RecordedInteractions
 
 
 def _static(name: str = "s", turns: int = 3) -> Scenario:
@@ -30,7 +31,10 @@ def _static(name: str = "s", turns: int = 3) -> Scenario:
 
 
 def _unbuilt(trace: Trace[Any, Any]) -> int:
-    return sum(type(item) is RecordedInteraction for item in trace.interactions._items)
+    log = trace.interactions
+    if type(log._items) is RecordedInteractions:  # a log of one record, nothing read yet
+        return len(log)
+    return sum(type(item) is RecordedInteractions for item in log._items)
 
 
 def test_checks_on_the_last_outputs_build_no_interaction() -> None:
@@ -74,7 +78,7 @@ def test_a_result_reads_like_one_built_eagerly() -> None:
     lazy = _static().run_sync()
     dumped = lazy.model_dump(mode="json")  # dumping first, before any read
     assert [i["inputs"] for i in dumped["final_trace"]["interactions"]] == ["q0", "q1", "q2"]
-    assert "RecordedInteraction" not in repr(_static().run_sync())
+    assert "RecordedInteractions" not in repr(_static().run_sync())
     again = ScenarioResult.model_validate_json(lazy.model_dump_json())
     assert again.final_trace.interactions == lazy.final_trace.interactions
 
@@ -134,9 +138,58 @@ def test_copies_and_pickles_hold_interactions() -> None:
     log = result.final_trace.interactions
     for clone in (copy.copy(log), copy.deepcopy(log), pickle.loads(pickle.dumps(log))):
         assert type(clone) is InteractionLog
-        assert not any(type(item) is RecordedInteraction for item in clone._items)
+        assert not any(type(item) is RecordedInteractions for item in clone._items)
         assert clone == log
     deep = copy.deepcopy(result)
     deep.final_trace.interactions[0].metadata["deep"] = True
     assert result.final_trace.interactions[0].metadata == {}
     assert pickle.loads(pickle.dumps(result)).final_trace.interactions == log
+
+
+def test_turns_read_in_any_order_are_the_ones_of_their_positions() -> None:
+    scenario = Scenario("mixed")
+    scenario.interact("q0", "a0").interact("q1", "a1", metadata={"turn": 1})
+    scenario.interact("q2", lambda inputs: f"computed {inputs}")  # runs code: splits the record
+    scenario.interact("q3", "a3").interact("q4", "a4", metadata={"turn": 4}).interact("q5", "a5")
+    result = scenario.check(Equals(name="eq", expected_value="a5")).run_sync()
+    log = result.final_trace.interactions
+    assert result.passed and _unbuilt(result.final_trace) == 5
+    read = {i: log[i] for i in (4, 1, 5, 0, 3, 2)}  # out of order, each position built alone
+    assert [(read[i].inputs, read[i].outputs, read[i].metadata) for i in range(6)] == [
+        ("q0", "a0", {}),
+        ("q1", "a1", {"turn": 1}),
+        ("q2", "computed q2", {}),
+        ("q3", "a3", {}),
+        ("q4", "a4", {"turn": 4}),
+        ("q5", "a5", {}),
+    ]
+    assert all(log[i] is read[i] for i in range(6)) and _unbuilt(result.final_trace) == 0
+    assert read[0].started_at == read[1].started_at  # one clock read per record
+    assert read[3].started_at >= read[2].started_at
+
+
+def test_a_run_reads_nothing_of_another_runs_trace() -> None:
+    async def run() -> list[int]:
+        # Every run starts from the same empty trace: none may grow the list of another.
+        results = [await _static(f"s{i}").run() for i in range(3)]
+        return [_unbuilt(r.final_trace) for r in results]
+
+    assert asyncio.run(run()) == [3, 3, 3]
+    assert _empty_trace(Trace).interactions._items == []
+
+
+def test_a_log_of_one_record_and_the_logs_grown_from_it_share_every_interaction() -> None:
+    for read_first in (False, True):
+        result = _static().run_sync()
+        log = result.final_trace.interactions
+        assert type(log._items) is RecordedInteractions  # kept as the record alone
+        first = log[0] if read_first else None
+        grown = result.final_trace.with_interaction(Interaction(inputs="q3", outputs="a3"))
+        other = result.final_trace.with_interaction(Interaction(inputs="x", outputs="y"))
+        assert [i.inputs for i in grown.interactions] == ["q0", "q1", "q2", "q3"]
+        assert [i.inputs for i in other.interactions] == ["q0", "q1", "q2", "x"]
+        assert [i.inputs for i in log] == ["q0", "q1", "q2"]  # unchanged
+        for i in range(3):
+            assert log[i] is grown.interactions[i] is other.interactions[i]
+        assert first is None or first is log[0]
+        assert log[1].metadata == {"turn": 1} and log[0].metadata == {}

@@ -29,7 +29,7 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.integrations.http_capture import capture_llm_calls
-from scenarist.trace import Interaction, InteractionLog, RecordedInteraction, Span, Trace
+from scenarist.trace import Interaction, InteractionLog, Span, Trace
 from scenarist.tracing.recorder import RunRecorder
 
 if TYPE_CHECKING:
@@ -129,10 +129,12 @@ class InteractionContext:
         log = self._log if self._log is not None else self._trace.interactions
         self._log = log.appended(interaction)
 
-    def extend(self, interactions: list[Interaction[Any, Any]]) -> None:
-        """:meth:`add` for several interactions at once."""
+    def record(self, values: list[Any], metadata: list[Any] | None) -> None:
+        """Add the interactions of static specs (:meth:`Interact.record` each), built
+        when first read: ``values`` holds each one's inputs then outputs, ``metadata``
+        (``None`` when none has any) a copy or ``None`` for each; one clock read for all."""
         log = self._log if self._log is not None else self._trace.interactions
-        self._log = log.extended(interactions)
+        self._log = log.recorded(datetime.now(UTC), values, metadata)
 
     async def call(self, binding: Binding, inputs: Any = None) -> Any:
         """Call ``binding`` with ``inputs`` and the trace, honouring the run's options."""
@@ -383,15 +385,6 @@ class Interact(InteractionSpec):
                 "duration_ms": 0.0,
                 "error": None,
             },
-        )
-
-    def recording(self, started_at: datetime) -> RecordedInteraction:
-        """What :meth:`record` returns, as the small record a trace builds it from on
-        first read (values and metadata captured now: later changes to the spec do not
-        reach the trace)."""
-        metadata = self.metadata
-        return RecordedInteraction(
-            self.inputs, self.outputs, dict(metadata) if metadata else None, started_at
         )
 
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:

@@ -17,7 +17,6 @@ import inspect
 import time
 import traceback
 import typing
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -298,22 +297,26 @@ async def run_step(
     """Produce the step's interactions into ``context``, then run all its checks."""
     t0 = time.perf_counter()
     error: StepError | None = None
-    # Interactions that only need recording (static inputs and outputs) share one clock
-    # read and are added together, before the next spec that runs code and at the end.
-    pending: list[Any] = []  # Interaction or RecordedInteraction
-    now: datetime | None = None
+    # Interactions that only need recording (static inputs and outputs) go into the trace
+    # together, as one record built when read (trace.py), before the next spec that runs
+    # code and at the end: each one's inputs and outputs, and a copy of its metadata.
+    values: list[Any] = []
+    metadata: list[Any] | None = None  # one copy (or None) per recorded spec, if any has some
     ran_code = False  # else the checks start when the step did (nothing ran in between)
     for spec in step.interacts:
         interact = recorded(spec)
         if interact is not None:
-            if now is None:
-                now = datetime.now(UTC)
-            pending.append(interact.recording(now))  # built when read (trace.py)
+            values += (interact.inputs, interact.outputs)
+            if interact.metadata:
+                if metadata is None:
+                    metadata = [None] * (len(values) // 2 - 1)
+                metadata.append(dict(interact.metadata))
+            elif metadata is not None:
+                metadata.append(None)
             continue
-        if pending:
-            context.extend(pending)
-            pending = []
-        now = None
+        if values:
+            context.record(values, metadata)
+            values, metadata = [], None
         ran_code = True
         try:
             await spec.run(context)
@@ -322,8 +325,8 @@ async def run_step(
             phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
             error = StepError.from_exception(exc, phase)
             break
-    if pending:
-        context.extend(pending)
+    if values:
+        context.record(values, metadata)
     trace = context.trace
     if error is None:
         start = time.perf_counter() if ran_code else t0

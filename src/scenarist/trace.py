@@ -26,7 +26,7 @@ from scenarist.paths import GENERAL, NO_LAST, register_plain_trace
 __all__ = [
     "Interaction",
     "InteractionLog",
-    "RecordedInteraction",
+    "RecordedInteractions",
     "Span",
     "SpanError",
     "Trace",
@@ -164,40 +164,46 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
         return hash((_origin(self), self.inputs, self.outputs))
 
 
-class RecordedInteraction:
-    """An interaction of static inputs and outputs, kept in a log until someone reads it.
+class RecordedInteractions(tuple):  # type: ignore[type-arg]
+    """Interactions of static inputs and outputs, kept in a log until someone reads them.
 
     A step that only records values (``.interact("q", "a")``, nothing runs) would build
     an :class:`Interaction` per turn per run, most of which nobody ever reads (checks read
     ``trace.last``): a suite keeping 100,000 results holds half a million of them. The log
-    keeps this small record instead (what the interaction will hold, captured when it was
-    recorded) and builds the interaction the first time it is read, in place, so every
-    later read (and every view sharing the log) gets that same object. Never seen outside
-    :class:`InteractionLog`.
+    keeps one record per run of such turns instead (what the interactions will hold,
+    captured when they were recorded) and builds each interaction the first time it is
+    read, in place, so every later read (and every view sharing the log) gets that same
+    object. Never seen outside :class:`InteractionLog`.
+
+    The record is a tuple, ``(first, started_at, metadata, inputs, outputs, inputs,
+    outputs, ...)``: one object for all the turns (five small records and their pointers
+    cost 200 bytes more per result). It fills the log's slots ``first`` to ``first + n -
+    1`` (the shared list only ever grows, so those positions never move); ``metadata`` is
+    ``None`` when no turn has any, else one copy (or ``None``) per turn.
     """
 
-    __slots__ = ("inputs", "metadata", "outputs", "started_at")
+    __slots__ = ()
 
-    def __init__(
-        self, inputs: Any, outputs: Any, metadata: dict[str, Any] | None, started_at: datetime
-    ) -> None:
-        self.inputs = inputs
-        self.outputs = outputs
-        self.metadata = metadata  # a copy made when recorded; ``None`` for none
-        self.started_at = started_at
-
-    def build(self) -> Interaction[Any, Any]:
+    def build(self, index: int) -> Interaction[Any, Any]:
+        """The interaction at ``index`` of the log holding this record."""
+        turn = index - self[0]
+        metadata = self[2]
+        copied = None if metadata is None else metadata[turn]
         return _new_interaction(
             {
-                "inputs": self.inputs,
-                "outputs": self.outputs,
-                "metadata": self.metadata if self.metadata is not None else {},
+                "inputs": self[3 + 2 * turn],
+                "outputs": self[4 + 2 * turn],
+                "metadata": copied if copied is not None else {},
                 "spans": (),
-                "started_at": self.started_at,
+                "started_at": self[1],
                 "duration_ms": 0.0,
                 "error": None,
             }
         )
+
+    def outputs_at(self, index: int) -> Any:
+        """The outputs of the interaction at ``index``, without building it."""
+        return self[4 + 2 * (index - self[0])]
 
 
 _new_interaction = constructor(Interaction)
@@ -217,53 +223,87 @@ class InteractionLog(Sequence[T]):
     Appending to the newest view extends the shared list in place (amortised ``O(1)``);
     appending to an older view copies its prefix first, so no view ever changes.
     Compares equal to any sequence with the same items, and serialises as a list.
-    Recorded interactions (:class:`RecordedInteraction`) are built on first read.
+    Recorded interactions (:class:`RecordedInteractions`) are built on first read.
+
+    A log of a single record (a run whose first step only records static turns, the
+    common case) keeps the record itself instead of a list holding it ``n`` times, and
+    makes that list when it is first read or appended to: a kept result holds 112 bytes
+    fewer. Only that view holds the record, so the list it makes is the one every later
+    view shares.
     """
 
     __slots__ = ("_items", "_n")
 
     def __init__(self, items: Sequence[T] = (), /) -> None:
-        self._items: list[T] = list(items)
+        # The shared list, or a single RecordedInteractions record (see above).
+        self._items: Any = list(items)
         self._n = len(self._items)
 
     @classmethod
-    def _view(cls, items: list[T], n: int) -> InteractionLog[T]:
+    def _view(cls, items: list[T] | RecordedInteractions, n: int) -> InteractionLog[T]:
         view: InteractionLog[T] = cls.__new__(cls)
         view._items = items
         view._n = n
         return view
 
+    def _list(self) -> list[Any]:
+        """The shared list (made now from a single record, see the class docstring)."""
+        items = self._items
+        if type(items) is RecordedInteractions:
+            items = self._items = [items] * self._n
+        return items  # type: ignore[no-any-return]
+
     def _item(self, index: int) -> T:
-        items: list[Any] = self._items
+        items = self._items
+        if type(items) is not list:
+            items = self._list()
         item = items[index]
-        if type(item) is RecordedInteraction:
-            item = items[index] = item.build()
+        if type(item) is RecordedInteractions:
+            item = items[index] = item.build(index)
         return item  # type: ignore[no-any-return]
 
     def _built(self) -> list[T]:
         """Every item of the shared list built (a prefix copy must share the objects)."""
-        items: list[Any] = self._items
+        items = self._list()
         for i, item in enumerate(items):
-            if type(item) is RecordedInteraction:
-                items[i] = item.build()
+            if type(item) is RecordedInteractions:
+                items[i] = item.build(i)
         return items
+
+    def _growable(self) -> list[T]:
+        """The list to append to: the shared one when this is its newest view, else a
+        copy of this view's prefix (an empty view starts a list of its own: the empty
+        trace every run starts from is shared, so its list must never grow)."""
+        n = self._n
+        if not n:
+            return []
+        items = self._list()
+        return items if len(items) == n else self._built()[:n]
 
     def appended(self, item: T) -> InteractionLog[T]:
         """A new log with ``item`` at the end; this one is unchanged."""
-        items = self._items
-        if len(items) != self._n:  # an older view: branch off a copy
-            items = self._built()[: self._n]
+        items = self._growable()
         items.append(item)
         return InteractionLog._view(items, self._n + 1)
 
-    def extended(self, new: list[T]) -> InteractionLog[T]:
-        """A new log with ``new`` at the end (one view for several items); this one is
-        unchanged."""
-        items = self._items
-        if len(items) != self._n:
-            items = self._built()[: self._n]
-        items.extend(new)
-        return InteractionLog._view(items, len(items))
+    def recorded(
+        self, started_at: datetime, values: list[Any], metadata: list[Any] | None
+    ) -> InteractionLog[T]:
+        """A new log with the interactions of static specs at the end, built when read
+        (see :class:`RecordedInteractions`); this one is unchanged.
+
+        ``values`` holds each turn's inputs then outputs; ``metadata`` is ``None`` when no
+        turn has any, else a copy (or ``None``) per turn, made by the caller.
+        """
+        n = self._n
+        frozen = None if metadata is None else tuple(metadata)
+        record = RecordedInteractions((n, started_at, frozen, *values))
+        turns = len(values) // 2
+        if not n:  # the common case: a run's first step (the record alone, see above)
+            return InteractionLog._view(record, turns)
+        items: list[Any] = self._growable()
+        items += [record] * turns
+        return InteractionLog._view(items, n + turns)
 
     def __len__(self) -> int:
         return self._n
@@ -477,10 +517,14 @@ def _last_outputs(trace: Trace[Any, Any]) -> Any:
     n = log._n
     if not n:
         return NO_LAST
-    items: list[Any] = log._items
+    items = log._items
+    if type(items) is RecordedInteractions:
+        return items.outputs_at(n - 1)
     item = items[n - 1]
-    if type(item) is RecordedInteraction or type(item) is Interaction:
+    if type(item) is Interaction:
         return item.outputs
+    if type(item) is RecordedInteractions:
+        return item.outputs_at(n - 1)
     return GENERAL
 
 

@@ -33,6 +33,30 @@ def test_string_matching_fail_message(make_trace: TraceFactory, run: CheckRunner
     assert result.message == "The answer does not contain the keyword 'xyz'"
 
 
+def test_string_matching_messages_read_the_same_whether_remembered_or_not(
+    make_trace: TraceFactory, run: CheckRunner
+) -> None:
+    class Shouting(str):
+        def __format__(self, spec: str) -> str:
+            return self.upper()
+
+    first = run(StringMatching(keyword="ell"), make_trace("hello"))
+    second = run(StringMatching(keyword="ell"), make_trace("yellow"))
+    assert first.message == second.message == "The answer contains the keyword 'ell'."
+    assert first.details is not second.details  # only the (immutable) message is shared
+    long = "l" * 300  # too long to remember: formatted each time, same text
+    assert run(StringMatching(keyword=long), make_trace(long)).message == (
+        f"The answer contains the keyword '{long}'."
+    )
+    shouting = make_trace("hello")  # a keyword read from the trace may be a str subclass
+    shouting.annotations["keyword"] = Shouting("ell")
+    for _ in range(2):  # it formats its own way, every time
+        result = run(StringMatching(keyword_key="trace.annotations.keyword"), shouting)
+        assert result.message == "The answer contains the keyword 'ELL'."
+    failed = [run(StringMatching(keyword="xyz"), make_trace("hello")) for _ in range(2)]
+    assert [r.message for r in failed] == ["The answer does not contain the keyword 'xyz'"] * 2
+
+
 def test_string_matching_is_case_sensitive_by_default(
     make_trace: TraceFactory, run: CheckRunner
 ) -> None:

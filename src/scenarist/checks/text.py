@@ -56,6 +56,29 @@ class _TextCheck(Check):
         return None
 
 
+#: ``StringMatching`` verdict messages by keyword. A message depends on the keyword only,
+#: so every result that passes (or fails) on one shares one string (immutable) instead of
+#: keeping its own: 86 bytes per kept result for a short keyword.
+_FOUND: dict[str, str] = {}
+_NOT_FOUND: dict[str, str] = {}
+#: Keywords remembered at most (per table), and the longest one remembered.
+MAX_MESSAGES, MAX_KEYWORD_LENGTH = 1024, 200
+
+
+def _message(table: dict[str, str], verb: str, keyword: str, end: str) -> str:
+    """The verdict message for ``keyword``, from ``table`` when it is there (a ``str``
+    subclass may format differently, so only plain strings are looked up and kept)."""
+    plain = type(keyword) is str
+    if plain:
+        message = table.get(keyword)
+        if message is not None:
+            return message
+    message = f"The answer {verb} the keyword '{keyword}'{end}"
+    if plain and len(table) < MAX_MESSAGES and len(keyword) <= MAX_KEYWORD_LENGTH:
+        table[keyword] = message
+    return message
+
+
 @Check.register("string_matching")
 class StringMatching(_TextCheck):
     """The text contains ``keyword`` (after normalisation; optionally ignoring case)."""
@@ -90,10 +113,12 @@ class StringMatching(_TextCheck):
         }
         if needle in haystack:
             return CheckResult.success(
-                f"The answer contains the keyword '{keyword}'.", details=details
+                _message(_FOUND, "contains", keyword, "."),
+                details=details,
             )
         return CheckResult.failure(
-            f"The answer does not contain the keyword '{keyword}'", details=details
+            _message(_NOT_FOUND, "does not contain", keyword, ""),
+            details=details,
         )
 
 

@@ -15,7 +15,8 @@ assertion is true.
 pydantic-evals has no multi-turn scenario of its own, so the per-scenario sequential
 figure includes a ``Dataset.evaluate`` per scenario; the ``Suite(parallel=False)`` row
 is its per-case cost inside one evaluation. Lives in ``bench/`` and runs in its own venv
-(``compare.py`` makes ``bench/.venv-pydantic-evals``); nothing of scenarist is imported.
+(``compare.py`` makes ``bench/.venv-pydantic-evals``); nothing of scenarist is imported,
+and the trace the task builds is the floor's (``scenario_floor.Trace``).
 """
 
 from __future__ import annotations
@@ -25,32 +26,15 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
+import scenario_floor as floor  # next to this file: its trace and suite are reused
 from pydantic_evals import Case, Dataset
 from pydantic_evals.evaluators import Evaluator, EvaluatorContext
+from scenario_floor import Interaction, Trace
 
 __version__ = version("pydantic-evals")
 
 Target = Callable[[Any], Awaitable[Any]]
 _NO_OUTPUT = object()
-
-
-class Interaction:
-    __slots__ = ("inputs", "outputs")
-
-    def __init__(self, inputs: Any, outputs: Any) -> None:
-        self.inputs = inputs
-        self.outputs = outputs
-
-
-class Trace:
-    __slots__ = ("interactions",)
-
-    def __init__(self) -> None:
-        self.interactions: list[Interaction] = []
-
-    @property
-    def last(self) -> Interaction:
-        return self.interactions[-1]
 
 
 @dataclass
@@ -149,17 +133,11 @@ class Scenario:
         return result
 
 
-class Suite:
-    def __init__(self, *, name: str, target: Target | None = None) -> None:
-        self.name = name
-        self.target = target
-        self.scenarios: list[Scenario] = []
+class Suite(floor.Suite):
+    """The floor's suite (name, target, scenarios), run as one pydantic-evals ``Dataset``."""
 
-    def append(self, scenario: Scenario) -> None:
-        self.scenarios.append(scenario)
-
-    async def run(
+    async def run(  # type: ignore[override]
         self, *, parallel: bool = False, max_concurrency: int | None = None, verbose: bool = True
     ) -> SuiteResult:
-        cases = [s.case() for s in self.scenarios]
+        cases = [s.case() for s in self.scenarios]  # type: ignore[attr-defined]
         return SuiteResult(await _evaluate(cases, self.target, max_concurrency if parallel else 1))

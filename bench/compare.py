@@ -681,7 +681,9 @@ def main(argv: list[str] | None = None) -> int:
         "interpreter of giskard's venv, or this interpreter if its version is the same)",
     )
     p.add_argument(
-        "--scenarist-only", action="store_true", help="skip giskard-checks and the peers"
+        "--scenarist-only",
+        action="store_true",
+        help="skip giskard-checks, and the peers unless one is given by its interpreter",
     )
     p.add_argument(
         "--no-floor", action="store_true", help="skip the plain-Python floor (scenario_floor.py)"
@@ -785,7 +787,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_floor:  # next to the primary scenarist run, on its interpreter
         runs.insert(1, (RUN_FLOOR, FLOOR, paired_python))
     pydantic_evals_info: dict[str, str] | None = None
-    if not (args.no_peers or args.scenarist_only):
+    # --scenarist-only skips the peers too, unless one is given by its interpreter.
+    if not args.no_peers and (args.pydantic_evals_python or not args.scenarist_only):
         pe_python, where = find_pydantic_evals_python(args.pydantic_evals_python, paired_info)
         pe_info = _interpreter_info(pe_python) if pe_python else None
         if pe_python is None or pe_info is None:

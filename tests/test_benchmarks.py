@@ -256,3 +256,28 @@ asyncio.run(main())
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.split("\n")[-2] == "['fail', 'fail', 'pass'] ['pass', 'fail', 'fail']"
+
+
+def test_compare_prints_the_peer_beside_scenarist(tmp_path: Path) -> None:
+    """The pydantic-evals columns: its figures and its ratio to scenarist, in the table
+    and in the JSON, from a run of the peer on the interpreter given."""
+    from tests.helpers.side_venv import side_venv_python
+
+    python = side_venv_python(PYDANTIC_EVALS)
+    out_json = tmp_path / "compare.json"
+    out = run_bench(
+        "compare.py", "--scenarist-only", "--no-floor", "--workloads", "a,c",
+        "--scenarios", "6", "--suite-size", "4",
+        "--pydantic-evals-python", str(python), "--json", str(out_json),
+        timeout=300,
+    )  # fmt: skip
+    assert "pydantic-evals/scenarist" in out
+    assert "WARNING" not in out
+    report = json.loads(out_json.read_text())
+    peer = report["results"]["pydantic_evals"]
+    assert peer["a_sequential"]["passed"] == 6
+    assert peer["c_parallel_unbounded"]["passed"] == 4
+    rows = {r["metric"]: r for r in report["summary"]}
+    row = rows["sequential, ms per scenario"]
+    assert row["pydantic_evals"] == peer["a_sequential"]["per_scenario_ms"]
+    assert row["ratio_pydantic_evals_over_scenarist"] == row["pydantic_evals"] / row["scenarist"]

@@ -1,6 +1,7 @@
 """Stream assembly joins each text once (linear in the chunks) and answers as the
 piece-by-piece version did: the same response, or the same error, for any sequence of
-OpenAI and Anthropic stream payloads. The reference below is that earlier version."""
+OpenAI, Anthropic and Gemini stream payloads. The references below are that earlier
+version."""
 
 from __future__ import annotations
 
@@ -96,6 +97,39 @@ def _reference_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
             blocks[index]["input"] = text
     message["content"] = [blocks[i] for i in sorted(blocks)]
     return message
+
+
+def _reference_gemini(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    candidates: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for key in ("usageMetadata", "modelVersion", "responseId", "promptFeedback"):
+            if chunk.get(key) is not None:
+                out[key] = chunk[key]
+        for part in chunk.get("candidates") or ():
+            if not isinstance(part, dict):
+                continue
+            index = part.get("index", 0)
+            candidate = candidates.setdefault(index, {"content": {"parts": []}, "index": index})
+            content = part.get("content") or {}
+            if content.get("role"):
+                candidate["content"]["role"] = content["role"]
+            parts = candidate["content"]["parts"]
+            for piece in content.get("parts") or ():
+                if (
+                    parts
+                    and "text" in piece
+                    and set(parts[-1]) == {"text"}
+                    and set(piece) == {"text"}
+                ):
+                    parts[-1] = {"text": parts[-1]["text"] + piece["text"]}
+                else:
+                    parts.append(dict(piece))
+            for key, value in part.items():
+                if key not in ("content", "index") and value is not None:
+                    candidate[key] = value
+    out["candidates"] = [candidates[i] for i in sorted(candidates)]
+    return out
 
 
 def _outcome(assemble: Any, *args: Any) -> Any:
@@ -208,6 +242,52 @@ def test_openai_streams_assemble_as_piece_by_piece(chunks: list[dict[str, Any]])
     events = [{"data": chunk} for chunk in chunks]
     assert _outcome(assemble_stream, "openai.chat_completions", events) == _outcome(
         _reference_openai, chunks
+    )
+
+
+_gemini_piece = st.one_of(
+    st.fixed_dictionaries({"text": _text}),
+    st.fixed_dictionaries({"text": _value}),
+    st.fixed_dictionaries({"text": _text, "thought": st.just(True)}),
+    st.fixed_dictionaries({"functionCall": st.just({"name": "f", "args": {}})}),
+)
+_gemini_chunk = st.fixed_dictionaries(
+    {"candidates": st.lists(
+        st.fixed_dictionaries(
+            {"index": _index},
+            optional={
+                "content": st.fixed_dictionaries(
+                    {"parts": st.lists(_gemini_piece, max_size=3)},
+                    optional={"role": st.just("model")},
+                ),
+                "finishReason": st.one_of(st.none(), st.just("STOP")),
+            },
+        ),
+        max_size=2,
+    )},
+    optional={"modelVersion": _value},
+)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(chunks=st.lists(_gemini_chunk, max_size=10))
+@example(
+    chunks=[
+        {"candidates": [{"index": 0, "content": {"parts": [{"text": "a"}, {"text": "b"}]}}]},
+        {"candidates": [{"index": 0, "content": {"parts": [{"text": 1}]}}]},
+    ]
+)
+@example(
+    chunks=[
+        {"candidates": [{"index": 0, "content": {"parts": [{"text": "a"}]}}]},
+        {"candidates": [{"index": 0, "content": {"parts": [{"text": "b"}]}}]},
+        {"candidates": [{"index": 0, "content": {"parts": [{"text": "c"}]}}]},
+    ]
+)
+def test_gemini_streams_assemble_as_piece_by_piece(chunks: list[dict[str, Any]]) -> None:
+    events = [{"data": chunk} for chunk in chunks]
+    assert _outcome(assemble_stream, "gemini.stream_generate_content", events) == _outcome(
+        _reference_gemini, chunks
     )
 
 

@@ -377,6 +377,7 @@ def _assemble_anthropic(events: list[dict[str, Any]]) -> dict[str, Any]:
 def _assemble_gemini(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     candidates: dict[int, dict[str, Any]] = {}
+    texts = _Concat()
     for chunk in chunks:
         for key in ("usageMetadata", "modelVersion", "responseId", "promptFeedback"):
             if chunk.get(key) is not None:
@@ -397,12 +398,13 @@ def _assemble_gemini(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                     and set(parts[-1]) == {"text"}
                     and set(piece) == {"text"}
                 ):
-                    parts[-1] = {"text": parts[-1]["text"] + piece["text"]}
+                    texts.add(parts[-1], "text", piece["text"], empty_if_falsy=False)
                 else:
                     parts.append(dict(piece))
             for key, value in part.items():
                 if key not in ("content", "index") and value is not None:
                     candidate[key] = value
+    texts.flush()
     out["candidates"] = [candidates[i] for i in sorted(candidates)]
     return out
 

@@ -118,9 +118,52 @@ def main(argv: list[str] | None = None) -> None:
                 f" {recording - base:7.0f}µs {rec_cpu - base_cpu:11.0f}µs"
             )
         sdk.close()
+        in_process(http, url, args.calls, args.rounds)
         recording_cpu(http, url, args.calls, args.rounds)
     proc.stdin.close()
     proc.wait()
+
+
+class _CannedPool:
+    """httpx2's connection pool stand-in: every request gets the same recorded answer."""
+
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], chunks: list[bytes]):
+        self._answer = (status, headers, chunks)
+
+    def handle_request(self, request: object) -> object:
+        import httpcore2
+
+        status, headers, chunks = self._answer
+        return httpcore2.Response(status, headers=headers, content=iter(chunks))
+
+    def close(self) -> None:
+        return None
+
+
+def in_process(http: httpx2.Client, url: str, n: int, rounds: int) -> None:
+    """The same calls with no socket: the server's recorded answer (headers and raw
+    chunks) served by the transport's pool, so the CPU overhead is the capture's work in
+    a call and nothing else. The gap to the live figure is what the live call's own work
+    (sockets, HTTP parsing, the other process) costs our code in cold caches."""
+    print()
+    stream_body = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
+    for name, body in (("JSON", BODY), ("SSE stream", stream_body)):
+        response = http.send(http.build_request("POST", url, json=body), stream=True)
+        chunks = list(response.iter_raw())
+        response.close()
+        transport = httpx2.HTTPTransport()
+        transport._pool = _CannedPool(response.status_code, response.headers.raw, chunks)  # type: ignore[assignment]
+        canned = httpx2.Client(transport=transport)
+        fn = lambda: canned.post(url, json=body).read()  # noqa: B023, E731
+        with capture_llm_calls(), RunContext(input="w").recorder:
+            fn()
+        r = per_call_us(fn, n, rounds)
+        canned.close()
+        (_, base_cpu), (_, rec_cpu) = r["none"], r["recording"]
+        print(
+            f"in process (httpx2, the recorded answer, no socket), {name}:"
+            f" CPU overhead {rec_cpu - base_cpu:.0f}µs per call"
+        )
 
 
 def recording_cpu(http: httpx2.Client, url: str, n: int, rounds: int) -> None:

@@ -106,6 +106,7 @@ def test_llm_capture_overhead_runs() -> None:
     for case in ("httpx2 JSON", "httpx2 SSE stream", "openai SDK JSON", "openai SDK stream"):
         assert case in out
     assert "CPU overhead" in out
+    assert "in process (httpx2, the recorded answer, no socket), JSON: CPU overhead" in out
     assert "recording work alone (LLMCall, no HTTP), JSON" in out
 
 

@@ -1,10 +1,10 @@
 """``RunContext``: what an agent callback receives during a traced run (Veval's context).
 
 ``client.run_async("support-agent", agent, input=question)`` calls ``agent(ctx)``. The
-context exposes the run's ``input``, ``trace_id``, whether it ``is_replay``, the spans
-recorded so far (``steps``), ``set_metadata``, and Veval's ``track_step`` /
-``track_step_async``. Its ``step(...)`` is :func:`scenarist.tracing.step`, bound to this
-run.
+context exposes the run's ``input``, ``trace_id``, whether it ``is_replay``, the steps
+tracked so far (``steps``; ``spans`` adds the captured LLM calls), ``set_metadata``, and
+Veval's ``track_step`` / ``track_step_async``. Its ``step(...)`` is
+:func:`scenarist.tracing.step`, bound to this run.
 
 It is built as Veval builds its context, ``RunContext(trace_id, input)``: the first
 positional is the trace id (``RunContext("tr_1")`` never sets the input); a missing trace
@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scenarist._usage import step_spans
 from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
 from scenarist.tracing.recorder import _span as _current_span
@@ -142,7 +143,15 @@ class RunContext:
 
     @property
     def steps(self) -> list[Span]:
-        """The spans recorded so far, flattened in pre-order."""
+        """The tracked steps recorded so far, flattened in pre-order: what the agent
+        declared (``track_step``, ``step``), as Veval lists them. The LLM calls the capture
+        recorded inside them are in :attr:`spans`; ``max_steps`` counts the same steps
+        (:mod:`scenarist._usage`)."""
+        return step_spans(self.recorder.roots)
+
+    @property
+    def spans(self) -> list[Span]:
+        """Every span recorded so far, captured LLM calls included, in pre-order."""
         return self.recorder.spans()
 
     def set_metadata(self, key: str, value: Any) -> None:

@@ -19,7 +19,16 @@ from typing import Any
 import pytest
 from tests.compat.veval_sdk.porting import port
 
+import scenarist
+import scenarist.testing.fake_providers
+
 PROGRAMS = Path(__file__).parent / "programs"
+# The scenarist under test (a worktree's ``src`` when PYTHONPATH names one), for the
+# ported program: without it the subprocess would import the editable install's.
+SCENARIST_SRC = Path(scenarist.__file__).parents[1]
+# The fake provider server, stdlib only: copied beside each program as ``fake_llm`` so
+# both sides start the same server (``from fake_llm import FakeLLMServer``).
+FAKE_LLM = Path(scenarist.testing.fake_providers.__file__)
 
 # (program, leaf path prefix) -> why scenarist answers differently, on purpose.
 KNOWN = {
@@ -38,6 +47,20 @@ KNOWN = {
     "the ignored steps)",
     ("snapshots", "from_dict.4"): "step_count is derived from the steps (Veval returns the "
     "stored count, 0 when the JSON has none)",
+    ("sdk_in_steps", "scenario.items.0"): "an llm step with no cost_usd makes max_cost ERROR "
+    "(unknown is not zero; Veval counts it as 0)",
+    ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",
+    ("sdk_in_steps", "scenario.items.1.failures.1"): "output_contains reads the final output "
+    "(Veval: any step's output), so the message says so",
+    ("step_shapes", "steps.1.parent"): "a step tracked inside another is its child (Veval's "
+    "Python API records every step at the top level)",
+    ("step_shapes", "scenario.items.explode.failures.1"): "no_errors also names the agent's "
+    "own exception (Veval only looks at steps)",
+    ("assertion_chains", "items.float sum"): "costs are summed as decimals: 0.1 + 0.2 is 0.3, "
+    "within max_cost(0.3) (Veval's float sum is 0.30000000000000004)",
+    ("assertion_chains", "counts"): "as items.float sum",
+    ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
+    "other items still run (Veval's run_scenario raises)",
 }
 
 
@@ -55,16 +78,25 @@ def leaves(value: Any, path: str = "") -> dict[str, Any]:
     return out
 
 
-def run_program(python: Path | str, source: str, tmp_path: Path, name: str) -> dict[str, Any]:
-    script = tmp_path / f"{name}.py"
+def run_program(
+    python: Path | str, source: str, tmp_path: Path, name: str, pythonpath: str = ""
+) -> dict[str, Any]:
+    folder = tmp_path / name
+    folder.mkdir()
+    script = folder / f"{name}.py"
     script.write_text(source)
+    (folder / "fake_llm.py").write_text(FAKE_LLM.read_text())
     env = {
         **os.environ,
         # Veval's test double still posts to its API: send it to a closed loopback port.
         "VEVAL_INTERNAL_ENDPOINT": "http://127.0.0.1:9",
         "SCENARIST_HOME": str(tmp_path / "home"),
-        "PYTHONPATH": "",
+        "PYTHONPATH": pythonpath,
+        # The programs' SDK clients talk to their own fake server on 127.0.0.1 only.
+        "NO_PROXY": "127.0.0.1,localhost",
     }
+    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        env.pop(proxy, None)
     env.pop("SCENARIST_URL", None)
     done = subprocess.run(
         [str(python), str(script)], capture_output=True, text=True, timeout=120, env=env
@@ -93,11 +125,13 @@ def known(program: str, path: str) -> bool:
 
 @pytest.mark.parametrize("program", sorted(p.stem for p in PROGRAMS.glob("*.py")))
 def test_veval_program_gives_the_same_results_on_scenarist(
-    program: str, veval_python: Path, tmp_path: Path
+    program: str, veval_sdks_python: Path, tmp_path: Path
 ) -> None:
     source = (PROGRAMS / f"{program}.py").read_text()
-    veval = run_program(veval_python, source, tmp_path, f"{program}_veval")
-    ours = run_program(sys.executable, port(source), tmp_path, f"{program}_scenarist")
+    veval = run_program(veval_sdks_python, source, tmp_path, f"{program}_veval")
+    ours = run_program(
+        sys.executable, port(source), tmp_path, f"{program}_scenarist", str(SCENARIST_SRC)
+    )
     diff = differences(program, veval, ours)
     unexplained = {p: d for p, d in diff.items() if not known(program, p)}
     assert unexplained == {}, json.dumps(unexplained, indent=1, default=str)

@@ -59,6 +59,17 @@ KNOWN = {
     ("assertion_chains", "items.float sum"): "costs are summed as decimals: 0.1 + 0.2 is 0.3, "
     "within max_cost(0.3) (Veval's float sum is 0.30000000000000004)",
     ("assertion_chains", "counts"): "as items.float sum",
+    ("hostile_inputs", "live.items.1"): "output_contains reads the final output: an empty "
+    "answer contains '' (Veval looks for a step output, and skips empty ones)",
+    ("hostile_inputs", "live.counts"): "as live.items.1",
+    ("hostile_inputs", "live.passed"): "as live.items.1",
+    ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item "
+    "(Veval's run_scenario raises)",
+    ("hostile_inputs", "trace_backed.uncovered call.items.0"): "a replay miss is the item's "
+    "failure as is, then what else the replay found (the unused recording, assertions on the "
+    "failed step); Veval wraps it in 'Replay threw exception' and stops",
+    ("hostile_inputs", "trace_backed.more recorded.items.0.failures.0"): "the unused "
+    "recordings are named without Veval's step positions and advice",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run (Veval's run_scenario raises)",
 }

@@ -1,7 +1,7 @@
 """An agent built on the official SDKs, each model call inside a tracked step (OpenAI sync,
-OpenAI async streaming, Anthropic sync and async), against a fake provider on 127.0.0.1;
-then the trace it recorded replayed as a trace-backed item and through replay_async: the
-recorded answers, and no call reaching the server."""
+OpenAI async streaming, Anthropic sync, Anthropic async streaming), against a fake provider
+on 127.0.0.1; then the trace it recorded replayed as a trace-backed item and through
+replay_async: the recorded answers, and no call reaching the server."""
 
 import asyncio
 import json
@@ -81,12 +81,12 @@ def make_agent(server):
         verdict = ctx.track_step("review", text, review)
 
         async def polish():
-            message = await aan.messages.create(
+            async with aan.messages.stream(
                 model="claude-3-5-haiku-latest",
                 max_tokens=50,
                 messages=[{"role": "user", "content": f"polish: {text}"}],
-            )
-            return message.content[0].text
+            ) as stream:
+                return await stream.get_final_text()
 
         final = await ctx.track_step_async("polish", {"text": text, "verdict": verdict}, polish)
         ctx.set_metadata("verdict", verdict)

@@ -204,6 +204,21 @@ async def test_live_model_steps_run_llm_steps_and_serve_the_rest(recorded: Any) 
     assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
 
 
+async def test_live_model_steps_run_an_llm_step_whose_input_changed(recorded: Any) -> None:
+    """A model step runs live whatever its input: once a model step before it answered
+    anew, its input is bound to change, and that is no divergence."""
+    client, record = recorded
+    answer = record.steps[-1].model_copy(update={"input": ["the docs the recorded run found"]})
+    changed = record.model_copy(update={"steps": [*record.steps[:-1], answer]})
+    result = await client.replay_async(changed, agent, ReplayOptions(live_model_steps=True))
+    assert result.passed, result.failures
+    assert calls == ["classify:where is my refund?", "answer"]
+    assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
+    mocked = await client.replay_async(changed, agent, ReplayOptions())
+    assert [b.outcome for b in mocked.fidelity.bindings][-1] == "diverged"
+    assert not mocked.passed
+
+
 async def test_trace_backed_items_replay_mocked_by_default(recorded: Any, tmp_path: Path) -> None:
     client, record = recorded
     path = tmp_path / "trace.json"

@@ -7,9 +7,10 @@ never made in their place. Divergences, misses, unused recordings and the assert
 become the :class:`~scenarist.replay.step_replay.ReplayResult`'s failures. With
 ``ReplayOptions.compare_with_recording`` the replayed steps are also compared with the
 recorded ones (:func:`~scenarist.replay.snapshots.compare_snapshots`) into
-``recording_diff``. ``client.replay_async`` and trace-backed scenario items both come here.
-A trace imported from OpenTelemetry has its LLM calls served by
-:class:`~scenarist.otel.replay.OtelCalls` (its other spans are a record, not steps to bind).
+``recording_diff``, and a drift fails the replay (as in Veval). ``client.replay_async``
+and trace-backed scenario items both come here. A trace imported from OpenTelemetry has
+its LLM calls served by :class:`~scenarist.otel.replay.OtelCalls` (its other spans are a
+record, not steps to bind).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scenarist._usage import is_captured_call
 from scenarist.errors import ReplayError, UserError
 from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
+from scenarist.trace import Span
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.assertions import Assertion, failures_of
@@ -74,8 +77,21 @@ def _recording_diff(
         return None
     from scenarist.replay.snapshots import SnapshotData, compare_snapshots
 
-    baseline = SnapshotData.from_record(recording, name=f"recording {recording.trace_id}")
-    return compare_snapshots(baseline, replayed, None if wanted is True else wanted)
+    name = f"recording {recording.trace_id}"
+    baseline = SnapshotData.from_spans(_tracked(recording.steps), name=name)
+    current = SnapshotData.from_spans(_tracked(replayed.steps), name=name)
+    return compare_snapshots(baseline, current, None if wanted is True else wanted)
+
+
+def _tracked(roots: list[Span]) -> list[Span]:
+    """The tracked steps of span trees, the captured LLM calls left out: those are held to
+    the recording by the recorded calls (a changed or skipped call fails the replay), and a
+    recording made without the capture (Veval's) has none to compare."""
+    return [
+        span.model_copy(update={"children": _tracked(span.children)})
+        for span in roots
+        if not is_captured_call(span)
+    ]
 
 
 async def replay_recording(
@@ -129,6 +145,10 @@ async def replay_recording(
         failures.append(
             f"Replay never made {calls.unused} recorded LLM call(s) from trace {recording.trace_id}"
         )
+    diff = _recording_diff(recording, record, options)
+    if diff is not None and diff.has_changes:
+        summary = diff.summary(f"recording {recording.trace_id}")
+        failures.append(f"Replay drifted from its recording — {summary}")
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, assertions))
     return ReplayResult(
@@ -139,7 +159,7 @@ async def replay_recording(
         error=record.error.message if record.error else None,
         output=record.output,
         fidelity=replayer.fidelity,
-        recording_diff=_recording_diff(recording, record, options),
+        recording_diff=diff,
         replayed_context=ctx,
         replayed_record=record,
     )

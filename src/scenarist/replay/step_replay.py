@@ -73,9 +73,8 @@ class ReplayOptions(Positional):
 
     ``compare_with_recording``: ``True`` (default snapshot options) or a
     :class:`~scenarist.replay.snapshot_diff.SnapshotOptions` compares the replayed step
-    sequence with the recorded one into ``ReplayResult.recording_diff``; the diff is a
-    report, not a verdict (assert on ``recording_diff.has_changes`` to make drift fail).
-    """
+    sequence with the recorded one into ``ReplayResult.recording_diff``, and a drift fails
+    the replay (Veval's ``Replay drifted from its recording``)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
     __positional__ = (
@@ -231,6 +230,8 @@ class Replayer:
             nearest = same_name[ordinal] if ordinal < len(same_name) else candidates[0]
             if nearest in self._used:
                 nearest = candidates[0]
+            if self.options.live_model_steps and self._steps[nearest].kind == "llm":
+                policy = "live"  # a model step runs live: a live step upstream changes its input
             if policy == "fail":
                 self._note(name, kind, "diverged", nearest, actual_input, served=False)
                 message = self._divergence_message(name, nearest, actual_input)

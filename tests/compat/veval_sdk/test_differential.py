@@ -70,6 +70,14 @@ KNOWN = {
     "failed step); Veval wraps it in 'Replay threw exception' and stops",
     ("hostile_inputs", "trace_backed.more recorded.items.0.failures.0"): "the unused "
     "recordings are named without Veval's step positions and advice",
+    ("replay_options", "model steps live"): "with live model steps, a tool step whose input "
+    "changed (the model step before it answered anew) fails the replay as a divergence (Veval "
+    "serves the recording)",
+    ("replay_options", "model steps live, outputs compared.failures"): "the recorded step the "
+    "agent skipped is reported as unused (Veval does not with live model steps)",
+    ("replay_options", "step added"): "as hostile_inputs' uncovered call; the failed step is "
+    "kept in the replayed steps and the recording diff",
+    ("replay_options", "step dropped.failures.0"): "as hostile_inputs' more recorded",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run (Veval's run_scenario raises)",
 }

@@ -60,7 +60,7 @@ def recording(trace_id, steps):
 
 
 def step(name, input, output):
-    return {"step_id": name, "name": name, "type": "llm", "input": input, "output": output}
+    return {"name": name, "type": "llm", "input": input, "output": output}  # no step_id
 
 
 def describe(run):

@@ -18,10 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scenarist._usage import is_captured_call
 from scenarist.errors import ReplayError, UserError
 from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
-from scenarist.trace import Span
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.assertions import Assertion, failures_of
@@ -77,21 +75,8 @@ def _recording_diff(
         return None
     from scenarist.replay.snapshots import SnapshotData, compare_snapshots
 
-    name = f"recording {recording.trace_id}"
-    baseline = SnapshotData.from_spans(_tracked(recording.steps), name=name)
-    current = SnapshotData.from_spans(_tracked(replayed.steps), name=name)
-    return compare_snapshots(baseline, current, None if wanted is True else wanted)
-
-
-def _tracked(roots: list[Span]) -> list[Span]:
-    """The tracked steps of span trees, the captured LLM calls left out: those are held to
-    the recording by the recorded calls (a changed or skipped call fails the replay), and a
-    recording made without the capture (Veval's) has none to compare."""
-    return [
-        span.model_copy(update={"children": _tracked(span.children)})
-        for span in roots
-        if not is_captured_call(span)
-    ]
+    baseline = SnapshotData.from_record(recording, name=f"recording {recording.trace_id}")
+    return compare_snapshots(baseline, replayed, None if wanted is True else wanted)
 
 
 async def replay_recording(

@@ -120,9 +120,11 @@ class RunContext:
     ) -> None:
         """Serve this run's tracked steps from ``trace`` (a record or Veval's JSON).
 
-        ``strict`` (the default) fails a call whose input diverged from the recording;
-        ``strict=False`` runs it live instead. ``live_model_steps`` runs the recorded
-        ``llm`` steps for real and serves every other step. Call it before the agent runs.
+        ``strict`` (the default) fails a call whose input diverged from the recording, and
+        a call the recording lacks; ``strict=False`` is Veval's lenient mode: a diverged
+        call is served the recording (and reported as diverged), a call the recording
+        lacks runs live. ``live_model_steps`` runs the recorded ``llm`` steps for real and
+        serves every other step. Call it before the agent runs.
         """
         from scenarist.replay.step_replay import Replayer, ReplayOptions
         from scenarist.tracing.record import TraceRecord
@@ -136,7 +138,9 @@ class RunContext:
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
         options = ReplayOptions(
-            on_divergence="fail" if strict else "live", live_model_steps=live_model_steps
+            on_divergence="fail" if strict else "serve",
+            on_missing="fail" if strict else "live",
+            live_model_steps=live_model_steps,
         )
         self.is_replay = True
         self.recorder = RunRecorder(self.trace_id, Replayer(record, options))

@@ -28,7 +28,7 @@ from scenarist.tracing.recorder import _span as _current_span
 if TYPE_CHECKING:
     from scenarist.replay.step_replay import Replayer, ReplayFidelity
     from scenarist.tracing.record import TraceRecord
-from scenarist.tracing.tracked_step import StepHandle, _Step, open_step
+from scenarist.tracing.tracked_step import StepHandle, _Step, decode_output, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
 
@@ -230,5 +230,5 @@ class RunContext:
         span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
         if decision is not None and decision.serve:
             self.recorder.close(span, output=decision.output)
-            return None, decision.output
+            return None, decode_output(fn, decision.output, decision.recorded)
         return span, None

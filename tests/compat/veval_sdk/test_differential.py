@@ -78,14 +78,14 @@ KNOWN = {
     ("replay_options", "step added"): "as hostile_inputs' uncovered call; the failed step is "
     "kept in the replayed steps and the recording diff",
     ("replay_options", "step dropped.failures.0"): "as hostile_inputs' more recorded",
-    ("manual_mocks", "strict, changed input"): "strict replay fails a call whose input "
-    "changed (Veval serves the recording whatever the input)",
-    ("manual_mocks", "strict, answer not recorded.steps"): "the failed step is kept in the "
-    "run's steps (Veval drops it)",
-    ("manual_mocks", "lenient, answer not recorded.fidelity.2"): "the unrecorded step run live "
-    "counts as live in the fidelity report (Veval counts it nowhere)",
-    ("manual_mocks", "empty recording.raised"): "a recording with no steps is refused as a "
-    "ValueError naming the trace (Veval: RuntimeError)",
+    ("replay_options", "mocks.strict, changed input"): "strict replay fails a call whose "
+    "input changed (Veval serves the recording whatever the input)",
+    ("replay_options", "mocks.strict, answer not recorded.steps"): "the failed step is kept "
+    "in the run's steps (Veval drops it)",
+    ("replay_options", "mocks.lenient, answer not recorded.fidelity.2"): "the unrecorded step "
+    "run live counts as live in the fidelity report (Veval counts it nowhere)",
+    ("replay_options", "mocks.empty recording.raised"): "a recording with no steps is "
+    "refused as a ValueError naming the trace (Veval: RuntimeError)",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run (Veval's run_scenario raises)",
 }

@@ -4,7 +4,8 @@ Each program in ``programs/`` is written against Veval (its own offline test dou
 ``VevalTestSdk``, whose dashboard uploads go to a closed loopback port and are only
 logged). :func:`~tests.compat.veval_sdk.porting.port` changes its import line and its
 client construction, nothing else; both versions print their results as JSON, and every
-leaf must agree except the differences in :data:`KNOWN`, each intended and explained.
+leaf must agree except the differences in :data:`KNOWN`, each intended and explained, and
+those in :data:`PENDING`: our bugs, seen and not fixed yet.
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ KNOWN = {
 }
 
 
+# (program, leaf path prefix) -> a difference that is our bug, not fixed yet: these leaves
+# are expected to differ (the test fails once they agree, so the entry gets removed).
+PENDING = {
+    ("step_shapes", "error_as_text"): "a step's error is a SpanError model, not Veval's "
+    "string: equality with the message and json.dumps fail, and `'x' in error` is silently "
+    "False (a pydantic model iterates its fields); making it a str subclass changes the core "
+    "trace model and its serialised forms",
+}
+
+
 def leaves(value: Any, path: str = "") -> dict[str, Any]:
     """Every leaf of a JSON value by its dotted path (list items by index)."""
     if isinstance(value, dict):
@@ -147,7 +158,7 @@ def under(prefix: str, path: str) -> bool:
 
 
 def known(program: str, path: str) -> bool:
-    return any(p == program and under(k, path) for p, k in KNOWN)
+    return any(p == program and under(k, path) for p, k in (*KNOWN, *PENDING))
 
 
 @pytest.mark.parametrize("program", sorted(p.stem for p in PROGRAMS.glob("*.py")))
@@ -164,6 +175,8 @@ def test_veval_program_gives_the_same_results_on_scenarist(
     assert unexplained == {}, json.dumps(unexplained, indent=1, default=str)
     stale = [k for p, k in KNOWN if p == program and not any(under(k, d) for d in diff)]
     assert stale == [], f"known differences that no longer differ: {stale}"
+    fixed = [k for p, k in PENDING if p == program and not any(under(k, d) for d in diff)]
+    assert fixed == [], f"pending differences that agree now (remove them from PENDING): {fixed}"
     veval_leaves = leaves(veval)
     agreeing = sum(1 for p in veval_leaves if p not in diff)
     print(f"{program}: {agreeing}/{len(veval_leaves)} of Veval's result leaves agree")

@@ -44,6 +44,13 @@ def sync_agent(ctx):
     return ctx.track_step("count", parts, lambda: (len(parts), parts[0]))
 
 
+def attempt(fn):
+    try:
+        return fn()
+    except Exception as error:
+        return f"raised {type(error).__name__}"
+
+
 def describe(steps):
     names = {s.step_id: s.name for s in steps}
     return [
@@ -72,6 +79,13 @@ async def main():
         "output": output,
         "steps": describe(seen["ctx"].steps),
         "last_status": sdk.last_status,
+    }
+    error = seen["ctx"].steps[2].error  # what users do with a failed step's error
+    result["error_as_text"] = {
+        "is_str": isinstance(error, str),
+        "equals": error == "'order_id'",
+        "contains": attempt(lambda: "order_id" in error),
+        "json": attempt(lambda: json.dumps({"error": error})),
     }
     try:
         await sdk.run_async("shapes", remember, input="explode")

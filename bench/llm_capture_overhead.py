@@ -55,7 +55,7 @@ def timed(fn: Callable[[], object], mode: str, n: int) -> tuple[float, float]:
             return _loop(fn, n)
         with ctx.recorder:
             elapsed = _loop(fn, n)
-    assert len(ctx.steps) == n
+    assert len(ctx.spans) == n
     return elapsed
 
 

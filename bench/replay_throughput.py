@@ -119,8 +119,8 @@ def main() -> None:
             ctx = RunContext(input="bench")
             with ctx.recorder:
                 raw_json(n)
-            assert len(ctx.steps) == n
-            assert ctx.steps[0].metadata["replayed"]
+            assert len(ctx.spans) == n
+            assert ctx.spans[0].metadata["replayed"]
 
         def raw_async(n: int) -> None:
             async def go() -> None:

@@ -10,6 +10,9 @@ in both. The rule, so nothing is counted twice:
   has no capture): wrapping a step around an SDK call does not make it two steps.
 * **LLM calls** (``max_llm_calls``) count captured calls, plus each ``llm`` tracked step
   with no captured call inside (a call made with a client the capture does not see).
+* **Errors** (``no_errors``): a failed captured call inside a tracked step is the step's
+  to report (it failed too, or it handled the error: a retry, a fallback), as Veval sees
+  only the step; a failed captured call outside any step counts on its own.
 * **Usage** (cost, tokens): declared usage wins over captured usage of the same call. A
   tracked step that declares a cost accounts for the captured calls inside it, whose own
   cost is not added; likewise for tokens (``tokens_in`` / ``tokens_out``, as a pair).
@@ -30,6 +33,7 @@ __all__ = [
     "RECORDED_COST_KEY",
     "cost_spans",
     "declared_cost",
+    "error_spans",
     "is_captured_call",
     "llm_call_spans",
     "step_spans",
@@ -72,6 +76,19 @@ def _walk(roots: Iterable[Span], cost_above: bool, tokens_above: bool) -> Iterat
 
 
 _Counted = tuple[Span, bool, bool, bool]  # span, captured, cost covered, tokens covered
+
+
+def error_spans(roots: Sequence[Span]) -> list[Span]:
+    """The failed spans that count, in pre-order (a captured call in a step does not)."""
+
+    def walk(spans: Iterable[Span], in_step: bool) -> Iterator[Span]:
+        for span in spans:
+            captured = is_captured_call(span)
+            if span.status == "error" and not (captured and in_step):
+                yield span
+            yield from walk(span.children, in_step or not captured)
+
+    return list(walk(roots, False))
 
 
 def step_spans(roots: Sequence[Span]) -> list[Span]:

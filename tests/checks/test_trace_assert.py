@@ -125,6 +125,27 @@ def test_no_errors_reports_steps_and_agent_errors_together(run: CheckRunner) -> 
     )
 
 
+def test_no_errors_leaves_a_failed_call_inside_a_step_to_the_step(run: CheckRunner) -> None:
+    """Veval sees the step; the call the capture recorded in it is the step's to report,
+    failed with it or handled (a retry); a failed call outside any step counts."""
+    captured = {"url": "http://127.0.0.1/v1/chat/completions", "provider": "openai"}
+
+    def call(**fields: Any) -> Span:
+        return span("openai.chat.completions", "llm", metadata=captured, **fields)
+
+    failed_step = span("ask", status="error", children=[call(status="error")])
+    retried = span("retry", children=[call(status="error"), call()])
+    trace = trace_of(turn(failed_step, retried, call(status="error")))
+    result = run(TraceAssert.no_errors(), trace)
+    assert result.message == (
+        "NoErrors: found 2 step(s) with error status: ask, openai.chat.completions"
+    )
+    assert [e["span_id"] for e in result.details["error_steps"]] == [
+        failed_step.span_id,
+        trace.interactions[0].spans[-1].span_id,
+    ]
+
+
 # -- max_steps / min_steps ---------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """Side virtualenvs holding the real upstream packages (black-box oracles for compat tests).
 
-``side_venv_python("veval-sdk==1.4.0")`` creates ``<VENVS>/<name>/`` once (a file
+``side_venv_python("veval-sdk==1.4.0")`` (or several requirements, installed together:
+``side_venv_python("veval-sdk==1.4.0", "openai==3.57.0")``) creates ``<VENVS>/<name>/`` once (a file
 lock keeps parallel sessions from building it twice; a ``.ok`` marker is written only
 after ``pip install`` succeeded, so a half-built venv is rebuilt) and returns its Python.
 When the package cannot be installed (no network, no index) it calls ``pytest.skip``
@@ -43,8 +44,9 @@ def _venv_python(folder: Path) -> Path:
     return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def side_venv_python(requirement: str, *, python: str = sys.executable) -> Path:
-    """The Python of a side venv with ``requirement`` installed (built on first use)."""
+def side_venv_python(*requirements: str, python: str = sys.executable) -> Path:
+    """The Python of a side venv with ``requirements`` installed (built on first use)."""
+    requirement = " ".join(requirements)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     if python != sys.executable:  # another interpreter: ask it
         version = subprocess.run(
@@ -64,7 +66,7 @@ def side_venv_python(requirement: str, *, python: str = sys.executable) -> Path:
             shutil.rmtree(folder, ignore_errors=True)
             steps = [
                 [python, "-m", "venv", str(folder)],
-                [str(_venv_python(folder)), "-m", "pip", "install", "-q", requirement],
+                [str(_venv_python(folder)), "-m", "pip", "install", "-q", *requirements],
             ]
             for command in steps:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=600)

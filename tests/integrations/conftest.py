@@ -41,11 +41,11 @@ def active_run(question: str = "q") -> Iterator[RunContext]:
 
 
 def llm_spans(ctx: RunContext) -> list[Span]:
-    return [s for s in ctx.steps if s.kind == "llm"]
+    return [s for s in ctx.spans if s.kind == "llm"]
 
 
 def assert_no_secrets(ctx: RunContext) -> None:
-    dumped = "".join(s.model_dump_json() for s in ctx.steps)
+    dumped = "".join(s.model_dump_json() for s in ctx.spans)
     assert OPENAI_KEY not in dumped
     assert ANTHROPIC_KEY not in dumped
     assert "authorization" not in dumped.lower()

@@ -71,7 +71,7 @@ def test_non_llm_requests_pass_through(lib: ModuleType, server: FakeLLMServer) -
         assert http.get(server.openai_url + "/models").status_code == 200
         assert http.post(server.openai_url + "/files", json={}).status_code == 404
         http.post(server.openai_url + "/threads/t1/messages", json={})  # storage, not a call
-    assert ctx.steps == []
+    assert ctx.spans == []
 
 
 def test_hooks_exist_only_while_a_run_captures() -> None:
@@ -101,8 +101,26 @@ def test_capture_without_a_recorder_records_nothing(server: FakeLLMServer) -> No
         http.post(server.openai_url + "/chat/completions", json=BODY)
     with ctx.recorder, httpx2.Client() as http:  # a run, but no capture
         http.post(server.openai_url + "/chat/completions", json=BODY)
-    assert ctx.steps == []
+    assert ctx.spans == []
     assert len(server.requests) == 2
+
+
+def test_a_call_inside_a_tracked_step_is_a_span_of_it_not_a_step(server: FakeLLMServer) -> None:
+    """Veval lists the steps the agent tracked; the capture's call is the step's child, in
+    ``ctx.spans`` only, so ``len(ctx.steps)`` agrees with ``max_steps``."""
+
+    def classify() -> str:
+        with httpx2.Client() as http:
+            http.post(server.openai_url + "/chat/completions", json=BODY)
+        return "refund"
+
+    with active_run() as ctx:
+        ctx.track_step("classify", "q", classify)
+        ctx.track_step("answer", "refund", lambda: "on its way")
+    assert [s.name for s in ctx.steps] == ["classify", "answer"]
+    classify_span, call, _ = ctx.spans
+    assert call.kind == "llm" and call.parent_step_id == classify_span.step_id
+    assert classify_span.children == [call]
 
 
 def test_threads_outside_the_run_are_not_recorded(server: FakeLLMServer) -> None:

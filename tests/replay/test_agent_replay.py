@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import httpx2
 import pytest
 
 from scenarist import Client, ReplayOptions, RunContext, SnapshotOptions, TraceRecord
 from scenarist.errors import UserError
 from scenarist.store import MemoryStore
+from scenarist.testing import FakeLLMServer, ScriptedLLM
 
 pytestmark = pytest.mark.anyio
 
@@ -72,3 +74,62 @@ async def test_replay_of_an_unknown_trace_id_names_it() -> None:
     client = Client(store=MemoryStore())
     with pytest.raises(UserError, match=r"trace 'nope' was not found in the store"):
         await client.replay_async("nope", _steps("plan"))
+
+
+def _answer(text: str, *, call_url: str | None = None):  # type: ignore[no-untyped-def]
+    """An agent whose one llm step answers ``text`` (after a model call, when given a URL)."""
+
+    def agent(ctx: RunContext) -> str:
+        def answer(handle) -> str:  # type: ignore[no-untyped-def]
+            handle.set_meta("type", "llm")
+            if call_url is not None:
+                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "q"}]}
+                httpx2.post(call_url + "/chat/completions", json=body)
+            return text
+
+        return str(ctx.track_step("answer", ctx.input, answer))
+
+    return agent
+
+
+ANSWERED = TraceRecord.from_dict(
+    {
+        "trace_id": "tr_answered",
+        "agent_name": "support",
+        "input": "refund?",
+        "output": "recorded answer",
+        "status": "success",
+        "steps": [
+            {"name": "answer", "type": "llm", "input": "refund?", "output": "recorded answer"}
+        ],
+    }
+)
+
+
+async def test_replay_that_drifts_from_its_recording_fails_naming_the_changes() -> None:
+    client = Client(store=MemoryStore())
+    compared = SnapshotOptions(compare_outputs=True)
+    live = ReplayOptions(live_model_steps=True)
+    assert (await client.replay_async(ANSWERED, _answer("a new answer"), live)).passed
+    options = live.model_copy(update={"compare_with_recording": compared})
+    result = await client.replay_async(ANSWERED, _answer("a new answer"), options)
+    assert not result.passed
+    assert result.failures == [
+        "Replay drifted from its recording — "
+        + result.recording_diff.summary("recording tr_answered")  # type: ignore[union-attr]
+    ]
+    assert result.failures[0].splitlines()[1] == "  ~ output of 'answer' changed (index 0)"
+
+
+async def test_replay_compares_tracked_steps_not_the_captured_calls_inside_them() -> None:
+    """A recording made without the capture (Veval's) has no call spans: the live model
+    step's captured call is no added step."""
+    client = Client(store=MemoryStore())
+    options = ReplayOptions(live_model_steps=True, compare_with_recording=True)
+    with FakeLLMServer(ScriptedLLM(default="fresh")) as server:
+        agent = _answer("recorded answer", call_url=server.openai_url)
+        result = await client.replay_async(ANSWERED, agent, options)
+    assert len(server.requests) == 1
+    assert result.passed, result.failures
+    assert result.recording_diff is not None and not result.recording_diff.has_changes
+    assert [s.kind for s in result.replayed_record.spans] == ["llm", "llm"]  # type: ignore[union-attr]

@@ -187,14 +187,14 @@ def test_replayed_calls_in_a_run_are_llm_spans_marked_replayed(tmp_path: Path) -
         ctx = RunContext(input="record")
         with ctx.recorder, openai_client(server.openai_url) as llm:
             openai_agent(llm, QUESTIONS[:1])
-    live_plain, live_stream = [s for s in ctx.steps if s.kind == "llm"]
+    live_plain, live_stream = [s for s in ctx.spans if s.kind == "llm"]
     assert live_plain.cost_usd is not None and live_plain.cost_usd > 0
     assert "replayed" not in live_plain.metadata
     with ConnectionCounter() as port, cassette(path):
         ctx = RunContext(input="replay")
         with ctx.recorder, openai_client(port.openai_url) as llm:
             openai_agent(llm, QUESTIONS[:1])
-    plain, streamed = [s for s in ctx.steps if s.kind == "llm"]
+    plain, streamed = [s for s in ctx.spans if s.kind == "llm"]
     for span, live in ((plain, live_plain), (streamed, live_stream)):
         assert span.status == "success"
         assert span.metadata["replayed"] is True
@@ -223,7 +223,7 @@ def test_a_miss_in_a_run_is_an_error_span_and_never_a_live_call(tmp_path: Path) 
         openai_client(port.openai_url) as llm,
     ):
         openai_agent(llm, ["a question never recorded"])
-    (span,) = [s for s in ctx.steps if s.kind == "llm"]
+    (span,) = [s for s in ctx.spans if s.kind == "llm"]
     assert span.status == "error"
     assert span.error is not None and span.error.type == "ReplayMissError"
     assert port.connections == 0

@@ -98,3 +98,34 @@ async def test_declared_usage_around_a_captured_call_is_counted_once() -> None:
     assert [b.run(replayed).status for b in budgets] == live
     message = TraceAssert.max_steps(2).run(replayed).message
     assert message == "MaxSteps: expected at most 2 steps, got 3"
+
+
+async def test_an_sdk_message_a_step_returned_replays_as_that_object_from_stored_json() -> None:
+    """A Veval agent hands the SDK's message object out of its step; replayed from the
+    stored JSON, the step gives the object back, so ``message.content`` still works."""
+    import openai
+
+    client = Client(store=MemoryStore())
+
+    def agent_for(url: str) -> Any:
+        llm = openai.OpenAI(api_key="sk-test", base_url=url, max_retries=0)
+
+        def agent(ctx: Any) -> str:
+            def ask() -> Any:
+                messages = [{"role": "user", "content": f"classify: {ctx.input}"}]
+                reply = llm.chat.completions.create(model="gpt-4o-mini", messages=messages)
+                return reply.choices[0].message
+
+            return str(ctx.track_step("classify", ctx.input, ask).content)
+
+        return agent
+
+    with FakeLLMServer(_script()) as server:
+        live = await client.run_async("support", agent_for(server.openai_url), input="refund?")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    stored = TraceRecord.model_validate_json(record.model_dump_json())
+    with ConnectionCounter() as nowhere:
+        result = await client.replay_async(stored, agent_for(nowhere.openai_url))
+    assert result.passed, result.failures
+    assert result.output == live == "refunds"
+    assert nowhere.connections == 0

@@ -76,6 +76,20 @@ def kinds(diff: SnapshotDiff) -> list[tuple[str, str, int | None, int | None]]:
 # -- alignment -----------------------------------------------------------------------------
 
 
+def test_a_snapshot_leaves_out_the_captured_calls_inside_steps() -> None:
+    """The step stands for the SDK call made inside it (Veval's snapshot, ``max_steps``); a
+    call made outside any step is a step of its own (an agent with no tracked steps)."""
+    captured = {"url": "http://127.0.0.1/v1/chat/completions", "provider": "openai"}
+
+    def call() -> Span:
+        return span("openai.chat.completions", "llm", metadata=captured)
+
+    roots = [span("classify", "llm", children=[call()]), call()]
+    assert SnapshotData.from_spans(roots).step_order == ["classify", "openai.chat.completions"]
+    names_only = SnapshotData(name="legacy", step_order=["classify", "openai.chat.completions"])
+    assert not compare_snapshots(names_only, SnapshotData.from_spans(roots)).has_changes
+
+
 def test_compare_identical_sequences_has_no_changes() -> None:
     base = snap(("plan", 1), ("search", {"q": "x"}), ("answer", 2))
     diff = compare_snapshots(base, base)

@@ -204,6 +204,46 @@ async def test_live_model_steps_run_llm_steps_and_serve_the_rest(recorded: Any) 
     assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
 
 
+async def test_a_model_a_step_returned_is_served_as_that_model_from_stored_json() -> None:
+    """Veval's ``track_step`` with a lambda has no return type; the recording names the
+    model (an SDK message object, say), so a replay from the stored JSON gives it back."""
+    client = Client(store=MemoryStore())
+
+    def agent(ctx: RunContext) -> str:
+        label = ctx.track_step("classify", ctx.input, lambda: Label(label="refund", confidence=1))
+        return f"{label.label} at {label.confidence}"
+
+    live = await client.run_async("support", agent, input="q")
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+    stored = TraceRecord.model_validate_json(record.model_dump_json())
+    assert stored.steps[0].output == {"label": "refund", "confidence": 1.0}
+    result = await client.replay_async(stored, agent)
+    assert result.passed, result.failures
+    assert result.output == live == "refund at 1.0"
+    elsewhere = {"_output_type": "a_module_not_loaded:Label"}  # never imported for a trace
+    unknown = stored.steps[0].model_copy(update={"metadata": elsewhere})
+    served = await client.replay_async(
+        stored.model_copy(update={"steps": [unknown]}),
+        lambda ctx: ctx.track_step("classify", "q", int),
+    )
+    assert served.output == {"label": "refund", "confidence": 1.0}
+
+
+async def test_live_model_steps_run_an_llm_step_whose_input_changed(recorded: Any) -> None:
+    """A model step runs live whatever its input: once a model step before it answered
+    anew, its input is bound to change, and that is no divergence."""
+    client, record = recorded
+    answer = record.steps[-1].model_copy(update={"input": ["the docs the recorded run found"]})
+    changed = record.model_copy(update={"steps": [*record.steps[:-1], answer]})
+    result = await client.replay_async(changed, agent, ReplayOptions(live_model_steps=True))
+    assert result.passed, result.failures
+    assert calls == ["classify:where is my refund?", "answer"]
+    assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
+    mocked = await client.replay_async(changed, agent, ReplayOptions())
+    assert [b.outcome for b in mocked.fidelity.bindings][-1] == "diverged"
+    assert not mocked.passed
+
+
 async def test_trace_backed_items_replay_mocked_by_default(recorded: Any, tmp_path: Path) -> None:
     client, record = recorded
     path = tmp_path / "trace.json"

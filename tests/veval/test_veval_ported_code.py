@@ -101,6 +101,29 @@ async def test_load_mock_outputs_serves_the_recorded_steps() -> None:
         RunContext("tr_x").load_mock_outputs({**RECORDED, "steps": []})
 
 
+def test_load_mock_outputs_lenient_serves_diverged_calls_and_runs_unrecorded_ones() -> None:
+    """Veval's ``strict=False``: a changed input is still served the recording (reported as
+    diverged), a step the recording lacks runs; strict, both fail."""
+    ran: list[str] = []
+
+    def steps(ctx: RunContext) -> list[str]:
+        first = ctx.track_step("classify", "a changed question", lambda: ran.append("c") or "x")
+        return [first, ctx.track_step("unrecorded", first, lambda: ran.append("u") or "live")]
+
+    recording = {**RECORDED, "steps": RECORDED["steps"][:1]}
+    ctx = RunContext("tr_lenient")
+    ctx.load_mock_outputs(recording, strict=False)
+    with ctx.recorder:
+        served = steps(ctx)
+    assert served == [RECORDED["steps"][0]["output"], "live"] and ran == ["u"]
+    fidelity = ctx.replay_fidelity
+    assert fidelity is not None and [b.outcome for b in fidelity.bindings] == ["diverged", "live"]
+    strict = RunContext("tr_strict")
+    strict.load_mock_outputs(recording)
+    with strict.recorder, pytest.raises(RuntimeError, match="classify"):
+        steps(strict)
+
+
 def test_trace_and_step_read_under_veval_names() -> None:
     record = TraceRecord.from_dict(RECORDED)
     assert record.completed_at == record.ended_at is not None

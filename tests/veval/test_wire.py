@@ -77,6 +77,18 @@ def test_veval_trace_round_trips_losslessly() -> None:
     assert _normalise_times(again) == _normalise_times(VEVAL_TRACE)
 
 
+def test_hand_written_veval_steps_need_no_ids_nor_names() -> None:
+    """Veval's steps default to an empty id and name; ours get distinct ids."""
+    record = from_veval(
+        {"trace_id": "tr_1", "steps": [{"name": "answer", "output": "a"}, {"type": "tool"}, {}]}
+    )
+    assert [(s.span_id, s.name, s.kind) for s in record.steps] == [
+        ("step-1", "answer", "custom"),
+        ("step-2", "", "tool"),
+        ("step-3", "", "custom"),
+    ]
+
+
 @pytest.mark.anyio
 async def test_our_runs_survive_a_trip_through_the_veval_shape() -> None:
     client = Client(store=MemoryStore())

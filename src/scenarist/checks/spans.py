@@ -24,6 +24,7 @@ from scenarist._usage import (
     RECORDED_COST_KEY,
     cost_spans,
     declared_cost,
+    error_spans,
     llm_call_spans,
     step_spans,
     token_spans,
@@ -148,13 +149,15 @@ def describe_error(error: SpanError) -> str:
 class NoErrors(SpanCheck):
     """No span has status ``error``, and the agent itself raised nothing.
 
-    Veval only looks at steps, so an exception raised outside any step passes its
+    A failed LLM call the capture recorded inside a tracked step is that step's to report
+    (:mod:`scenarist._usage`): it failed as well, or it handled the error. Veval only looks
+    at steps, so an exception raised outside any step passes its
     ``NoErrors``; here the interaction's own ``error`` counts too (unless it is the
     error of a failed step that escaped the agent: that one is counted once, as the step's).
     """
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        failed = [span for span in scope.spans if span.status == "error"]
+        failed = error_spans(scope.roots)
         # An exception that escaped a failed step is that step's error, already counted.
         escaped = {(s.error.message, s.error.type) for s in failed if s.error is not None}
         run_errors = [

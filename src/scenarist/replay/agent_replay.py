@@ -7,9 +7,10 @@ never made in their place. Divergences, misses, unused recordings and the assert
 become the :class:`~scenarist.replay.step_replay.ReplayResult`'s failures. With
 ``ReplayOptions.compare_with_recording`` the replayed steps are also compared with the
 recorded ones (:func:`~scenarist.replay.snapshots.compare_snapshots`) into
-``recording_diff``. ``client.replay_async`` and trace-backed scenario items both come here.
-A trace imported from OpenTelemetry has its LLM calls served by
-:class:`~scenarist.otel.replay.OtelCalls` (its other spans are a record, not steps to bind).
+``recording_diff``, and a drift fails the replay (as in Veval). ``client.replay_async``
+and trace-backed scenario items both come here. A trace imported from OpenTelemetry has
+its LLM calls served by :class:`~scenarist.otel.replay.OtelCalls` (its other spans are a
+record, not steps to bind).
 """
 
 from __future__ import annotations
@@ -129,6 +130,10 @@ async def replay_recording(
         failures.append(
             f"Replay never made {calls.unused} recorded LLM call(s) from trace {recording.trace_id}"
         )
+    diff = _recording_diff(recording, record, options)
+    if diff is not None and diff.has_changes:
+        summary = diff.summary(f"recording {recording.trace_id}")
+        failures.append(f"Replay drifted from its recording — {summary}")
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, assertions))
     return ReplayResult(
@@ -139,7 +144,7 @@ async def replay_recording(
         error=record.error.message if record.error else None,
         output=record.output,
         fidelity=replayer.fidelity,
-        recording_diff=_recording_diff(recording, record, options),
+        recording_diff=diff,
         replayed_context=ctx,
         replayed_record=record,
     )

@@ -23,6 +23,7 @@ from pydantic import AliasChoices, ConfigDict, Field, model_validator
 from scenarist._jsonable import to_json_value
 from scenarist._positional import Positional
 from scenarist._sync import run_sync
+from scenarist._usage import is_captured_call
 from scenarist.errors import UserError
 from scenarist.replay.snapshot_diff import (
     SnapshotAlignmentRow,
@@ -189,10 +190,16 @@ class SnapshotData(Positional):
     def from_spans(
         cls, roots: Iterable[Span], *, name: str | None = None, trace_id: str | None = None
     ) -> SnapshotData:
-        """The snapshot of span trees (``roots`` and everything under them, pre-order)."""
+        """The snapshot of span trees (``roots`` and everything under them, pre-order).
+
+        An LLM call the capture recorded inside a tracked step is left out: the step stands
+        for it (as in Veval, which sees the steps only, and in ``max_steps``); a call made
+        outside any step is a step of the snapshot (an SDK agent without tracked steps)."""
         steps: list[SnapshotStep] = []
 
         def visit(span: Span, depth: int, parent: int | None) -> None:
+            if parent is not None and is_captured_call(span):
+                return
             here = len(steps)
             steps.append(
                 SnapshotStep(

@@ -13,7 +13,7 @@ recorded step:
    output), ``"serve"`` serves the same-name recording at the same ordinal position,
    ``"live"`` runs the step;
 4. no candidate at all raises :class:`ReplayNoMockError`: a replay never falls back to a
-   live call.
+   live call (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``).
 
 A served step returns the recorded output without running the step's code, keeps the
 recorded model, tokens, cost and duration as ``recorded_*`` metadata (so budgets still
@@ -73,9 +73,8 @@ class ReplayOptions(Positional):
 
     ``compare_with_recording``: ``True`` (default snapshot options) or a
     :class:`~scenarist.replay.snapshot_diff.SnapshotOptions` compares the replayed step
-    sequence with the recorded one into ``ReplayResult.recording_diff``; the diff is a
-    report, not a verdict (assert on ``recording_diff.has_changes`` to make drift fail).
-    """
+    sequence with the recorded one into ``ReplayResult.recording_diff``, and a drift fails
+    the replay (Veval's ``Replay drifted from its recording``)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
     __positional__ = (
@@ -90,6 +89,9 @@ class ReplayOptions(Positional):
     assertions: list[Any] = Field(default_factory=list)
     compare_with_recording: bool | SnapshotOptions | None = None
     on_divergence: Divergence = "fail"
+    on_missing: Literal["fail", "live"] = "fail"
+    """A call no recorded step can serve: ``"fail"`` raises :class:`ReplayNoMockError`;
+    ``"live"`` runs it (what Veval's ``load_mock_outputs(strict=False)`` asks for)."""
     allow_network: list[str] = Field(default_factory=list)
     """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
     may connect to; every other connection nothing served is refused (a strict replay)."""
@@ -218,6 +220,9 @@ class Replayer:
             self._calls_by_name[name] = ordinal + 1
             same_name = [i for i, s in enumerate(self._steps) if s.name == name]
             candidates = [i for i in same_name if i not in self._used]
+            if not candidates and self.options.on_missing == "live":
+                self._note(name, kind, "live", None, actual_input, served=False)
+                return Decision(serve=False)
             if not candidates:
                 self._note(name, kind, "missing", None, actual_input, served=False)
                 message = self._no_mock_message(name)
@@ -231,6 +236,8 @@ class Replayer:
             nearest = same_name[ordinal] if ordinal < len(same_name) else candidates[0]
             if nearest in self._used:
                 nearest = candidates[0]
+            if self.options.live_model_steps and self._steps[nearest].kind == "llm":
+                policy = "live"  # a model step runs live: a live step upstream changes its input
             if policy == "fail":
                 self._note(name, kind, "diverged", nearest, actual_input, served=False)
                 message = self._divergence_message(name, nearest, actual_input)

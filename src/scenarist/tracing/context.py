@@ -1,10 +1,10 @@
 """``RunContext``: what an agent callback receives during a traced run (Veval's context).
 
 ``client.run_async("support-agent", agent, input=question)`` calls ``agent(ctx)``. The
-context exposes the run's ``input``, ``trace_id``, whether it ``is_replay``, the spans
-recorded so far (``steps``), ``set_metadata``, and Veval's ``track_step`` /
-``track_step_async``. Its ``step(...)`` is :func:`scenarist.tracing.step`, bound to this
-run.
+context exposes the run's ``input``, ``trace_id``, whether it ``is_replay``, the steps
+tracked so far (``steps``; ``spans`` adds the captured LLM calls), ``set_metadata``, and
+Veval's ``track_step`` / ``track_step_async``. Its ``step(...)`` is
+:func:`scenarist.tracing.step`, bound to this run.
 
 It is built as Veval builds its context, ``RunContext(trace_id, input)``: the first
 positional is the trace id (``RunContext("tr_1")`` never sets the input); a missing trace
@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scenarist._usage import step_spans
 from scenarist.trace import Span
 from scenarist.tracing.recorder import RunRecorder
 from scenarist.tracing.recorder import _span as _current_span
@@ -27,7 +28,7 @@ from scenarist.tracing.recorder import _span as _current_span
 if TYPE_CHECKING:
     from scenarist.replay.step_replay import Replayer, ReplayFidelity
     from scenarist.tracing.record import TraceRecord
-from scenarist.tracing.tracked_step import StepHandle, _Step, open_step
+from scenarist.tracing.tracked_step import StepHandle, _Step, decode_output, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
 
@@ -119,9 +120,11 @@ class RunContext:
     ) -> None:
         """Serve this run's tracked steps from ``trace`` (a record or Veval's JSON).
 
-        ``strict`` (the default) fails a call whose input diverged from the recording;
-        ``strict=False`` runs it live instead. ``live_model_steps`` runs the recorded
-        ``llm`` steps for real and serves every other step. Call it before the agent runs.
+        ``strict`` (the default) fails a call whose input diverged from the recording, and
+        a call the recording lacks; ``strict=False`` is Veval's lenient mode: a diverged
+        call is served the recording (and reported as diverged), a call the recording
+        lacks runs live. ``live_model_steps`` runs the recorded ``llm`` steps for real and
+        serves every other step. Call it before the agent runs.
         """
         from scenarist.replay.step_replay import Replayer, ReplayOptions
         from scenarist.tracing.record import TraceRecord
@@ -135,14 +138,24 @@ class RunContext:
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
         options = ReplayOptions(
-            on_divergence="fail" if strict else "live", live_model_steps=live_model_steps
+            on_divergence="fail" if strict else "serve",
+            on_missing="fail" if strict else "live",
+            live_model_steps=live_model_steps,
         )
         self.is_replay = True
         self.recorder = RunRecorder(self.trace_id, Replayer(record, options))
 
     @property
     def steps(self) -> list[Span]:
-        """The spans recorded so far, flattened in pre-order."""
+        """The tracked steps recorded so far, flattened in pre-order: what the agent
+        declared (``track_step``, ``step``), as Veval lists them. The LLM calls the capture
+        recorded inside them are in :attr:`spans`; ``max_steps`` counts the same steps
+        (:mod:`scenarist._usage`)."""
+        return step_spans(self.recorder.roots)
+
+    @property
+    def spans(self) -> list[Span]:
+        """Every span recorded so far, captured LLM calls included, in pre-order."""
         return self.recorder.spans()
 
     def set_metadata(self, key: str, value: Any) -> None:
@@ -217,5 +230,5 @@ class RunContext:
         span, decision = open_step(self.recorder, name, "custom", input, can_skip=True)
         if decision is not None and decision.serve:
             self.recorder.close(span, output=decision.output)
-            return None, decision.output
+            return None, decode_output(fn, decision.output, decision.recorded)
         return span, None

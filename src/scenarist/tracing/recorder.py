@@ -21,13 +21,19 @@ from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from scenarist._construct import constructor
 from scenarist.trace import Span, SpanError
 
 if TYPE_CHECKING:
     from scenarist.replay.step_replay import Replayer
 
-__all__ = ["RunRecorder", "Running", "current_recorder", "current_span"]
+__all__ = ["OUTPUT_TYPE_KEY", "RunRecorder", "Running", "current_recorder", "current_span"]
+
+OUTPUT_TYPE_KEY = "_output_type"
+"""Span metadata key: the pydantic model a step returned (``module:QualName``), so a replay
+served from stored JSON returns that model again (see ``tracked_step.decode_output``)."""
 
 _recorder: ContextVar[RunRecorder | None] = ContextVar("scenarist_run", default=None)
 _span: ContextVar[Span | None] = ContextVar("scenarist_span", default=None)
@@ -144,6 +150,9 @@ class RunRecorder:
         if error is None:
             values["status"] = "success"
             values["output"] = output
+            if isinstance(output, BaseModel):  # so a replay can give the model back, not JSON
+                kind = type(output)
+                values["metadata"][OUTPUT_TYPE_KEY] = f"{kind.__module__}:{kind.__qualname__}"
         else:
             values["status"] = "error"
             message = "cancelled" if _is_cancellation(error) else str(error) or type(error).__name__

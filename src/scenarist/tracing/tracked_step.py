@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import typing
 from collections.abc import Callable
 from contextvars import Token
 from typing import Any, ParamSpec, TypeVar, overload
 
 from scenarist.trace import Span
-from scenarist.tracing.recorder import RunRecorder
+from scenarist.tracing.recorder import OUTPUT_TYPE_KEY, RunRecorder
 from scenarist.tracing.recorder import _recorder as _current_run
 from scenarist.tracing.recorder import _span as _current_span
 
@@ -114,20 +115,41 @@ def open_step(
     return span, decision
 
 
-def decode_output(fn: Callable[..., Any], value: Any) -> Any:
-    """A served output converted back to ``fn``'s declared return type, where it has one."""
+def decode_output(fn: Callable[..., Any], value: Any, recorded: Span | None = None) -> Any:
+    """A served output converted back to ``fn``'s declared return type, where it has one;
+    else to the pydantic model the ``recorded`` step returned (an SDK's message object a
+    step handed back comes back as that object, not as the JSON it was stored as)."""
     try:
         hint = typing.get_type_hints(fn).get("return")
     except Exception:
-        return value
+        hint = None
     if hint is None or hint is Any:
-        return value
+        hint = _recorded_model(recorded, value)
+        if hint is None:
+            return value
     from pydantic import TypeAdapter
 
     try:
         return TypeAdapter(hint).validate_python(value)
     except Exception:
         return value
+
+
+def _recorded_model(recorded: Span | None, value: Any) -> type[Any] | None:
+    """The model class named by the recording, if its module is loaded already: a stored
+    trace never makes us import code."""
+    if recorded is None or not isinstance(value, dict):
+        return None
+    name = recorded.metadata.get(OUTPUT_TYPE_KEY)
+    if not isinstance(name, str):
+        return None
+    module_name, _, qualname = name.partition(":")
+    found: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    from pydantic import BaseModel
+
+    return found if isinstance(found, type) and issubclass(found, BaseModel) else None
 
 
 class _Step:
@@ -206,7 +228,9 @@ class _Step:
                 )
                 if decision is not None and decision.serve:
                     recorder.close(span, output=decision.output)
-                    return decode_output(fn, decision.output)  # type: ignore[no-any-return]
+                    return decode_output(  # type: ignore[no-any-return]
+                        fn, decision.output, decision.recorded
+                    )
             token = _current_span.set(span)
             try:
                 value = fn(*args, **kwargs)
@@ -258,7 +282,7 @@ async def _run_async(
     span, decision = open_step(recorder, name, kind, input, can_skip=True)
     if decision is not None and decision.serve:
         recorder.close(span, output=decision.output)
-        return decode_output(fn, decision.output)
+        return decode_output(fn, decision.output, decision.recorded)
     with recorder.running(span) as outcome:
         outcome.value = await fn(*args, **kwargs)
     return outcome.value

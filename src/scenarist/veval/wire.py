@@ -95,12 +95,13 @@ def from_veval(data: dict[str, Any]) -> TraceRecord:
     """A :class:`TraceRecord` from Veval's trace JSON (steps nested by ``parent_step_id``)."""
     spans: dict[str, Span] = {}
     roots: list[Span] = []
-    for step in data.get("steps") or []:
+    for index, step in enumerate(data.get("steps") or []):
         error, metadata = _error_in(step.get("error"), dict(step.get("metadata") or {}))
         span = Span(
-            span_id=str(step["step_id"]),
+            # Veval's steps default to an empty id and name: a hand-written step has neither
+            span_id=str(step.get("step_id") or f"step-{index + 1}"),
             parent_id=step.get("parent_step_id"),
-            name=step["name"],
+            name=step.get("name") or "",
             kind=step.get("type") or "custom",
             input=step.get("input"),
             output=step.get("output"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,20 @@ VEVAL_REQUIREMENT = "veval-sdk==1.4.0"
 def veval_python() -> Path:
     """The Python of a venv with the real veval-sdk installed (skips, naming why, if not)."""
     return side_venv_python(VEVAL_REQUIREMENT)
+
+
+@pytest.fixture(scope="session")
+def veval_sdks_python() -> Path:
+    """The Python of a venv with the real veval-sdk and the official ``openai`` and
+    ``anthropic`` SDKs at the versions installed here, so a program whose agent calls an
+    SDK runs the same SDK code on both sides."""
+    pins = []
+    for sdk in ("openai", "anthropic"):
+        try:
+            pins.append(f"{sdk}=={metadata.version(sdk)}")
+        except metadata.PackageNotFoundError:
+            pytest.skip(f"the {sdk} SDK is not installed here (pip install 'scenarist[{sdk}]')")
+    return side_venv_python(VEVAL_REQUIREMENT, *pins)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,11 @@ and the client construction change, nothing else.
 The Veval import (``from veval import ...``, marked ``# IMPORT``) becomes a scenarist
 import that keeps every name the program uses, renamed names aliased back
 (``from scenarist import RunContext as VevalExecutionContext``); the line marked
-``# CLIENT`` becomes ``TestClient(ClientOptions(...))`` with the same options.
+``# CLIENT`` becomes ``TestClient(ClientOptions(...))`` with the same options. A program
+whose agent calls a model (its own fake server on 127.0.0.1) marks it ``# CLIENT live``:
+Veval's test double lets the call through, scenarist's blocks live calls unless the client
+is built with ``allow_live_llm_calls=True``, which the port adds (still only the client
+construction).
 """
 
 from __future__ import annotations
@@ -44,7 +48,12 @@ def port(source: str) -> str:
     ]
     lines[node.lineno - 1 : node.end_lineno] = replacement
     text = "\n".join(lines) + "\n"
-    client = re.compile(r"^(\w+) = VevalTestSdk\(VevalOptions\((.*)\)\)\s*# CLIENT$", re.M)
+    client = re.compile(r"^(\w+) = VevalTestSdk\(VevalOptions\((.*)\)\)\s*# CLIENT( live)?$", re.M)
     if not client.search(text):
         raise ValueError("mark `sdk = VevalTestSdk(VevalOptions(...))` with `# CLIENT`")
-    return client.sub(r"\1 = TestClient(ClientOptions(\2))", text)
+
+    def construct(match: re.Match[str]) -> str:
+        live = ", allow_live_llm_calls=True" if match[3] else ""
+        return f"{match[1]} = TestClient(ClientOptions({match[2]}){live})"
+
+    return client.sub(construct, text)

@@ -150,7 +150,7 @@ def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> Check
 
 def _identified(
     result: CheckResult,
-    kind: str,
+    kind: str | None,
     name: str | None,
     description: str | None,
     duration_ms: float | None,

@@ -318,7 +318,7 @@ class InteractionLog(Sequence[T]):
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
-            raise IndexError("interaction index out of range")
+            raise IndexError("list index out of range")  # a list's message, as in giskard
         return self._item(index)
 
     def __iter__(self) -> Iterator[T]:

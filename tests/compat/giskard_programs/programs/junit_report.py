@@ -1,0 +1,82 @@
+"""A CI job's end: run a suite, write JUnit XML to a file, parse it back with ElementTree
+and read what a CI server shows (counts, case names, failure and error messages, the
+properties), plus the Hub payload's shape."""
+
+import asyncio
+import json
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from giskard.checks import Equals, FnCheck, JsonValid, Scenario, StringMatching, Suite  # IMPORT
+
+
+def agent(inputs):
+    if inputs == "json please":
+        return '{"ok": true}'
+    if inputs == "broken json":
+        return '{"ok": tru'
+    if inputs == "explode":
+        raise ValueError("agent exploded")
+    return inputs.upper()
+
+
+def build():
+    suite = Suite(name="ci", target=agent)
+    suite.append(Scenario("upper").interact(inputs="abc").check(Equals(expected_value="ABC")))
+    suite.append(
+        Scenario("json ok").with_tags(["format:json"]).interact(inputs="json please").check(JsonValid())
+    )
+    suite.append(
+        Scenario("json broken").with_tags(["format:json"]).interact(inputs="broken json").check(JsonValid())
+    )
+    suite.append(
+        Scenario("two steps")
+        .interact(inputs="a")
+        .check(StringMatching(keyword="A"))
+        .interact(inputs="b")
+        .check(Equals(expected_value="c", name="wants c"))
+    )
+    suite.append(Scenario("explodes").interact(inputs="explode").check(FnCheck(fn=lambda t: True)))
+    suite.append(Scenario("no checks").interact(inputs="z"))
+    return suite
+
+
+def element(e):
+    keep = ("tests", "failures", "errors", "skipped", "assertions", "name", "message", "type")
+    return {k: e.get(k) for k in keep if e.get(k) is not None}
+
+
+async def main():
+    out = {}
+    result = await build().run(return_exception=True, verbose=False)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "reports" / "junit.xml"
+        try:
+            text = result.to_junit_xml(path)
+            out["written"] = path.exists()
+            out["same_as_returned"] = path.exists() and path.read_text(encoding="utf-8") == text
+        except Exception as exc:
+            out["written"] = type(exc).__name__
+            text = result.to_junit_xml()
+    root = ET.fromstring(text)
+    out["root_tag"] = root.tag
+    out["root"] = {k: v for k, v in element(root).items() if k != "name"}
+    suites = root.findall("testsuite") if root.tag == "testsuites" else [root]
+    out["suites"] = [{k: v for k, v in element(s).items() if k != "name"} for s in suites]
+    cases = {}
+    for case in root.iter("testcase"):
+        cases[case.get("name")] = {
+            "attributes": element(case),
+            "children": sorted({child.tag for child in case}),
+            "failure": [element(f) | {"text": (f.text or "").strip()} for f in case.findall("failure")],
+            "error": [element(f) for f in case.findall("error")],
+            "skipped": [element(f) for f in case.findall("skipped")],
+        }
+    out["cases"] = cases
+    hub = result.to_hub_format()
+    out["hub_keys"] = sorted(hub)
+    print(json.dumps(out, sort_keys=True))
+
+
+asyncio.run(main())

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
-from fnmatch import fnmatchcase
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,42 @@ KNOWN: dict[tuple[str, str], str] = {
     ("targets", "no_target_raises"): "a scenario run with no target raises UserError, a "
     "ValueError subclass (`except ValueError` still catches it) whose message gives the fix",
     ("targets", "no_target.1"): "as no_target_raises: the step's error is that UserError",
+    ("hostile_inputs", "path:trace.last.outputs.a[*]"): "a wildcard path always gives a list, "
+    "even with one match (decisions.md 'Paths'; giskard unwraps a single match)",
+    ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
+    "(paths.py); giskard reaches computed fields only and ERRORs here",
+    ("judges_offline", "*has_inputs"): "a judge check's details leave out the trace object "
+    "(decisions.md 'LLM judges: Prompts'); its inputs are spread in details, no 'inputs' key",
+    ("judges_offline", "inputs_given.3.2"): "Conformity also gives the judge the conversation "
+    "turns its rubric renders",
+    ("builder_forms", "misuse.check_not_a_check"): "misuse raises at once (STYLE 'Verdicts "
+    "are data': misuse raises immediately); giskard accepts a non-check here",
+    ("builder_forms", "misuse.tags_not_list"): "as check_not_a_check: tags must be a list",
+    ("junit_report", "cases.explodes.error.0"): "a step that raised: the JUnit <error> names "
+    "the exception (decisions.md 'JUnit in giskard's structure')",
+    ("junit_report", "cases.*.children.1"): "<system-out> only for failing cases "
+    "(decisions.md 'JUnit in giskard's structure')",
+    ("junit_report", "same_as_returned"): "to_junit_xml(path) returns exactly what it writes; "
+    "giskard's file has an XML declaration its returned string lacks",
+    ("results_roundtrip", "*_keys"): "results carry our fields too: a verdict's kind, name "
+    "and duration_ms; a scenario's run and repeat statuses; a suite's name and start",
+    ("results_roundtrip", "*.results.*.duration_ms"): "as *_keys (typed verdict identity)",
+    ("results_roundtrip", "*.results.*.kind"): "as *_keys (typed verdict identity)",
+    ("results_roundtrip", "*.results.*.name"): "as *_keys (typed verdict identity)",
+    ("results_roundtrip", "scenario_dump.r*_statuses"): "as *_keys (run and repeat statuses)",
+    ("results_roundtrip", "final_trace.interactions.0.*"): "an interaction also records when "
+    "it started, how long it took, its error and spans (decisions.md 'Interaction equality')",
 }
 
 # (program, leaf path pattern) -> a gap found here and not fixed yet.
-PENDING: dict[tuple[str, str], str] = {}
+PENDING: dict[tuple[str, str], str] = {
+    ("results_roundtrip", "final_trace.last"): "giskard's Trace dumps its computed `last`; "
+    "ours is a plain property: a computed field would change the run log's format and schema",
+    ("trace_types", "dump_keys"): "as results_roundtrip final_trace.last",
+    ("junit_report", "cases.*.failure.0.text"): "giskard's <failure> text is 'scenario=<name>', "
+    "a pointer to the properties, '[FAIL] step_1.<check>: <message>' and 'details=<json>' per "
+    "check; ours is one '[FAIL] step 1 <check>: <message>' line per check",
+}
 
 
 def leaves(value: Any, path: str = "") -> dict[str, Any]:
@@ -70,7 +102,9 @@ def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
 
 
 def under(pattern: str, path: str) -> bool:
-    return fnmatchcase(path, pattern) or fnmatchcase(path, pattern + ".*")
+    """Whether ``path`` is the leaf ``pattern`` names or one below it (``*``: any run)."""
+    regex = re.escape(pattern).replace(r"\*", ".*")
+    return re.fullmatch(rf"{regex}(\..*)?", path) is not None
 
 
 def listed(table: dict[tuple[str, str], str], program: str, path: str) -> bool:
@@ -103,7 +137,11 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
         source = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
         theirs = run_program(giskard_python, source, folder / "giskard", name, "")
         ours = run_program(
-            sys.executable, port(source), folder / "scenarist", name, os.environ.get("PYTHONPATH", "")
+            sys.executable,
+            port(source),
+            folder / "scenarist",
+            name,
+            os.environ.get("PYTHONPATH", ""),
         )
         return theirs, ours
 
@@ -112,14 +150,14 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
 
 
 @pytest.mark.parametrize("program", NAMES)
-def test_giskard_program_gives_the_same_results_on_scenarist(
-    program: str, outcomes: Any
-) -> None:
+def test_giskard_program_gives_the_same_results_on_scenarist(program: str, outcomes: Any) -> None:
     theirs, ours = outcomes[program]
     assert "<crashed>" not in theirs, f"the program fails on giskard-checks: {theirs}"
     diff = differences(theirs, ours)
     unexplained = {
-        p: d for p, d in diff.items() if not listed(KNOWN, program, p) and not listed(PENDING, program, p)
+        p: d
+        for p, d in diff.items()
+        if not listed(KNOWN, program, p) and not listed(PENDING, program, p)
     }
     assert unexplained == {}, json.dumps(unexplained, indent=1, default=str)[:20000]
     stale = [
@@ -143,7 +181,11 @@ def test_port_changes_only_the_import_lines() -> None:
         before, after = source.splitlines(), port(source).splitlines()
         changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
         assert changed, name
-        assert all(a.endswith("# IMPORT") and "scenarist" in b for a, b in changed), name
+        assert all(
+            a.startswith(("from giskard.checks", "import giskard.checks"))
+            and b == a.replace("giskard.checks", "scenarist")
+            for a, b in changed
+        ), name
 
 
 def test_programs_are_enough_and_offline() -> None:

@@ -6,9 +6,16 @@ import asyncio
 import json
 from typing import Literal
 
+from giskard.checks import (
+    Check,
+    CheckResult,
+    Equals,
+    Interaction,
+    Metric,
+    Scenario,
+    Trace,
+)  # IMPORT
 from pydantic import Field, ValidationError
-
-from giskard.checks import Check, CheckResult, Equals, Interaction, Metric, Scenario, Trace  # IMPORT
 
 
 @Check.register("word_budget")
@@ -31,7 +38,7 @@ class WordBudget(Check):
 
 @Check.register("polite")
 class Polite(Check):
-    words: list[str] = ["please", "thanks"]
+    words: list[str] = ["please", "thanks"]  # noqa: RUF012 (a pydantic field: copied)
 
     async def run(self, trace):
         await asyncio.sleep(0)
@@ -66,7 +73,9 @@ class Both(Check):
         second = await Polite().run(trace)
         passed = first.passed and second.passed
         message = f"equals={first.status.value} polite={second.status.value}"
-        return CheckResult.success(message=message) if passed else CheckResult.failure(message=message)
+        return (
+            CheckResult.success(message=message) if passed else CheckResult.failure(message=message)
+        )
 
 
 class TypedLength(Check[str, str, Trace[str, str]]):

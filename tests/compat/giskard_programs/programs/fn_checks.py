@@ -72,7 +72,9 @@ def describe(result):
     return {
         "status": result.status.value,
         "message": result.message,
-        "details": {k: v for k, v in result.details.items() if k not in ("traceback", "duration_ms")},
+        "details": {
+            k: v for k, v in result.details.items() if k not in ("traceback", "duration_ms")
+        },
     }
 
 

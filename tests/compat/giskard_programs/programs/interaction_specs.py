@@ -51,7 +51,9 @@ def describe(result):
         "steps": [
             {
                 "status": s.status.value,
-                "error": None if s.error is None else [s.error.phase, s.error.exception_type, s.error.message],
+                "error": None
+                if s.error is None
+                else [s.error.phase, s.error.exception_type, s.error.message],
                 "results": [[r.status.value, r.message] for r in s.results],
             }
             for s in result.steps
@@ -95,8 +97,10 @@ async def main():
     except Exception as exc:
         out["broken_raises"] = type(exc).__name__
 
-    only_silent = Scenario("silent only").add_interaction(Silent()).check(
-        FnCheck(fn=lambda t: t.last is None, name="no turn")
+    only_silent = (
+        Scenario("silent only")
+        .add_interaction(Silent())
+        .check(FnCheck(fn=lambda t: t.last is None, name="no turn"))
     )
     out["silent_only"] = describe(await only_silent.run(return_exception=True))
 
@@ -120,7 +124,9 @@ async def main():
     gen_scenario = (
         Scenario("generated inputs")
         .interact(inputs=inputs_from_history, outputs=lambda inputs: inputs[::-1])
-        .interact(inputs=sync_gen, outputs=lambda trace, inputs: f"{len(trace.interactions)}:{inputs}")
+        .interact(
+            inputs=sync_gen, outputs=lambda trace, inputs: f"{len(trace.interactions)}:{inputs}"
+        )
         .interact(inputs=async_gen, outputs=lambda inputs: inputs * 2)
         .check(FnCheck(fn=lambda t: len(t.interactions) == 5, name="five"))
     )

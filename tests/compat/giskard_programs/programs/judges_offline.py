@@ -24,7 +24,7 @@ from giskard.checks import (  # IMPORT
 class KeywordJudge(BaseJudge):
     """Passes when every required word is in the rendered prompt's inputs."""
 
-    required: list[str] = []
+    required: list[str] = []  # noqa: RUF012 (a pydantic field: copied)
 
     async def judge(self, prompt, inputs, *, output_type=None):
         text = json.dumps(inputs, default=str, sort_keys=True).lower()
@@ -37,7 +37,7 @@ class KeywordJudge(BaseJudge):
 class PromptRecorder(BaseJudge):
     """Passes and keeps what it was asked, to show which inputs each check gives a judge."""
 
-    seen: list = []
+    seen: list = []  # noqa: RUF012 (a pydantic field: copied)
 
     async def judge(self, prompt, inputs, *, output_type=None):
         self.seen.append(sorted(inputs))
@@ -74,7 +74,11 @@ async def main():
     paris = KeywordJudge(required=["paris"])
     berlin = KeywordJudge(required=["berlin", "germany"])
     checks = {
-        "llm_judge_pass": LLMJudge(name="mentions paris", prompt="Does {{ trace.last.outputs }} mention Paris?", judge=paris),
+        "llm_judge_pass": LLMJudge(
+            name="mentions paris",
+            prompt="Does {{ trace.last.outputs }} mention Paris?",
+            judge=paris,
+        ),
         "llm_judge_fail": LLMJudge(prompt="Is it about Berlin?", judge=berlin),
         "groundedness": Groundedness(judge=paris),
         "groundedness_explicit": Groundedness(answer="Berlin", context=["Paris"], judge=berlin),

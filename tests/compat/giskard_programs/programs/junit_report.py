@@ -25,10 +25,16 @@ def build():
     suite = Suite(name="ci", target=agent)
     suite.append(Scenario("upper").interact(inputs="abc").check(Equals(expected_value="ABC")))
     suite.append(
-        Scenario("json ok").with_tags(["format:json"]).interact(inputs="json please").check(JsonValid())
+        Scenario("json ok")
+        .with_tags(["format:json"])
+        .interact(inputs="json please")
+        .check(JsonValid())
     )
     suite.append(
-        Scenario("json broken").with_tags(["format:json"]).interact(inputs="broken json").check(JsonValid())
+        Scenario("json broken")
+        .with_tags(["format:json"])
+        .interact(inputs="broken json")
+        .check(JsonValid())
     )
     suite.append(
         Scenario("two steps")
@@ -69,7 +75,9 @@ async def main():
         cases[case.get("name")] = {
             "attributes": element(case),
             "children": sorted({child.tag for child in case}),
-            "failure": [element(f) | {"text": (f.text or "").strip()} for f in case.findall("failure")],
+            "failure": [
+                element(f) | {"text": (f.text or "").strip()} for f in case.findall("failure")
+            ],
             "error": [element(f) for f in case.findall("error")],
             "skipped": [element(f) for f in case.findall("skipped")],
         }

@@ -66,7 +66,11 @@ async def main():
         "status": again.status.value,
         "name": again.scenario_name,
         "tags": again.tags,
-        "results": [[r.status.value, r.message, r.details.get("words")] for s in again.steps for r in s.results],
+        "results": [
+            [r.status.value, r.message, r.details.get("words")]
+            for s in again.steps
+            for r in s.results
+        ],
         "metrics": [[m.name, m.value] for s in again.steps for r in s.results for m in r.metrics],
         "outputs": [i.outputs for i in again.final_trace.interactions],
         "equal": again == scenario,
@@ -80,16 +84,19 @@ async def main():
     }
     step_again = TestCaseResult.model_validate(step.model_dump())
     out["error_step_reloaded"] = [step_again.status.value, step_again.errored]
-    check = CheckResult.failure(message="m", details={"a": [1, 2]}, metrics=[Metric(name="x", value=0.5)])
+    check = CheckResult.failure(
+        message="m", details={"a": [1, 2]}, metrics=[Metric(name="x", value=0.5)]
+    )
     out["check_dump"] = check.model_dump(mode="json")
     out["check_json"] = json.loads(check.model_dump_json())
     out["check_reloaded_equal"] = CheckResult.model_validate(check.model_dump()) == check
     suite_dump = result.model_dump(mode="json")
     out["suite_keys"] = sorted(suite_dump)
     suite_again = SuiteResult.model_validate(suite_dump)
-    out["suite_reloaded"] = [
-        [r.scenario_name, r.status.value] for r in suite_again.results
-    ] + [suite_again.pass_rate, suite_again.passed_count]
+    out["suite_reloaded"] = [[r.scenario_name, r.status.value] for r in suite_again.results] + [
+        suite_again.pass_rate,
+        suite_again.passed_count,
+    ]
     print(json.dumps(out, sort_keys=True))
 
 

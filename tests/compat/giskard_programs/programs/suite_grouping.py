@@ -63,7 +63,12 @@ def summary(result):
         "statuses": {r.scenario_name: r.status.value for r in result.results},
         "order": [r.scenario_name for r in result.results],
         "tags": {r.scenario_name: r.tags for r in result.results},
-        "counts": [result.passed_count, result.failed_count, result.errored_count, result.skipped_count],
+        "counts": [
+            result.passed_count,
+            result.failed_count,
+            result.errored_count,
+            result.skipped_count,
+        ],
         "pass_rate": result.pass_rate,
         "failures_and_errors": [r.scenario_name for r in result.failures_and_errors],
         "recommendation": result.recommendation,

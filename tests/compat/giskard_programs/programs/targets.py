@@ -51,7 +51,9 @@ def describe(result):
         "steps": [
             {
                 "status": s.status.value,
-                "error": None if s.error is None else [s.error.phase, s.error.exception_type, s.error.message],
+                "error": None
+                if s.error is None
+                else [s.error.phase, s.error.exception_type, s.error.message],
                 "results": [[r.status.value, r.message] for r in s.results],
                 "failures": s.format_failures(),
             }
@@ -110,7 +112,9 @@ async def main():
     out["history"] = describe(await history.run())
     out["for_target"] = type(Trace.for_target(with_history)).__name__
 
-    slow = Scenario("slow").interact(inputs="x", outputs=slow_target).check(Equals(expected_value="x"))
+    slow = (
+        Scenario("slow").interact(inputs="x", outputs=slow_target).check(Equals(expected_value="x"))
+    )
     try:
         await asyncio.wait_for(slow.run(), timeout=0.2)
         out["slow"] = "finished"
@@ -118,7 +122,10 @@ async def main():
         out["slow"] = "timed out"
     missing = Scenario("no target").interact(inputs="x").check(Equals(expected_value="x"))
     result = await missing.run(return_exception=True)
-    out["no_target"] = [result.status.value, [s.error.exception_type if s.error else None for s in result.steps]]
+    out["no_target"] = [
+        result.status.value,
+        [s.error.exception_type if s.error else None for s in result.steps],
+    ]
     try:
         await missing.run()
         out["no_target_raises"] = "returned"

@@ -42,7 +42,11 @@ async def main():
     trace = Trace()
     for turn in LOG:
         trace = await trace.with_interaction(
-            Interaction(inputs=turn["user"], outputs=turn["bot"], metadata={"latency_ms": turn["latency_ms"]})
+            Interaction(
+                inputs=turn["user"],
+                outputs=turn["bot"],
+                metadata={"latency_ms": turn["latency_ms"]},
+            )
         )
     out["turns"] = len(trace.interactions)
     good = TestCase(
@@ -51,7 +55,10 @@ async def main():
         checks=[
             StringMatching(keyword="welcome"),
             JsonValid(target_key="trace.interactions[1].outputs"),
-            FnCheck(fn=lambda t: all(i.metadata["latency_ms"] < 500 for i in t.interactions), name="fast"),
+            FnCheck(
+                fn=lambda t: all(i.metadata["latency_ms"] < 500 for i in t.interactions),
+                name="fast",
+            ),
         ],
     )
     result = await good.run()

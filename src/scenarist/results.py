@@ -174,6 +174,28 @@ class CheckResult(_Renderable):
         return self
         yield  # pragma: no cover - makes this a generator
 
+    # giskard's ``run`` is a coroutine, so its users also hand it to asyncio directly:
+    # ``asyncio.run(check.run(trace))``, ``create_task``, ``gather``. asyncio takes any
+    # ``collections.abc.Coroutine`` (``send``/``throw``/``close`` with ``__await__``) and
+    # ``gather`` puts its arguments in a dict, so a ready verdict is both: a coroutine
+    # that finishes at once with itself, hashed by what equality always compares.
+
+    def send(self, value: Any) -> Any:
+        """As a finished coroutine: stop at once with this verdict."""
+        raise StopIteration(self)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """As a coroutine: an exception thrown in is raised (nothing is pending)."""
+        if isinstance(typ, BaseException):
+            raise typ
+        raise typ if val is None else val
+
+    def close(self) -> None:
+        """As a coroutine: nothing to release."""
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.message))
+
     @property
     def passed(self) -> bool:
         return self.status is CheckStatus.PASS

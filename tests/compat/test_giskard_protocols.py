@@ -211,3 +211,23 @@ def test_scenario_dump_carries_trace_type_and_loads_it_back() -> None:
     assert dumped["trace_type"] == "scenarist.trace.Trace"
     assert Scenario.model_validate(dumped).trace_type is Trace
     assert Scenario(name="s").model_dump(mode="json")["trace_type"] is None
+
+
+def test_a_ready_verdict_goes_to_asyncio_like_giskards_coroutine() -> None:
+    """giskard's ``run`` is a coroutine: its users pass it to ``asyncio.run``,
+    ``create_task`` and ``gather``. A built-in check's ready verdict works there too."""
+    import asyncio
+
+    trace: Trace[str, str] = Trace().with_interaction(Interaction(inputs="q", outputs="two"))
+    check, fn = Equals(expected_value="two"), FnCheck(fn=lambda trace: True)
+    assert asyncio.run(check.run(trace)).passed  # type: ignore[arg-type]
+    assert asyncio.run(fn.run(trace)).passed  # type: ignore[arg-type]
+
+    async def together() -> list[CheckResult]:
+        task = asyncio.create_task(check.run(trace))  # type: ignore[arg-type]
+        gathered = await asyncio.gather(check.run(trace), fn.run(trace), check.run(trace))
+        return [await task, *gathered]
+
+    assert [r.status for r in asyncio.run(together())] == ["pass"] * 4
+    verdict = CheckResult.failure("no")
+    assert hash(verdict) == hash(CheckResult.failure("no")) and {verdict} == {verdict}

@@ -9,13 +9,14 @@ presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.r
 from __future__ import annotations
 
 import traceback as _traceback
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
 from scenarist._construct import construct
+from scenarist._ready import Ready
 from scenarist._status import (
     FAILING,
     CheckStatus,
@@ -80,7 +81,7 @@ def _unset(value: object) -> bool:
     return value is None
 
 
-class CheckResult(_Renderable):
+class CheckResult(Ready, _Renderable):
     """The verdict of one check: a status, a message, metrics and details.
 
     The runner also stamps which check it was: ``kind`` (its registered kind), ``name``
@@ -90,6 +91,9 @@ class CheckResult(_Renderable):
     also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
     ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
     """
+
+    # Ready (scenarist._ready): built-in checks answer at once, and both
+    # ``await check.run(trace)`` and ``asyncio.run(check.run(trace))`` give the verdict.
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -165,35 +169,8 @@ class CheckResult(_Renderable):
         """An ERROR verdict: the check could not be evaluated (bad key, exception...)."""
         return cls._make(CheckStatus.ERROR, message, details, metrics)
 
-    def __await__(self) -> Generator[Any, None, Self]:
-        """``await check.run(trace)`` works for every check: a verdict awaits to itself.
-
-        Built-in checks answer synchronously (no coroutine on the hot path); giskard code
-        awaits ``run`` on any check, so a ready verdict must be awaitable too.
-        """
-        return self
-        yield  # pragma: no cover - makes this a generator
-
-    # giskard's ``run`` is a coroutine, so its users also hand it to asyncio directly:
-    # ``asyncio.run(check.run(trace))``, ``create_task``, ``gather``. asyncio takes any
-    # ``collections.abc.Coroutine`` (``send``/``throw``/``close`` with ``__await__``) and
-    # ``gather`` puts its arguments in a dict, so a ready verdict is both: a coroutine
-    # that finishes at once with itself, hashed by what equality always compares.
-
-    def send(self, value: Any) -> Any:
-        """As a finished coroutine: stop at once with this verdict."""
-        raise StopIteration(self)
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        """As a coroutine: an exception thrown in is raised (nothing is pending)."""
-        if isinstance(typ, BaseException):
-            raise typ
-        raise typ if val is None else val
-
-    def close(self) -> None:
-        """As a coroutine: nothing to release."""
-
     def __hash__(self) -> int:
+        # Consistent with ``==`` (which compares every field); see ``scenarist._ready``.
         return hash((self.status, self.message))
 
     @property

@@ -231,3 +231,17 @@ def test_a_ready_verdict_goes_to_asyncio_like_giskards_coroutine() -> None:
     assert [r.status for r in asyncio.run(together())] == ["pass"] * 4
     verdict = CheckResult.failure("no")
     assert hash(verdict) == hash(CheckResult.failure("no")) and {verdict} == {verdict}
+
+
+def test_a_ready_trace_goes_to_asyncio_like_giskards_coroutine() -> None:
+    """``Trace.with_interaction`` is a coroutine in giskard: ours, ready, works there too."""
+    import asyncio
+
+    one = Interaction(inputs="q", outputs="a")
+    assert len(asyncio.run(Trace().with_interaction(one)).interactions) == 1  # type: ignore[arg-type]
+
+    async def together() -> list[Trace[Any, Any]]:
+        return await asyncio.gather(Trace().with_interaction(one), Trace.from_interactions(one))
+
+    assert [len(t.interactions) for t in asyncio.run(together())] == [1, 1]
+    assert hash(Trace().with_interaction(one)) == hash(Trace().with_interaction(one))

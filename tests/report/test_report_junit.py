@@ -99,6 +99,18 @@ def test_junit_failure_message_is_the_first_failing_check_and_text_lists_all() -
     assert case.find("error") is None
 
 
+def test_junit_failure_without_a_message_says_scenario_failed() -> None:
+    """A failing check with no message: giskard-checks 1.0.6's "Scenario failed." heads
+    the <failure> (not an empty message)."""
+    result = ScenarioResult(
+        scenario_name="quiet",
+        steps=[TestCaseResult(results=[stamped(CheckResult.failure(), "fn", "plain")])],
+    )
+    failure = cases(suite_of(result).to_junit_xml())["quiet"].find("failure")
+    assert failure is not None
+    assert (failure.get("message"), failure.get("type")) == ("Scenario failed.", "plain")
+
+
 def test_junit_error_and_skip_children(demo_suite: SuiteResult) -> None:
     by_name = cases(suite_of(erroring(), outputs_raised(), skipped_scenario()).to_junit_xml())
     error = by_name["erroring"].find("error")

@@ -36,6 +36,7 @@ DEFAULT_SUITE_NAME = "scenarist"
 _SYSTEM_OUT_WIDTH = 120
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ELEMENT_FOR = {"fail": "failure", "error": "error", "skip": "skipped"}
+_NO_MESSAGE = {"failure": "Scenario failed.", "error": "Scenario errored."}
 
 
 def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -> str:
@@ -113,6 +114,8 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         return
     problems = _problems(scenario)
     first_type, first_message = problems[0] if problems else ("", "")
+    # a verdict without a message: giskard-checks' wording, never an empty headline
+    first_message = first_message or _NO_MESSAGE.get(element, "")
     outcome = ET.SubElement(case, element, {"message": _clean(first_message)})
     if element != "skipped":
         outcome.set("type", _clean(first_type))

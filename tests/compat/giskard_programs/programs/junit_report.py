@@ -8,7 +8,15 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from giskard.checks import Equals, FnCheck, JsonValid, Scenario, StringMatching, Suite  # IMPORT
+from giskard.checks import (  # IMPORT
+    CheckResult,
+    Equals,
+    FnCheck,
+    JsonValid,
+    Scenario,
+    StringMatching,
+    Suite,
+)
 
 
 def agent(inputs):
@@ -45,6 +53,12 @@ def build():
     )
     suite.append(Scenario("explodes").interact(inputs="explode").check(FnCheck(fn=lambda t: True)))
     suite.append(Scenario("no checks").interact(inputs="z"))
+    suite.append(Scenario("quiet failure").interact(inputs="q").check(FnCheck(fn=lambda t: False)))
+    suite.append(
+        Scenario("skipped")
+        .interact(inputs="s")
+        .check(FnCheck(fn=lambda t: CheckResult.skip(message="no model configured"), name="judge"))
+    )
     return suite
 
 

@@ -55,6 +55,7 @@ KNOWN: dict[tuple[str, str], str] = {
     "the exception (decisions.md 'JUnit in giskard's structure')",
     ("junit_report", "cases.*.children.1"): "<system-out> only for failing cases "
     "(decisions.md 'JUnit in giskard's structure')",
+    ("junit_report", "cases.skipped.children.2"): "as cases.*.children.1 (<system-out>)",
     ("junit_report", "cases.skipped.skipped.0"): "the <skipped> element carries the skip "
     "reason as its message (tests/report/test_report_junit.py); giskard writes none",
     ("junit_report", "same_as_returned"): "to_junit_xml(path) returns exactly what it writes; "

@@ -67,6 +67,20 @@ def element(e):
     return {k: e.get(k) for k in keep if e.get(k) is not None}
 
 
+def text_lines(element):
+    """The outcome's text as a CI log shows it; `details=` lines parsed, timings dropped."""
+    lines = []
+    for line in (element.text or "").splitlines():
+        if line.startswith("details="):
+            details = json.loads(line[len("details=") :])
+            details.pop("duration_ms", None)
+            details.pop("traceback", None)
+            lines.append({"details": details})
+        else:
+            lines.append(line)
+    return lines
+
+
 async def main():
     out = {}
     result = await build().run(return_exception=True, verbose=False)
@@ -89,11 +103,9 @@ async def main():
         cases[case.get("name")] = {
             "attributes": element(case),
             "children": sorted({child.tag for child in case}),
-            "failure": [
-                element(f) | {"text": (f.text or "").strip()} for f in case.findall("failure")
-            ],
-            "error": [element(f) for f in case.findall("error")],
-            "skipped": [element(f) for f in case.findall("skipped")],
+            "failure": [element(f) | {"text": text_lines(f)} for f in case.findall("failure")],
+            "error": [element(f) | {"text": text_lines(f)} for f in case.findall("error")],
+            "skipped": [element(f) | {"text": text_lines(f)} for f in case.findall("skipped")],
         }
     out["cases"] = cases
     hub = result.to_hub_format()

@@ -42,6 +42,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("targets", "no_target.1"): "as no_target_raises: the step's error is that UserError",
     ("hostile_inputs", "path:trace.last.outputs.a[*]"): "a wildcard path always gives a list, "
     "even with one match (decisions.md 'Paths'; giskard unwraps a single match)",
+    ("policy_checks", "good.results.4"): "as hostile_inputs path:...a[*]: one tool call's "
+    "amounts[*] is a list of one, which match='all' takes (giskard unwraps it, then ERRORs)",
+    ("policy_checks", "good.status"): "follows from good.results.4",
     ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
     "(paths.py); giskard reaches computed fields only and ERRORs here",
     ("judges_offline", "*has_inputs"): "a judge check's details leave out the trace object "

@@ -1,6 +1,6 @@
 """A CI job's end: run a suite, write JUnit XML to a file, parse it back with ElementTree
 and read what a CI server shows (counts, case names, failure and error messages, the
-properties), plus the Hub payload's shape."""
+properties), then the Hub payload an uploader reads (to_hub_format)."""
 
 import asyncio
 import json
@@ -67,6 +67,17 @@ def element(e):
     return {k: e.get(k) for k in keep if e.get(k) is not None}
 
 
+def without_timings(value):
+    if isinstance(value, dict):
+        volatile = ("duration_ms", "traceback", "created_at", "timestamp")
+        return {
+            k: type(v).__name__ if k in volatile else without_timings(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
 def text_lines(element):
     """The outcome's text as a CI log shows it; `details=` lines parsed, timings dropped."""
     lines = []
@@ -108,8 +119,8 @@ async def main():
             "skipped": [element(f) | {"text": text_lines(f)} for f in case.findall("skipped")],
         }
     out["cases"] = cases
-    hub = result.to_hub_format()
-    out["hub_keys"] = sorted(hub)
+    hub = result.to_hub_format()  # the payload an uploader script reads, timings left out
+    out["hub"] = without_timings(json.loads(json.dumps(hub, default=str)))
     print(json.dumps(out, sort_keys=True))
 
 

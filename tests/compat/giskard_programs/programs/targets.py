@@ -1,11 +1,20 @@
 """Targets as users wire them: sync and async agents, one that reads the trace, one that
 returns None, one that raises, a slow one under the user's own timeout, a target on the
-scenario overridden at run time, and what `return_exception` changes."""
+scenario overridden at run time, and what `return_exception` changes; then every place a
+scenario can break (inputs, sync and async input generators, outputs, a spec, a check; in
+the first or a later step) and what the user reads afterwards."""
 
 import asyncio
 import json
 
-from giskard.checks import Equals, FnCheck, Scenario, StringMatching, Trace  # IMPORT
+from giskard.checks import (  # IMPORT
+    Equals,
+    FnCheck,
+    InteractionSpec,
+    Scenario,
+    StringMatching,
+    Trace,
+)
 
 
 class Bank:
@@ -74,6 +83,86 @@ def bank_scenario(name):
     )
 
 
+def bad_inputs(trace):
+    raise LookupError("no such customer")
+
+
+def gen_breaks(trace):
+    yield "first question"
+    raise KeyError("session expired")
+
+
+async def agen_breaks(trace):
+    yield "hello"
+    yield "again"
+    raise TimeoutError("user simulator timed out")
+
+
+def bad_outputs(inputs):
+    raise ConnectionResetError(f"agent dropped {inputs!r}")
+
+
+class FailsAtOnce(InteractionSpec):
+    async def generate(self, trace):
+        raise PermissionError("not allowed")
+        yield
+
+
+def echo(inputs):
+    return f"echo {inputs}"
+
+
+def breaking(name, first, second=None):
+    scenario = Scenario(name)
+    scenario = first(scenario).check(StringMatching(keyword="echo", name="first check"))
+    if second is not None:
+        scenario = second(scenario).check(Equals(expected_value="never", name="second check"))
+    return scenario
+
+
+BREAKS = {
+    "inputs_raise": (lambda s: s.interact(inputs=bad_inputs, outputs=echo), None),
+    "gen_breaks": (lambda s: s.interact(inputs=gen_breaks, outputs=echo), None),
+    "agen_breaks": (lambda s: s.interact(inputs=agen_breaks, outputs=echo), None),
+    "outputs_raise": (lambda s: s.interact(inputs="hi", outputs=bad_outputs), None),
+    "spec_fails": (lambda s: s.add_interaction(FailsAtOnce()), None),
+    "second_step_outputs": (
+        lambda s: s.interact(inputs="hi", outputs=echo),
+        lambda s: s.interact(inputs="again", outputs=bad_outputs),
+    ),
+    "second_step_inputs": (
+        lambda s: s.interact(inputs="hi", outputs=echo),
+        lambda s: s.interact(inputs=bad_inputs, outputs=echo),
+    ),
+    "static_after_error": (
+        lambda s: s.interact(inputs="hi", outputs=bad_outputs),
+        lambda s: s.add_interaction(FailsAtOnce()),
+    ),
+}
+
+
+def broken_outcome(result):
+    return {
+        "status": result.status.value,
+        "steps": [
+            {
+                "status": s.status.value,
+                "error": None
+                if s.error is None
+                else [
+                    s.error.phase,
+                    s.error.exception_type,
+                    s.error.message,
+                    "Traceback" in (s.error.traceback or ""),
+                ],
+                "results": [[r.status.value, r.message] for r in s.results],
+            }
+            for s in result.steps
+        ],
+        "trace": [[i.inputs, i.outputs] for i in result.final_trace.interactions],
+    }
+
+
 async def main():
     out = {}
     bank = Bank()
@@ -132,6 +221,28 @@ async def main():
     except Exception as exc:
         out["no_target_raises"] = type(exc).__name__
         out["no_target_is_value_error"] = isinstance(exc, ValueError)
+    for name, (first, second) in BREAKS.items():
+        scenario = breaking(name, first, second)
+        out[f"break:{name}"] = broken_outcome(await scenario.run(return_exception=True))
+        try:
+            await breaking(name, first, second).run()
+            out[f"break:{name}:raises"] = None
+        except Exception as exc:
+            out[f"break:{name}:raises"] = [type(exc).__name__, str(exc)]
+    checks_after = (
+        Scenario("check raises then more")
+        .interact(inputs="x", outputs=echo)
+        .check(FnCheck(fn=lambda t: [][1], name="index"))
+        .check(StringMatching(keyword="echo"))
+        .interact(inputs="y", outputs=echo)
+        .check(StringMatching(keyword="echo"))
+    )
+    out["break:check_raises"] = broken_outcome(await checks_after.run(return_exception=True))
+    try:
+        await checks_after.run()
+        out["break:check_raises:raises"] = None
+    except Exception as exc:
+        out["break:check_raises:raises"] = [type(exc).__name__, str(exc)]
     print(json.dumps(out, sort_keys=True))
 
 

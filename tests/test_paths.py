@@ -77,6 +77,35 @@ def test_resolve_reads_model_fields_and_computed_properties_without_dumping() ->
     assert resolve(trace, "trace.first_source") == "s1"
 
 
+def test_resolve_gives_models_and_dataclasses_as_giskards_trace_dump_holds_them() -> None:
+    """The walk reads live objects; the value found is what giskard-checks 1.0.6 resolves
+    from its dump of the trace: models and dataclasses as dicts, inside containers too,
+    dates, sets and tuples as they are; a value with nothing to convert is not copied."""
+    import dataclasses
+    import datetime
+
+    @dataclasses.dataclass
+    class Receipt:
+        total: float
+        answer: Answer
+
+    answer = Answer(text="t", sources=["s1"])
+    day = datetime.date(2024, 2, 29)
+    plain = {"n": [1, 2], "day": day, "tags": {"a"}}
+    trace = _trace(answer, {"items": [answer], "pair": (answer, 1)}, Receipt(1.5, answer), plain)
+    as_dict = {"text": "t", "sources": ["s1"]}
+    assert resolve(trace, "trace.interactions[0].outputs") == as_dict
+    assert resolve(trace, "trace.interactions[1].outputs") == {
+        "items": [as_dict],
+        "pair": (as_dict, 1),
+    }
+    assert resolve(trace, "trace.interactions[2].outputs") == {"total": 1.5, "answer": as_dict}
+    assert resolve(trace, "trace.interactions[0:2].outputs.items") == [[as_dict]]
+    assert resolve(trace, "trace.last.outputs") is plain
+    assert resolve(trace, "trace.interactions[0].outputs.sources") == ["s1"]
+    assert resolve(trace, "trace.last") == {**trace.last.model_dump()}  # type: ignore[union-attr]
+
+
 def test_resolve_never_returns_methods() -> None:
     assert isinstance(resolve(_trace("abc"), "trace.last.outputs.upper"), NoMatch)
     assert isinstance(resolve(_trace("abc"), "trace.with_interaction"), NoMatch)

@@ -398,6 +398,8 @@ async def test_test_case_runs_checks_over_an_existing_trace() -> None:
     )
     result = await case.run()
     assert [r.status for r in result.results] == ["pass", "fail"]
+    # no step produced the trace: no last interaction index (giskard-checks 1.0.6: None)
+    assert result.last_interaction_index is None
     with pytest.raises(AssertionError):
         await case.assert_passed()
 

@@ -49,7 +49,7 @@ def test_interaction_log_compares_and_slices_like_a_list() -> None:
     assert log == [1, 2, 3, 4]
     assert log[1:3] == [2, 3]
     assert log[-1] == 4
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"^list index out of range$"):  # a list's message
         log[4]
 
 

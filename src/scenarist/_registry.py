@@ -32,7 +32,8 @@ class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
 
     model_config = ConfigDict(defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
-    kind: ClassVar[str] = ""
+    # None until registered, as in giskard-checks (an unregistered check dumps "kind": None)
+    kind: ClassVar[str | None] = None
     _kinds: ClassVar[dict[str, type[KindRegistered]]]
     _lazy_kinds: ClassVar[dict[str, str]]
     _family: ClassVar[str] = "component"

@@ -15,9 +15,11 @@ giskard-checks users write, rooted at ``trace``:
 
 Paths are parsed once (:func:`compile_path`, cached) and resolved directly against the
 live objects: a model's fields are read with ``getattr`` and no trace is ever dumped to a
-dict. Resolution follows giskard-checks: no match gives :class:`NoMatch` (which checks
-report as ERROR); a path with a wildcard, a slice, a union or ``..`` always gives a list;
-otherwise one match gives the value itself.
+dict. What :func:`resolve` returns is the value as giskard's dump of the trace would hold
+it (:func:`as_dumped`: a pydantic model or dataclass found there is a dict). Resolution
+follows giskard-checks: no match gives :class:`NoMatch` (which checks report as ERROR); a
+path with a wildcard, a slice, a union or ``..`` always gives a list; otherwise one match
+gives the value itself.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "NoMatch",
     "PathSyntaxError",
     "TracePath",
+    "as_dumped",
     "compile_path",
     "register_plain_trace",
     "resolve",
@@ -249,8 +252,49 @@ def resolve(trace: Any, key: str) -> Any:
             if value is NO_LAST:
                 return NoMatch(key)
             if value is not GENERAL:
-                return value
-    return compile_path(key).resolve(trace)
+                return value if type(value) in _SCALARS else as_dumped(value)
+    value = compile_path(key).resolve(trace)
+    return value if type(value) in _SCALARS else as_dumped(value)
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None), NoMatch})
+
+
+def as_dumped(value: Any) -> Any:
+    """``value`` as giskard-checks' dump of the trace holds it: pydantic models and
+    dataclasses become dicts (python mode: dates, sets, tuples stay), in lists, tuples and
+    dicts too. What paths resolve to, so ``Equals(expected_value={...})`` on a structured
+    output compares what giskard compares; the walk itself reads the live objects. A value
+    with nothing to convert is returned as it is (no copy)."""
+    return _dumped(value) if _holds_objects(value) else value
+
+
+def _holds_objects(value: Any) -> bool:
+    kind = type(value)
+    if kind in _SCALARS:
+        return False
+    if kind is dict:
+        return any(_holds_objects(v) for v in value.values())
+    if kind is list or kind is tuple or _is_sequence(value):
+        return any(_holds_objects(v) for v in value)
+    return isinstance(value, BaseModel) or (is_dataclass(value) and not isinstance(value, type))
+
+
+def _dumped(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return _dumped(value.model_dump())
+    if is_dataclass(value) and not isinstance(value, type):
+        return _dumped({f.name: getattr(value, f.name) for f in fields(value)})
+    kind = type(value)
+    if kind is dict:
+        return {k: _dumped(v) for k, v in value.items()}
+    if kind is list:
+        return [_dumped(v) for v in value]
+    if kind is tuple:
+        return tuple(_dumped(v) for v in value)
+    if _is_sequence(value):  # the trace's interaction log, say: a list in the dump
+        return [_dumped(v) for v in value]
+    return value
 
 
 # -- navigation over live objects ----------------------------------------------------------

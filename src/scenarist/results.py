@@ -9,13 +9,14 @@ presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.r
 from __future__ import annotations
 
 import traceback as _traceback
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
 
 from scenarist._construct import construct
+from scenarist._ready import Ready
 from scenarist._status import (
     FAILING,
     CheckStatus,
@@ -80,7 +81,7 @@ def _unset(value: object) -> bool:
     return value is None
 
 
-class CheckResult(_Renderable):
+class CheckResult(Ready, _Renderable):
     """The verdict of one check: a status, a message, metrics and details.
 
     The runner also stamps which check it was: ``kind`` (its registered kind), ``name``
@@ -90,6 +91,9 @@ class CheckResult(_Renderable):
     also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
     ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
     """
+
+    # Ready (scenarist._ready): built-in checks answer at once, and both
+    # ``await check.run(trace)`` and ``asyncio.run(check.run(trace))`` give the verdict.
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -165,14 +169,9 @@ class CheckResult(_Renderable):
         """An ERROR verdict: the check could not be evaluated (bad key, exception...)."""
         return cls._make(CheckStatus.ERROR, message, details, metrics)
 
-    def __await__(self) -> Generator[Any, None, Self]:
-        """``await check.run(trace)`` works for every check: a verdict awaits to itself.
-
-        Built-in checks answer synchronously (no coroutine on the hot path); giskard code
-        awaits ``run`` on any check, so a ready verdict must be awaitable too.
-        """
-        return self
-        yield  # pragma: no cover - makes this a generator
+    def __hash__(self) -> int:
+        # Consistent with ``==`` (which compares every field); see ``scenarist._ready``.
+        return hash((self.status, self.message))
 
     @property
     def passed(self) -> bool:

@@ -150,7 +150,7 @@ def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> Check
 
 def _identified(
     result: CheckResult,
-    kind: str,
+    kind: str | None,
     name: str | None,
     description: str | None,
     duration_ms: float | None,
@@ -276,10 +276,12 @@ def _test_case_result(
     results: list[CheckResult],
     t0: float,
     end: float,
-    trace: Trace[Any, Any],
+    trace: Trace[Any, Any] | None,
     error: StepError | None,
 ) -> TestCaseResult:
-    n = len(trace.interactions)
+    """A step's result; ``trace`` is the step's (None for a lone :class:`TestCase`, whose
+    trace no step produced: no ``last_interaction_index``, as in giskard-checks)."""
+    n = 0 if trace is None else len(trace.interactions)
     return construct(
         TestCaseResult,
         {
@@ -369,7 +371,7 @@ class TestCaseRunner:
     async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
         t0 = time.perf_counter()
         results, end = await _run_checks(test_case.checks, test_case.trace, return_exception, t0)
-        return _test_case_result(results, t0, end, test_case.trace, None)
+        return _test_case_result(results, t0, end, None, None)
 
 
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:

@@ -13,7 +13,7 @@ work in total rather than copying the history at every turn.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_v
 from pydantic_core import core_schema
 
 from scenarist._construct import constructor, replace
+from scenarist._ready import Ready
 from scenarist.paths import GENERAL, NO_LAST, register_plain_trace
 
 __all__ = [
@@ -318,7 +319,7 @@ class InteractionLog(Sequence[T]):
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
-            raise IndexError("interaction index out of range")
+            raise IndexError("list index out of range")  # a list's message, as in giskard
         return self._item(index)
 
     def __iter__(self) -> Iterator[T]:
@@ -358,7 +359,7 @@ class InteractionLog(Sequence[T]):
         )
 
 
-class Trace(BaseModel, Generic[InputType, OutputType]):
+class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
     """The history of a scenario run: its interactions and free-form annotations.
 
     Subclass it to add computed properties that checks can address by path
@@ -444,10 +445,10 @@ class Trace(BaseModel, Generic[InputType, OutputType]):
         found = trace_type_for(target)
         return found() if found is not None else cls()
 
-    def __await__(self) -> Generator[Any, None, Self]:
-        # A ready trace awaits to itself: giskard-checks' trace methods are coroutines.
-        return self
-        yield  # pragma: no cover - makes this a generator
+    def __hash__(self) -> int:
+        # Consistent with ``==``; cheap, and defined even for unhashable contents (asyncio's
+        # ``gather`` hashes what it is given: see ``scenarist._ready``).
+        return hash((type(self), len(self.interactions)))
 
     # -- views over the spans of every interaction ------------------------------------
 

@@ -62,7 +62,23 @@ def test_json_valid_without_parse_rejects_non_json_data(
 ) -> None:
     result = run(JsonValid(parse=False), make_trace({"when": object()}))
     assert result.failed
-    assert result.message.startswith("Value at key 'trace.last.outputs' is not valid JSON: ")
+    # giskard-checks 1.0.6's wording for data that json.dumps refuses
+    assert result.message.startswith("Value at key 'trace.last.outputs' is not JSON serializable: ")
+
+
+def test_json_valid_without_parse_takes_a_structured_output_as_its_dump(
+    make_trace: TraceFactory, run: CheckRunner
+) -> None:
+    """A pydantic model output is JSON data as giskard's trace dump holds it (a dict)."""
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        order_id: int
+
+    check = JsonValid(parse=False, schema={"type": "object", "required": ["order_id"]})
+    result = run(check, make_trace(Order(order_id=7)))
+    assert result.passed
+    assert result.details["parsed_value"] == {"order_id": 7}
 
 
 def test_json_valid_schema_match_passes(make_trace: TraceFactory, run: CheckRunner) -> None:

@@ -132,3 +132,20 @@ def test_registry_rejects_typos(data: dict[str, object]) -> None:
 def test_registry_typo_in_a_constructor_fails_loudly() -> None:
     with pytest.raises(ValidationError, match="expected_valu"):
         Equals(expected_valu=1)  # type: ignore[call-arg]
+
+
+def test_registry_unregistered_check_has_no_kind_as_in_giskard() -> None:
+    """An unregistered subclass's kind is None (giskard-checks 1.0.6: ``None``, not ``""``),
+    in its dump and in what the runner stamps on its verdict."""
+    from scenarist import CheckResult, Scenario
+
+    class Unregistered(Check):
+        async def run(self, trace: Trace[Any, Any]) -> CheckResult:
+            return CheckResult.success()
+
+    check = Unregistered()
+    assert check.kind is None
+    assert check.model_dump()["kind"] is None
+    result = Scenario("s").interact(inputs="a", outputs="b").check(check).run_sync()
+    verdict = result.steps[0].results[0]
+    assert verdict.kind is None and verdict.details["check_kind"] is None

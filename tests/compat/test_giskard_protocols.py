@@ -211,3 +211,37 @@ def test_scenario_dump_carries_trace_type_and_loads_it_back() -> None:
     assert dumped["trace_type"] == "scenarist.trace.Trace"
     assert Scenario.model_validate(dumped).trace_type is Trace
     assert Scenario(name="s").model_dump(mode="json")["trace_type"] is None
+
+
+def test_a_ready_verdict_goes_to_asyncio_like_giskards_coroutine() -> None:
+    """giskard's ``run`` is a coroutine: its users pass it to ``asyncio.run``,
+    ``create_task`` and ``gather``. A built-in check's ready verdict works there too."""
+    import asyncio
+
+    trace: Trace[str, str] = Trace().with_interaction(Interaction(inputs="q", outputs="two"))
+    check, fn = Equals(expected_value="two"), FnCheck(fn=lambda trace: True)
+    assert asyncio.run(check.run(trace)).passed  # type: ignore[arg-type]
+    assert asyncio.run(fn.run(trace)).passed  # type: ignore[arg-type]
+
+    async def together() -> list[CheckResult]:
+        task = asyncio.create_task(check.run(trace))  # type: ignore[arg-type]
+        gathered = await asyncio.gather(check.run(trace), fn.run(trace), check.run(trace))
+        return [await task, *gathered]
+
+    assert [r.status for r in asyncio.run(together())] == ["pass"] * 4
+    verdict = CheckResult.failure("no")
+    assert hash(verdict) == hash(CheckResult.failure("no")) and {verdict} == {verdict}
+
+
+def test_a_ready_trace_goes_to_asyncio_like_giskards_coroutine() -> None:
+    """``Trace.with_interaction`` is a coroutine in giskard: ours, ready, works there too."""
+    import asyncio
+
+    one = Interaction(inputs="q", outputs="a")
+    assert len(asyncio.run(Trace().with_interaction(one)).interactions) == 1  # type: ignore[arg-type]
+
+    async def together() -> list[Trace[Any, Any]]:
+        return await asyncio.gather(Trace().with_interaction(one), Trace.from_interactions(one))
+
+    assert [len(t.interactions) for t in asyncio.run(together())] == [1, 1]
+    assert hash(Trace().with_interaction(one)) == hash(Trace().with_interaction(one))

@@ -71,6 +71,8 @@ async def test_judge_valid_verdicts_pass_and_fail_with_the_reason_as_message() -
         "reason": "It calls the user an idiot.",
         "score": None,
     }
+    # giskard-checks 1.0.6 writes the judge's reason in details["reason"]: mirrored there
+    assert failed.details["reason"] == "It calls the user an idiot."
 
 
 @pytest.mark.anyio

@@ -92,11 +92,29 @@ def test_junit_failure_message_is_the_first_failing_check_and_text_lists_all() -
     assert failure is not None
     assert failure.get("message") == "Expected value equal to 'right' but got 'wrong'"
     assert failure.get("type") == "equals"
+    # giskard-checks 1.0.6's text: the scenario, a pointer, each failing check and details
+    stamp = '"duration_ms": 0, "check_kind": "%s", "check_name": %s, "check_description": null'
     assert failure.text == (
-        "[FAIL] step 1 equals: Expected value equal to 'right' but got 'wrong'\n"
-        "[FAIL] step 1 short: too long"
+        "scenario=failing\n"
+        "See testcase properties for final_trace and step payloads.\n"
+        "[FAIL] step_1.equals: Expected value equal to 'right' but got 'wrong'\n"
+        "details={" + stamp % ("equals", "null") + "}\n"
+        "[FAIL] step_1.short: too long\n"
+        "details={" + stamp % ("less_than", '"short"') + "}"
     )
     assert case.find("error") is None
+
+
+def test_junit_failure_without_a_message_says_scenario_failed() -> None:
+    """A failing check with no message: giskard-checks 1.0.6's "Scenario failed." heads
+    the <failure> (not an empty message)."""
+    result = ScenarioResult(
+        scenario_name="quiet",
+        steps=[TestCaseResult(results=[stamped(CheckResult.failure(), "fn", "plain")])],
+    )
+    failure = cases(suite_of(result).to_junit_xml())["quiet"].find("failure")
+    assert failure is not None
+    assert (failure.get("message"), failure.get("type")) == ("Scenario failed.", "plain")
 
 
 def test_junit_error_and_skip_children(demo_suite: SuiteResult) -> None:
@@ -110,7 +128,9 @@ def test_junit_error_and_skip_children(demo_suite: SuiteResult) -> None:
     step_error = by_name["outputs_raised"].find("error")
     assert step_error is not None
     assert step_error.get("type") == "ZeroDivisionError"
-    assert step_error.text == "[ERROR] step 1 outputs: ZeroDivisionError: division by zero"
+    assert step_error.text.splitlines()[2:] == [  # type: ignore[union-attr]
+        "[ERROR] step_1.outputs: ZeroDivisionError: division by zero"
+    ]
     skipped = by_name["skipped"].find("skipped")
     assert skipped is not None
     assert skipped.get("message") == "Skipped: no model configured"

@@ -86,7 +86,7 @@ class JsonValid(Check):
                 json.dumps(value)
             except (TypeError, ValueError) as exc:
                 return CheckResult.failure(
-                    f"Value at key '{key}' is not valid JSON: {exc}",
+                    f"Value at key '{key}' is not JSON serializable: {exc}",
                     details={**details, "error": str(exc)},
                 )
         details["parsed_value"] = parsed

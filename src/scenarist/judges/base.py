@@ -238,6 +238,7 @@ class BaseLLMCheck(Check, WithJudgeMixin):
             agreement = max(passes, len(votes) - passes) / len(votes)
             metrics.insert(0, Metric(name="judge_agreement", value=agreement))
         details["verdict"] = {"passed": passed, "reason": chosen.reason, "score": score}
+        details["reason"] = chosen.reason  # where giskard-checks users read it
         message = self.verdict_message(chosen.model_copy(update={"score": score}), passed)
         if passed:
             return CheckResult.success(message, details=details, metrics=metrics)

@@ -7,7 +7,8 @@ The root is one ``<testsuite>`` (as giskard-checks writes it) named after the **
 ``final_trace`` and ``step_1``... ``step_N`` (the trace and each step as compact JSON, the
 same objects as the Hub payload, so CI scripts that parse them keep working), then ours:
 tags, runs executed, cost when known. At most one ``<failure>``, ``<error>`` or
-``<skipped>`` child carries one line per failing check; only failing cases carry their
+``<skipped>`` child carries giskard's text (the scenario, then each check result with the
+scenario's status and its details as JSON); only failing cases carry their
 plain-text report in ``<system-out>`` (giskard writes one for every case). The full record
 of a run belongs to the run log (:mod:`scenarist.runlog`).
 
@@ -26,8 +27,7 @@ import xml.etree.ElementTree as ET
 from os import PathLike
 from pathlib import Path
 
-from scenarist._status import FAILING, SKIPPED
-from scenarist.report.hub import scenario_payload
+from scenarist.report.hub import jsonable, scenario_payload
 from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_junit_xml"]
@@ -36,6 +36,7 @@ DEFAULT_SUITE_NAME = "scenarist"
 _SYSTEM_OUT_WIDTH = 120
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ELEMENT_FOR = {"fail": "failure", "error": "error", "skip": "skipped"}
+_NO_MESSAGE = {"failure": "Scenario failed.", "error": "Scenario errored."}
 
 
 def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -> str:
@@ -113,6 +114,8 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         return
     problems = _problems(scenario)
     first_type, first_message = problems[0] if problems else ("", "")
+    # a verdict without a message: giskard-checks' wording, never an empty headline
+    first_message = first_message or _NO_MESSAGE.get(element, "")
     outcome = ET.SubElement(case, element, {"message": _clean(first_message)})
     if element != "skipped":
         outcome.set("type", _clean(first_type))
@@ -143,20 +146,25 @@ def _problems(scenario: ScenarioResult) -> list[tuple[str, str]]:
 
 
 def _problem_lines(scenario: ScenarioResult) -> list[str]:
-    """One line per failing, erroring (or, for a skipped scenario, skipped) check."""
-    statuses = SKIPPED if scenario.status == "skip" else FAILING
-    lines = []
+    """The outcome's text, as giskard-checks writes it: the scenario, a pointer to the
+    properties, then each check result with the scenario's status (``[FAIL] step_1.<check>:
+    <message>``) and its details as JSON. A step that raised adds its exception (ours:
+    giskard writes nothing for it)."""
+    wanted = scenario.status.value
+    lines = [
+        f"scenario={scenario.scenario_name}",
+        "See testcase properties for final_trace and step payloads.",
+    ]
     for index, step in enumerate(scenario.steps, start=1):
-        if step.error is not None:
+        if step.error is not None and wanted == "error":
             error = step.error
             lines.append(
-                f"[ERROR] step {index} {error.phase}: {error.exception_type}: {error.message}"
+                f"[ERROR] step_{index}.{error.phase}: {error.exception_type}: {error.message}"
             )
-        lines.extend(
-            f"[{r.status.upper()}] step {index} {r.label}: {r.message or ''}"
-            for r in step.results
-            if r.status in statuses
-        )
+        for r in step.results:
+            if r.status == wanted:
+                lines.append(f"[{r.status.upper()}] step_{index}.{r.label}: {r.message or ''}")
+                lines.append("details=" + json.dumps(jsonable(r.details), ensure_ascii=False))
     return lines
 
 

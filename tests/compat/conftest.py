@@ -1,4 +1,5 @@
-"""A giskard-checks 1.0.6 interpreter for the differential tests, made once per machine.
+"""A giskard-checks 1.0.6 interpreter for the compat tests (``differential/``,
+``giskard_programs/``), made once per machine.
 
 Looked up in ``$SCENARIST_GISKARD_PYTHON``, else created (with giskard's Rego engine and
 its ``readability`` extra) in ``tests.helpers.side_venv.VENVS`` (``$SCENARIST_TEST_VENVS``,

@@ -50,6 +50,22 @@ class SpanError(BaseModel):
         """The message, as Veval's string ``error`` reads."""
         return self.message
 
+    # Veval's ``step.error`` is the message itself, and ported code compares it and
+    # searches it as text: ``error == "timeout"``, ``"timeout" in error``. Without these,
+    # ``in`` walked the model's fields and said False whatever the message: a check on an
+    # error passing by accident. Anything else a string has (``.lower()``, ``json.dumps``)
+    # fails loudly; the serialised form stays ``{"message", "type"}``.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.message == other
+        return super().__eq__(other)
+
+    def __hash__(self) -> int:  # equal errors, and an error and its message, hash alike
+        return hash(self.message)
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.message
+
 
 class Span(BaseModel):
     """One step inside the system under test (Veval calls it a step).

@@ -136,6 +136,20 @@ def test_trace_and_step_read_under_veval_names() -> None:
     assert str(SpanError(message="down", type="ValueError")) == "down"
 
 
+def test_a_failed_steps_error_compares_and_searches_as_its_message() -> None:
+    """Veval's ``step.error`` is a string; ported code compares it and searches it."""
+    error = SpanError(message="KeyError: 'order_id'", type="KeyError")
+    assert error == "KeyError: 'order_id'" and error != "KeyError"
+    assert "order_id" in error and "timeout" not in error  # not the model's field names
+    assert "message" not in error and "type" not in error
+    assert error == SpanError(message="KeyError: 'order_id'", type="KeyError")
+    assert error != SpanError(message="KeyError: 'order_id'", type="ValueError")
+    assert len({error, "KeyError: 'order_id'"}) == 1  # hashes as its message
+    with pytest.raises(TypeError):
+        1 in error  # noqa: B015 - as a string refuses it
+    assert error.model_dump() == {"message": "KeyError: 'order_id'", "type": "KeyError"}
+
+
 def test_errors_take_veval_status() -> None:
     error = RequestError("Loading trace failed with status 401", 401)
     assert (error.status, error.status_code) == (401, 401)

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from tests.compat.giskard_programs.porting import port
+from tests.compat.leaves import differences, leaves
 
 PROGRAMS = Path(__file__).parent / "programs"
 NAMES = sorted(p.stem for p in PROGRAMS.glob("*.py"))
@@ -83,29 +84,6 @@ PENDING: dict[tuple[str, str], str] = {
     "ours is a plain property: a computed field would change the run log's format and schema",
     ("trace_types", "dump_keys"): "as results_roundtrip final_trace.last",
 }
-
-
-def leaves(value: Any, path: str = "") -> dict[str, Any]:
-    """Every leaf of a JSON value by its dotted path (list items by index)."""
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = ((str(i), v) for i, v in enumerate(value))
-    else:
-        return {path: value}
-    out: dict[str, Any] = {path: type(value).__name__} if not value else {}
-    for key, child in items:
-        out.update(leaves(child, f"{path}.{key}" if path else str(key)))
-    return out
-
-
-def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    a, b = leaves(theirs), leaves(ours)
-    return {
-        path: (a.get(path, "<absent>"), b.get(path, "<absent>"))
-        for path in sorted(set(a) | set(b))
-        if a.get(path, "<absent>") != b.get(path, "<absent>")
-    }
 
 
 def under(pattern: str, path: str) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.compat.leaves import differences, leaves
 from tests.compat.veval_sdk.porting import port
 
 import scenarist
@@ -102,20 +103,6 @@ PENDING = {
 }
 
 
-def leaves(value: Any, path: str = "") -> dict[str, Any]:
-    """Every leaf of a JSON value by its dotted path (list items by index)."""
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = ((str(i), v) for i, v in enumerate(value))
-    else:
-        return {path: value}
-    out: dict[str, Any] = {path: type(value).__name__} if not value else {}
-    for key, child in items:
-        out.update(leaves(child, f"{path}.{key}" if path else str(key)))
-    return out
-
-
 def run_program(
     python: Path | str, source: str, tmp_path: Path, name: str, pythonpath: str = ""
 ) -> dict[str, Any]:
@@ -144,15 +131,6 @@ def run_program(
     return result
 
 
-def differences(program: str, veval: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    a, b = leaves(veval), leaves(ours)
-    return {
-        path: (a.get(path, "<absent>"), b.get(path, "<absent>"))
-        for path in sorted(set(a) | set(b))
-        if a.get(path, "<absent>") != b.get(path, "<absent>")
-    }
-
-
 def under(prefix: str, path: str) -> bool:
     return path == prefix or path.startswith(prefix + ".")
 
@@ -170,7 +148,7 @@ def test_veval_program_gives_the_same_results_on_scenarist(
     ours = run_program(
         sys.executable, port(source), tmp_path, f"{program}_scenarist", str(SCENARIST_SRC)
     )
-    diff = differences(program, veval, ours)
+    diff = differences(veval, ours)
     unexplained = {p: d for p, d in diff.items() if not known(program, p)}
     assert unexplained == {}, json.dumps(unexplained, indent=1, default=str)
     stale = [k for p, k in KNOWN if p == program and not any(under(k, d) for d in diff)]

@@ -18,8 +18,10 @@ from scenarist.redaction import redact
 
 __all__ = ["serve", "stored_response", "tap"]
 
-KEPT_HEADERS = ("content-type", "x-request-id", "request-id")
-"""Response headers a cassette keeps: what SDKs read back. Others are never written."""
+KEPT_HEADERS = ("content-type", "x-request-id", "request-id", "x-should-retry")
+"""Response headers a cassette keeps: what SDKs read back. Others are never written.
+``x-should-retry`` decides whether the OpenAI and Anthropic SDKs retry an error, so which
+calls a replay makes; ``retry-after`` only how long they wait, which a replay need not."""
 
 _classes: dict[str, tuple[type, type]] = {}
 _encode = json.JSONEncoder(ensure_ascii=False).encode

@@ -5,6 +5,7 @@ unread, secrets wherever a client puts them, and hostile bodies."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
 import socket
@@ -231,21 +232,36 @@ def test_streams_stopped_early_replay_what_was_read_and_never_go_live(tmp_path: 
     assert tape.stats.faithful, tape.stats
 
 
-def test_a_response_never_read_nor_closed_is_not_recorded_and_replay_misses(
-    tmp_path: Path,
-) -> None:
-    """Documented: what never ended is not stored; its replay fails, never goes live."""
+def test_streams_abandoned_open_are_recorded_as_read_and_replay_alike(tmp_path: Path) -> None:
+    """An agent returning from inside its stream loop, or never reading a ``stream=True``
+    answer, leaves the body open when the cassette is left: it is stored as read so far
+    (it was left out, and the replay of the same agent missed)."""
     path = tmp_path / "abandoned.jsonl"
-    with FakeLLMServer(echo_script()) as server:
-        url = server.openai_url + "/chat/completions"
-        with cassette(path, "record") as tape:
-            abandoned = requests.post(url, json=_stream_body(), stream=True, timeout=30)
-        abandoned.close()  # after the cassette: it never saw an end
-        assert tape.stats.live == 1
+
+    def first_word(base: str) -> str:
+        llm = openai.OpenAI(api_key=OPENAI_KEY, base_url=base, max_retries=0)
+        stream = llm.chat.completions.create(**_stream_body())  # type: ignore[call-overload]
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                return str(chunk.choices[0].delta.content)  # the stream is left open
+        return ""
+
+    def status_only(base: str) -> int:
+        url = base + "/v1/chat/completions"
+        return requests.post(url, json=BODY, stream=True, timeout=30).status_code
+
+    with FakeLLMServer(ScriptedLLM(default="one two three four five six")) as server:
+        with active_run() as ctx, cassette(path, "record") as tape:
+            recorded = (first_word(server.openai_url), status_only(server.url))
+        assert tape.stats.live == 2
+        assert llm_spans(ctx)[0].status == "running"  # the SDK's stream never ended
         hits = len(server.requests)
-        with pytest.raises(ReplayMissError, match="Nothing was recorded"), cassette(path, "replay"):
-            requests.post(url, json=_stream_body(), stream=True, timeout=30).close()
+        with cassette(path, "replay") as tape:
+            assert (first_word(server.openai_url), status_only(server.url)) == recorded
         assert len(server.requests) == hits
+    assert recorded == ("one ", 200)
+    assert tape.stats.faithful, tape.stats
+    gc.collect()  # the abandoned responses go now, while warnings are still errors
 
 
 # -- secrets -------------------------------------------------------------------------------

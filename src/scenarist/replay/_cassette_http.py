@@ -114,6 +114,7 @@ def _stream_classes(module: Any) -> tuple[type, type]:
             if not self._ended:
                 self._ended = True
                 self._done(chunks)
+                self._chunks = []  # stored now: the cassette holds this body until it ends
 
         def __iter__(self) -> Iterator[bytes]:
             try:
@@ -137,6 +138,11 @@ def _stream_classes(module: Any) -> tuple[type, type]:
             except BaseException:
                 self._end(None)
                 raise
+            self._end(self._chunks)
+
+        def abandoned(self) -> None:
+            """The cassette is left with this body neither read to its end nor closed (an
+            agent returning from inside its stream loop): kept as read, as when closed."""
             self._end(self._chunks)
 
         def close(self) -> None:

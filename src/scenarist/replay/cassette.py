@@ -164,6 +164,7 @@ class Cassette:
         self._recorded: list[files.CassetteRecord] = []
         self._taken: set[int] = set()  # lines served (a call outside any lane takes any)
         self._taped: list[list[Any]] = []  # [request, response, lane] slots
+        self._bodies: list[Any] = []  # the taped bodies: one unfinished at exit is kept as read
         self._counts = {"replayed": 0, "missed": 0, "live": 0}
         self._stack: ExitStack | None = None
 
@@ -231,6 +232,8 @@ class Cassette:
         if stack is not None:
             stack.close()
         if not self._replaying:
+            for body in self._bodies:
+                body.abandoned()
             calls = [(req, resp, lane) for req, resp, lane in self._taped if resp is not None]
             files.write(self.path, calls, append=self.mode == "record")
         fails = error is None or isinstance(error, Exception)  # never mask a cancellation
@@ -367,7 +370,10 @@ class Cassette:
                     module, status, headers, chunks, response_fields(self._redact)
                 )
 
-        return http.tap(module, response, done)
+        taped = http.tap(module, response, done)
+        with self._lock:
+            self._bodies.append(taped.stream)
+        return taped
 
     def _miss(
         self, request: dict[str, Any], key: str, lane: str | None, *, exhausted: bool

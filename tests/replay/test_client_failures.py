@@ -9,7 +9,9 @@ import gc
 import gzip
 import json
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +30,7 @@ from scenarist import Scenario, Suite
 from scenarist.errors import ReplayMissError
 from scenarist.replay import cassette
 from scenarist.runlog import run_log_from_suite_result, write_jsonl
-from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, fake_providers
 
 MODEL = "gpt-4o-mini"
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
@@ -102,6 +104,50 @@ def test_a_replay_retries_an_error_as_the_recording_did(tmp_path: Path) -> None:
         assert len(server.requests) == 2
     assert tape.stats.faithful, tape.stats
     assert '"x-should-retry":"true"' in path.read_text().replace(" ", "")
+
+
+# -- where the provider is ------------------------------------------------------------------
+
+
+@contextmanager
+def _ipv6_provider(script: ScriptedLLM) -> Iterator[str]:
+    """The fake provider on ``[::1]`` (a local model server listening on IPv6)."""
+    fake = FakeLLMServer(script)
+
+    class Server(fake_providers._Server):
+        address_family = socket.AF_INET6
+
+    try:
+        server = Server(("::1", 0), fake_providers._Handler)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    server.fake = fake
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://[::1]:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_provider_on_an_ipv6_address_is_captured_through_urllib3(tmp_path: Path) -> None:
+    """urllib3 keeps an IPv6 host without its brackets; the URL the hook rebuilt from it
+    did not parse, and every ``requests`` call to ``http://[::1]:port`` raised."""
+    path = tmp_path / "v6.jsonl"
+    with _ipv6_provider(echo_script()) as base:
+        url = base + "/v1/chat/completions"
+        with active_run() as ctx, cassette(path, "record"):
+            answers = [
+                requests.post(url, json=BODY, timeout=30).json(),
+                urllib3.request("POST", url, json=BODY).json(),
+            ]
+        with cassette(path, "replay") as tape:
+            assert requests.post(url, json=BODY, timeout=30).json() == answers[0]
+            assert urllib3.request("POST", url, json=BODY).json() == answers[1]
+    assert tape.stats.faithful, tape.stats
+    assert {s.metadata["url"] for s in llm_spans(ctx)} == {url}
 
 
 # -- error statuses and failed connections -------------------------------------------------

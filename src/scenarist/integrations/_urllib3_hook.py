@@ -91,7 +91,8 @@ def _url(pool: Any, url: str) -> str:
         return url
     default = {"http": 80, "https": 443}.get(pool.scheme)
     port = "" if pool.port in (None, default) else f":{pool.port}"
-    return f"{pool.scheme}://{pool.host}{port}{url}"
+    host = f"[{pool.host}]" if ":" in pool.host else pool.host  # IPv6: urllib3 unbrackets it
+    return f"{pool.scheme}://{host}{port}{url}"
 
 
 def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: bool) -> Any:

@@ -397,6 +397,66 @@ def test_secrets_reach_no_cassette_span_or_run_log(tmp_path: Path) -> None:
     assert "Bearer" not in texts["cassette"] and "Bearer" not in texts["run log"]
 
 
+# -- bodies read whole, compressed streams -------------------------------------------------
+
+
+def _sse_events() -> bytes:
+    def chunk(delta: dict[str, Any], usage: dict[str, int] | None = None) -> str:
+        choices = [] if usage else [{"index": 0, "delta": delta}]
+        event = {"id": "c", "object": "chat.completion.chunk", "model": MODEL, "choices": choices}
+        return "data: " + json.dumps({**event, "usage": usage} if usage else event) + "\n\n"
+
+    words = "".join(chunk({"content": word}) for word in ("Hel", "lo ", "wörld ✈"))
+    usage = chunk({}, {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6})
+    return (words + usage + "data: [DONE]\n\n").encode()
+
+
+class _GzipEvents(BaseHTTPRequestHandler):
+    """A provider that compresses its event stream."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        data = gzip.compress(_sse_events())
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-encoding", "gzip")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_body_read_whole_in_one_go_ends(tmp_path: Path) -> None:
+    """``iter_content(None)`` / ``stream(None)`` read until the body says it is closed; the
+    hooked ``urllib3`` response never said so and the read spun forever."""
+    path = tmp_path / "whole.jsonl"
+
+    def calls(base: str) -> list[bytes]:
+        url = base + "/v1/chat/completions"
+        with requests.post(url, json=_stream_body(), stream=True, timeout=30) as reply:
+            whole = [b"".join(reply.iter_content(None))]
+        with httpx.Client() as http, http.stream("POST", url, json=_stream_body()) as streamed:
+            whole.append(b"".join(streamed.iter_bytes()))
+        raw = urllib3.request("POST", url, json=_stream_body(), preload_content=False)
+        whole.append(b"".join(raw.stream(None)))
+        raw.release_conn()
+        return whole
+
+    with serving(_GzipEvents) as base:
+        with active_run() as ctx, cassette(path, "record"):
+            assert calls(base) == [_sse_events()] * 3
+        with active_run() as again, cassette(path, "replay") as tape:
+            assert calls(base) == [_sse_events()] * 3
+    assert tape.stats.faithful, tape.stats
+    for span in llm_spans(ctx) + llm_spans(again):
+        assert span.output["choices"][0]["message"]["content"] == "Hello wörld ✈"
+        assert span.tokens_out == 3
+
+
 # -- hostile bodies ------------------------------------------------------------------------
 
 

@@ -61,7 +61,8 @@ class _Reader(io.RawIOBase):
         while not self._rest:
             try:
                 self._rest = next(self._chunks)
-            except StopIteration:
+            except StopIteration:  # closed at its end, as http.client's response is: a
+                self.close()  # read of the whole rest (``stream(None)``) loops until then
                 return 0
         size = min(len(buffer), len(self._rest))
         buffer[:size] = self._rest[:size]

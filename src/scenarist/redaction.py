@@ -128,10 +128,12 @@ def set_redacted_fields(names: Iterable[str] | None) -> None:
     _configured = frozenset(_normal(n.strip()) for n in names or () if n.strip())
 
 
-def redact(value: Any, fields: frozenset[str] | None = None) -> Any:
+def redact(value: Any, fields: frozenset[str] | None = None, *, depth: int = MAX_DEPTH) -> Any:
     """``value`` (parsed JSON) with every mapping entry named in ``fields`` (default
-    :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy."""
-    return _redact(value, redacted_fields() if fields is None else fields, MAX_DEPTH)
+    :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy. A
+    container more than ``depth`` levels down becomes ``"[nested too deep]"`` (less than
+    :data:`MAX_DEPTH` for a value a record holds further down: a cassette line)."""
+    return _redact(value, redacted_fields() if fields is None else fields, depth)
 
 
 def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) -> Any:

@@ -536,3 +536,36 @@ def _aiohttp_bytes(url: str) -> bytes:
             return await reply.read()
 
     return asyncio.run(call())
+
+
+HOSTILE_REQUESTS = {
+    "lone surrogate": b'{"model": "m", "messages": [{"role": "user", "content": "a\\ud800b"}]}',
+    "NaN": b'{"model": "m", "temperature": NaN, "messages": []}',
+    "not UTF-8": b'{"model": "m", "messages": [{"role": "user", "content": "\xff\xfe"}]}',
+    "not JSON": b"model=m&prompt=hi",
+    "300 levels deep": b'{"model": "m", "x": ' + b"[" * 300 + b"]" * 300 + b"}",
+}
+
+
+@pytest.mark.parametrize("raw", HOSTILE_REQUESTS.values(), ids=HOSTILE_REQUESTS.keys())
+def test_hostile_requests_are_recorded_readably_and_replayed(raw: bytes, tmp_path: Path) -> None:
+    """A \\ud800 escape made replay raise UnicodeEncodeError (the key, then the served echo);
+    a body nested past the limit was recorded into a line the replay refused to read."""
+    path = tmp_path / "hostile-request.jsonl"
+    headers = {"content-type": "application/json"}
+
+    def calls(base: str) -> list[Any]:
+        url = base + "/v1/chat/completions"
+        return [
+            httpx.post(url, content=raw, headers=headers).json(),
+            requests.post(url, data=raw, headers=headers, timeout=30).json(),
+        ]
+
+    with FakeLLMServer(echo_script()) as server:
+        with cassette(path, "record"):
+            recorded = calls(server.url)
+        hits = len(server.requests)
+        with cassette(path, "replay") as tape:
+            assert calls(server.url) == recorded
+        assert len(server.requests) == hits
+    assert tape.stats.faithful, tape.stats

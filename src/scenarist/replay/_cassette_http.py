@@ -15,6 +15,7 @@ from typing import Any
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations._llm_call import REPLAYED
 from scenarist.redaction import redact
+from scenarist.replay._request_key import BODY_DEPTH
 
 __all__ = ["serve", "stored_response", "tap"]
 
@@ -36,7 +37,7 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
     if "events" in response:
         chunks = [event.encode() + b"\n\n" for event in response["events"]]
     elif "body" in response:
-        chunks = [_encode(response["body"]).encode()]
+        chunks = [_body_bytes(response["body"])]
     elif "text" in response:
         chunks = [response["text"].encode()]
     else:
@@ -50,6 +51,14 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
         stream=replayed(chunks),
         extensions={REPLAYED: True},
     )
+
+
+def _body_bytes(body: Any) -> bytes:
+    text = _encode(body)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (the provider sent a \ud800 escape)
+        return json.dumps(body).encode()  # escaped again, as it came
 
 
 def tap(module: Any, response: Any, done: Done) -> Any:
@@ -75,7 +84,7 @@ def stored_response(
         stored["events"] = [block.decode("utf-8", "replace") for block in blocks]
         return stored
     try:
-        stored["body"] = redact(json.loads(body), names)
+        stored["body"] = redact(json.loads(body), names, depth=BODY_DEPTH)
     except ValueError:
         try:
             stored["text"] = body.decode("utf-8")

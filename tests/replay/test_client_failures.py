@@ -9,7 +9,7 @@ import gzip
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -331,10 +331,10 @@ def _leaky_body(question: str) -> dict[str, Any]:
     }
 
 
-def _secret_agent(base: str) -> Callable[[str], str]:
+def _secret_agent(base: str) -> Callable[[str], Awaitable[str]]:
     host = base.removeprefix("http://")
 
-    def agent(question: str) -> str:
+    async def agent(question: str) -> str:
         with requests.Session() as http:
             http.headers.update({"Authorization": f"Bearer {OPENAI_KEY}", "x-api-key": OPENAI_KEY})
             reply = http.post(
@@ -342,13 +342,25 @@ def _secret_agent(base: str) -> Callable[[str], str]:
                 json=_leaky_body(question),
                 timeout=30,
             )
-        with httpx.Client(headers={"api-key": OPENAI_KEY}) as client:
-            client.post(
+        async with httpx.AsyncClient(headers={"api-key": OPENAI_KEY}) as client:
+            await client.post(
                 f"{base}/v1/chat/completions", params={"key": QUERY_KEY}, json=_leaky_body("2")
             )
+        await _aiohttp_with_key(base)
         return str(reply.json()["choices"][0]["message"]["content"])
 
     return agent
+
+
+async def _aiohttp_with_key(base: str) -> None:
+    headers = {"x-goog-api-key": OPENAI_KEY, "Proxy-Authorization": f"Basic {OPENAI_KEY}"}
+    async with (
+        aiohttp.ClientSession(headers=headers) as http,
+        http.post(
+            base + "/v1/chat/completions", params={"api_key": QUERY_KEY}, json=_leaky_body("3")
+        ) as reply,
+    ):
+        await reply.read()
 
 
 def _failing_agent(question: str) -> str:

@@ -27,9 +27,12 @@ from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
 from scenarist import Scenario, Suite
 from scenarist.errors import ReplayMissError
+from scenarist.integrations import serve_llm_calls
 from scenarist.replay import cassette
+from scenarist.replay.recorded_calls import RecordedCalls
 from scenarist.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, fake_providers
+from scenarist.tracing.record import TraceRecord
 
 MODEL = "gpt-4o-mini"
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
@@ -581,3 +584,19 @@ def test_hostile_requests_are_recorded_readably_and_replayed(raw: bytes, tmp_pat
             assert calls(server.url) == recorded
         assert len(server.requests) == hits
     assert tape.stats.faithful, tape.stats
+
+
+@pytest.mark.parametrize("levels", [125, 127, 300])
+def test_a_deep_request_replays_from_its_recorded_trace(levels: int) -> None:
+    """A trace-backed replay keys the live request and the recorded span alike, however
+    deep the body (both are cut at the same level)."""
+    raw = b'{"model": "m", "x": ' + b"[" * levels + b"]" * levels + b"}"
+    headers = {"content-type": "application/json"}
+    with FakeLLMServer(echo_script()) as server:
+        url = server.openai_url + "/chat/completions"
+        with active_run() as ctx:
+            recorded = httpx.post(url, content=raw, headers=headers).json()
+        calls = RecordedCalls(TraceRecord.from_context(ctx))
+        with serve_llm_calls(calls):
+            assert httpx.post(url, content=raw, headers=headers).json() == recorded
+        assert calls.served == 1 and len(server.requests) == 1

@@ -27,7 +27,7 @@ from tests.replay.cassette_support import ANTHROPIC_KEY, OPENAI_KEY, echo_script
 
 from scenarist.errors import LiveCallBlockedError, ReplayMissError
 from scenarist.replay import cassette
-from scenarist.testing import FakeLLMServer
+from scenarist.testing import FakeLLMServer, TestClient
 
 MODEL, CLAUDE = "gpt-4o-mini", "claude-3-5-haiku-latest"
 Ask = Callable[[str, str], str]
@@ -426,3 +426,27 @@ def test_a_call_from_an_executor_thread_never_goes_live_during_a_replay(tmp_path
         except (ReplayMissError, LiveCallBlockedError):
             pass  # refused: fine too, as long as nothing reached the server
         assert len(server.requests) == hits
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="TestClient blocks LLM calls at the capture's hooks only: urllib.request has "
+    "none, so an agent calling its model with it reaches the network from a TestClient "
+    "run (a strict replay refuses it through the network guard; TestClient has no guard)",
+)
+def test_the_test_client_blocks_an_urllib_request_llm_call() -> None:
+    with FakeLLMServer(echo_script()) as server:
+
+        def agent(ctx: Any) -> str:
+            request = urllib.request.Request(
+                server.openai_url + "/chat/completions",
+                data=json.dumps(_chat(str(ctx.input))).encode(),
+                headers={"content-type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return str(json.loads(reply.read())["choices"][0]["message"]["content"])
+
+        client = TestClient()
+        client.run("urllib-agent", agent, input="hello")
+        assert len(server.requests) == 0
+    assert client.blocked

@@ -14,8 +14,10 @@ name is one or looks like a credential (contains ``key``, ``token``, ``secret``,
 ``sig``, ``password``, ``auth`` or ``credential``: a query string carries no prompt, so
 guessing wide costs nothing there, while in a body ``max_tokens`` must stay). The value
 becomes ``"[redacted]"``; the key stays, so a reader sees that something was sent.
-Request headers are never recorded at all (cassettes keep three response headers:
-``content-type``, ``x-request-id``, ``request-id``).
+Request headers are never recorded at all (cassettes keep four response headers:
+``content-type``, ``x-request-id``, ``request-id``, ``x-should-retry``). An error recorded
+as text (a span's error, a step's message and traceback) has the URLs quoted in it
+redacted as a recorded URL is (:func:`redact_text`).
 
 Names match case-insensitively, with ``-`` and ``_`` alike (``X-Api-Key`` is
 ``x_api_key``). The defaults are :data:`DEFAULT_REDACTED_FIELDS`; add your own with the
@@ -53,6 +55,7 @@ __all__ = [
     "redact",
     "redact_body",
     "redact_received",
+    "redact_text",
     "redact_url",
     "redacted_fields",
     "response_fields",
@@ -125,10 +128,12 @@ def set_redacted_fields(names: Iterable[str] | None) -> None:
     _configured = frozenset(_normal(n.strip()) for n in names or () if n.strip())
 
 
-def redact(value: Any, fields: frozenset[str] | None = None) -> Any:
+def redact(value: Any, fields: frozenset[str] | None = None, *, depth: int = MAX_DEPTH) -> Any:
     """``value`` (parsed JSON) with every mapping entry named in ``fields`` (default
-    :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy."""
-    return _redact(value, redacted_fields() if fields is None else fields, MAX_DEPTH)
+    :func:`redacted_fields`) replaced by ``"[redacted]"``, at any depth; a copy. A
+    container more than ``depth`` levels down becomes ``"[nested too deep]"`` (less than
+    :data:`MAX_DEPTH` for a value a record holds further down: a cassette line)."""
+    return _redact(value, redacted_fields() if fields is None else fields, depth)
 
 
 def redact_body(raw: bytes, value: Any, fields: frozenset[str] | None = None) -> Any:
@@ -265,6 +270,34 @@ def _redact_url(url: str, fields: frozenset[str]) -> str:
         ]
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+_URL_SECRETS = re.compile(
+    r"(?P<lead>[?&;](?P<name>[\w.\-%\[\]]+)=)(?P<value>[^&;#\s'\"()<>]*)"
+    r"|(?P<scheme>\b[a-zA-Z][\w+.\-]*://)(?P<userinfo>[^/\s@'\"]+@)"
+)
+
+
+def redact_text(text: str, fields: frozenset[str] | None = None) -> str:
+    """``text`` (an error message, a traceback) with the URLs in it redacted as
+    :func:`redact_url` redacts one: credential-like query values and user info.
+
+    HTTP clients quote the URL they failed on (``requests``: ``Max retries exceeded
+    with url: /v1/chat/completions?key=...``), so an error recorded as text would hold
+    the key the span's URL never had. Text without ``=`` or ``@`` is returned as is.
+    """
+    if "=" not in text and "@" not in text:
+        return text
+    names = redacted_fields() if fields is None else fields
+
+    def replace(match: re.Match[str]) -> str:
+        if match["scheme"] is not None:
+            return f"{match['scheme']}{REDACTED}@"
+        if _secret_parameter(match["name"], names):
+            return f"{match['lead']}{REDACTED}"
+        return match[0]
+
+    return _URL_SECRETS.sub(replace, text)
 
 
 def _secret_parameter(name: str, fields: frozenset[str]) -> bool:

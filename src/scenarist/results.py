@@ -218,10 +218,12 @@ class StepError(BaseModel):
 
     @classmethod
     def from_exception(cls, exc: BaseException, phase: str) -> Self:
-        return cls(
-            message=str(exc) or type(exc).__name__,
+        from scenarist.redaction import redact_text  # an error only: not on every step
+
+        return cls(  # an HTTP client's error quotes its URL, key and all: redacted
+            message=redact_text(str(exc) or type(exc).__name__),
             exception_type=type(exc).__name__,
-            traceback="".join(_traceback.format_exception(exc)),
+            traceback=redact_text("".join(_traceback.format_exception(exc))),
             phase=phase,
         )
 

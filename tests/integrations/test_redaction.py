@@ -20,6 +20,7 @@ from scenarist.redaction import (
     DEFAULT_REDACTED_FIELDS,
     REDACTED,
     redact,
+    redact_text,
     redact_url,
     redacted_fields,
     set_redacted_fields,
@@ -211,3 +212,22 @@ def test_a_response_keeps_its_logprob_tokens(logprobs_url: str, tmp_path: Path) 
     with cassette(path, "replay"), httpx2.Client() as http:
         replayed = http.post(logprobs_url + "/chat/completions", json=request).json()
     assert replayed["choices"][0]["logprobs"]["content"][0]["token"] == "Hello"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Max retries exceeded with url: /v1/chat?api-key=K1&n=2 (Caused by X('no'))",
+            "Max retries exceeded with url: /v1/chat?api-key=[redacted]&n=2 (Caused by X('no'))",
+        ),
+        (
+            "POST 'https://u:K1@h/x?key=K1#f' failed",
+            "POST 'https://[redacted]@h/x?key=[redacted]#f' failed",
+        ),
+        ("x = f(a=1) and mail a@b.c", "x = f(a=1) and mail a@b.c"),
+        ("no url here", "no url here"),
+    ],
+)
+def test_urls_quoted_in_error_text_lose_their_credentials(text: str, expected: str) -> None:
+    assert redact_text(text) == expected

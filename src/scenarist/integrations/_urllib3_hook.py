@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from http import HTTPStatus
 from typing import Any
 
@@ -24,6 +25,10 @@ from scenarist.integrations._llm_call import LLMCall
 __all__ = ["patch"]
 
 _CHUNK = 64 * 1024
+
+_sending: ContextVar[bool] = ContextVar("scenarist_urllib3_sending", default=False)
+"""Set while a hooked call is sent: ``urlopen`` retries and follows redirects by calling
+itself, and those calls are the hooked call's own (one span, one recording)."""
 
 
 class _LiveBody(shim.SyncByteStream):
@@ -56,7 +61,8 @@ class _Reader(io.RawIOBase):
         while not self._rest:
             try:
                 self._rest = next(self._chunks)
-            except StopIteration:
+            except StopIteration:  # closed at its end, as http.client's response is: a
+                self.close()  # read of the whole rest (``stream(None)``) loops until then
                 return 0
         size = min(len(buffer), len(self._rest))
         buffer[:size] = self._rest[:size]
@@ -86,7 +92,8 @@ def _url(pool: Any, url: str) -> str:
         return url
     default = {"http": 80, "https": 443}.get(pool.scheme)
     port = "" if pool.port in (None, default) else f":{pool.port}"
-    return f"{pool.scheme}://{pool.host}{port}{url}"
+    host = f"[{pool.host}]" if ":" in pool.host else pool.host  # IPv6: urllib3 unbrackets it
+    return f"{pool.scheme}://{host}{port}{url}"
 
 
 def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: bool) -> Any:
@@ -119,23 +126,35 @@ def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
     stream_type, _ = streams_for(shim)
 
     def urlopen(
-        pool: Any, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any
+        pool: Any,
+        method: str,
+        url: str,
+        body: Any = None,
+        headers: Any = None,
+        *args: Any,  # retries, redirect, assert_same_host: urlopen retries positionally
+        **kw: Any,
     ) -> Any:
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
-        if recorder is None and source is None and throttle is None:
-            return original(pool, method, url, body, headers, **kw)
+        if (recorder is None and source is None and throttle is None) or _sending.get():
+            return original(pool, method, url, body, headers, *args, **kw)
         full = _url(pool, url)
         request = shim.Request(method, full, b"")
         endpoint = payloads.classify(request.method, request.url.path)
         content = _body(body)
         if endpoint is None or content is None:
-            return original(pool, method, url, body, headers, **kw)
+            return original(pool, method, url, body, headers, *args, **kw)
         request.content = content
         preload = bool(kw.pop("preload_content", True))
         kw.pop("decode_content", None)
 
         def send_live() -> Any:
-            live = original(pool, method, url, body, headers, preload_content=False, **kw)
+            token = _sending.set(True)
+            try:
+                live = original(
+                    pool, method, url, body, headers, *args, preload_content=False, **kw
+                )
+            finally:
+                _sending.reset(token)
             decoded = shim.decoded_headers(live.headers.items())
             return shim.Response(live.status, headers=decoded, stream=_LiveBody(live))
 

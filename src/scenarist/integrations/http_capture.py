@@ -9,6 +9,8 @@ sync and async, streamed or not, and any OpenAI-compatible server at any base UR
 ``urllib3``'s connection pools (so ``requests``) carry one too (``_urllib3_hook``), and so
 do ``aiohttp``'s connectors (``_aiohttp_hook``: plain sessions, and the SDKs'
 ``DefaultAioHttpClient``); both go through the same span and response-source path.
+The standard library's ``urllib.request`` is not hooked: no span, no recording; a strict
+replay refuses it in ``http.client`` (see ``_network_guard``).
 
 Design:
 

@@ -15,11 +15,14 @@ from typing import Any
 from scenarist.integrations import _llm_payloads as payloads
 from scenarist.integrations._llm_call import REPLAYED
 from scenarist.redaction import redact
+from scenarist.replay._request_key import BODY_DEPTH
 
 __all__ = ["serve", "stored_response", "tap"]
 
-KEPT_HEADERS = ("content-type", "x-request-id", "request-id")
-"""Response headers a cassette keeps: what SDKs read back. Others are never written."""
+KEPT_HEADERS = ("content-type", "x-request-id", "request-id", "x-should-retry")
+"""Response headers a cassette keeps: what SDKs read back. Others are never written.
+``x-should-retry`` decides whether the OpenAI and Anthropic SDKs retry an error, so which
+calls a replay makes; ``retry-after`` only how long they wait, which a replay need not."""
 
 _classes: dict[str, tuple[type, type]] = {}
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -34,7 +37,7 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
     if "events" in response:
         chunks = [event.encode() + b"\n\n" for event in response["events"]]
     elif "body" in response:
-        chunks = [_encode(response["body"]).encode()]
+        chunks = [_body_bytes(response["body"])]
     elif "text" in response:
         chunks = [response["text"].encode()]
     else:
@@ -48,6 +51,14 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
         stream=replayed(chunks),
         extensions={REPLAYED: True},
     )
+
+
+def _body_bytes(body: Any) -> bytes:
+    text = _encode(body)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (the provider sent a \ud800 escape)
+        return json.dumps(body).encode()  # escaped again, as it came
 
 
 def tap(module: Any, response: Any, done: Done) -> Any:
@@ -73,7 +84,7 @@ def stored_response(
         stored["events"] = [block.decode("utf-8", "replace") for block in blocks]
         return stored
     try:
-        stored["body"] = redact(json.loads(body), names)
+        stored["body"] = redact(json.loads(body), names, depth=BODY_DEPTH)
     except ValueError:
         try:
             stored["text"] = body.decode("utf-8")
@@ -112,6 +123,7 @@ def _stream_classes(module: Any) -> tuple[type, type]:
             if not self._ended:
                 self._ended = True
                 self._done(chunks)
+                self._chunks = []  # stored now: the cassette holds this body until it ends
 
         def __iter__(self) -> Iterator[bytes]:
             try:
@@ -135,6 +147,11 @@ def _stream_classes(module: Any) -> tuple[type, type]:
             except BaseException:
                 self._end(None)
                 raise
+            self._end(self._chunks)
+
+        def abandoned(self) -> None:
+            """The cassette is left with this body neither read to its end nor closed (an
+            agent returning from inside its stream loop): kept as read, as when closed."""
             self._end(self._chunks)
 
         def close(self) -> None:

@@ -18,9 +18,15 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from scenarist._json_limits import MAX_DEPTH
 from scenarist.redaction import redact
 
 _blake2b = hashlib.blake2b
+
+BODY_DEPTH = MAX_DEPTH - 2
+"""How deep a stored body may nest: a cassette line holds it two levels down
+(``{"request": {"body": …}}``, ``{"response": {"body": …}}``) and is read back only if
+the whole line is within :data:`MAX_DEPTH`."""
 
 __all__ = [
     "VOLATILE_FIELDS",
@@ -53,7 +59,8 @@ def stored_request(method: str, path: str, content: bytes, names: frozenset[str]
         body = content.decode("utf-8", "replace")
     if isinstance(body, dict):
         body = {k: v for k, v in body.items() if k not in VOLATILE_FIELDS}
-    return {"method": method, "path": path.rstrip("/") or "/", "body": redact(body, names)}
+    stored = redact(body, names, depth=BODY_DEPTH)
+    return {"method": method, "path": path.rstrip("/") or "/", "body": stored}
 
 
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
@@ -82,7 +89,8 @@ class RequestMatcher:
         elif self._fields is not None and isinstance(body, dict):
             body = {k: body[k] for k in self._fields if k in body}
         text = _canonical([request["method"], request["path"], body])
-        return _blake2b(text.encode(), digest_size=16).hexdigest()
+        # a lone surrogate (a JSON \ud800 escape) is text too: hashed, never refused
+        return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def describe(request: dict[str, Any]) -> str:

@@ -164,6 +164,7 @@ class Cassette:
         self._recorded: list[files.CassetteRecord] = []
         self._taken: set[int] = set()  # lines served (a call outside any lane takes any)
         self._taped: list[list[Any]] = []  # [request, response, lane] slots
+        self._open: dict[int, Any] = {}  # taped bodies not ended yet: at exit, kept as read
         self._counts = {"replayed": 0, "missed": 0, "live": 0}
         self._stack: ExitStack | None = None
 
@@ -231,6 +232,10 @@ class Cassette:
         if stack is not None:
             stack.close()
         if not self._replaying:
+            with self._lock:
+                still_open, self._open = list(self._open.values()), {}
+            for body in still_open:
+                body.abandoned()
             calls = [(req, resp, lane) for req, resp, lane in self._taped if resp is not None]
             files.write(self.path, calls, append=self.mode == "record")
         fails = error is None or isinstance(error, Exception)  # never mask a cancellation
@@ -362,12 +367,17 @@ class Cassette:
         status, headers = response.status_code, response.headers
 
         def done(chunks: list[bytes] | None) -> None:
+            with self._lock:
+                self._open.pop(id(slot), None)
             if chunks is not None:
                 slot[1] = http.stored_response(
                     module, status, headers, chunks, response_fields(self._redact)
                 )
 
-        return http.tap(module, response, done)
+        taped = http.tap(module, response, done)
+        with self._lock:
+            self._open[id(slot)] = taped.stream
+        return taped
 
     def _miss(
         self, request: dict[str, Any], key: str, lane: str | None, *, exhausted: bool

@@ -33,7 +33,13 @@ from scenarist._usage import is_captured_call
 from scenarist.errors import ReplayMissError
 from scenarist.redaction import redact, redacted_fields
 from scenarist.replay._cassette_http import serve
-from scenarist.replay._request_key import VOLATILE_FIELDS, canonical, describe, stored_request
+from scenarist.replay._request_key import (
+    BODY_DEPTH,
+    VOLATILE_FIELDS,
+    canonical,
+    describe,
+    stored_request,
+)
 from scenarist.trace import Span
 from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.recorder import current_span
@@ -52,7 +58,8 @@ def _key(path: str, body: Any) -> str:
 
 def _span_key(span: Span) -> str:
     # redacted again: a span recorded before the capture redacted bodies holds its secrets
-    return _key(urlsplit(str(span.metadata["url"])).path, redact(span.input))
+    # (and cut as deep as the live request's stored form is)
+    return _key(urlsplit(str(span.metadata["url"])).path, redact(span.input, depth=BODY_DEPTH))
 
 
 def _response(span: Span) -> dict[str, Any]:

@@ -156,6 +156,10 @@ class RunRecorder:
         else:
             values["status"] = "error"
             message = "cancelled" if _is_cancellation(error) else str(error) or type(error).__name__
+            if "=" in message or "@" in message:  # a URL quoted in it may hold a key
+                from scenarist.redaction import redact_text  # errors only: not on every span
+
+                message = redact_text(message)
             values["error"] = SpanError(message=message, type=type(error).__name__)
 
     def running(self, span: Span) -> Running:

@@ -189,7 +189,9 @@ async def _run_synthetic(
     record, error = await harness.execute(ctx, agent)
     failures: list[str] = []
     if error is not None:
-        failures.append(f"Agent threw exception: {error}")
+        from scenarist.redaction import redact_text  # an error only: a URL's key
+
+        failures.append(redact_text(f"Agent threw exception: {error}"))
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, [*shared, *item.assertions]))
     return _item_result(item, failures, ctx, record, t0)

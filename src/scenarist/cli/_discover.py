@@ -4,7 +4,8 @@ scenario files (YAML/JSON).
 Rules (also in ``docs/decisions.md``):
 
 * A path given explicitly is always read: ``.py`` files are imported, ``.yaml``/``.yml``/
-  ``.json`` files are loaded as a suite (a mapping with ``scenarios``) or a scenario.
+  ``.json`` files are loaded as a suite (a mapping with ``scenarios``, or a file named
+  ``*.suite.*``) or a scenario.
   One that holds no scenario is a usage error.
 * A folder is walked recursively, skipping hidden folders, ``__pycache__``, virtual
   environments, ``node_modules`` and ``.cassettes``. In it, ``*.py`` files are imported
@@ -182,7 +183,8 @@ def _load(file: Path, source: SourceFile, seen: set[int]) -> None:
         objects = list(vars(_import(file)).values())
     else:
         data = read_data(file)
-        model = Suite if isinstance(data, dict) and "scenarios" in data else Scenario
+        suite = ".suite." in file.name.lower() or (isinstance(data, dict) and "scenarios" in data)
+        model = Suite if suite else Scenario
         objects = [model.from_file(file)]
     suites = [o for o in objects if isinstance(o, Suite)]
     in_suites = {id(s) for suite in suites for s in suite.scenarios}

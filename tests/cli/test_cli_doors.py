@@ -1,0 +1,111 @@
+"""The CLI as users reach it: ``python -m scenarist``, flags against ``SCENARIST_*``
+variables, and the CLI and the Python API reading each other's runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+from scenarist._sync import run_sync
+
+Cli = Callable[..., Result]
+Write = Callable[[str, str], Path]
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def test_python_dash_m_scenarist_is_the_cli(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=SRC, SCENARIST_HOME=str(tmp_path / "home"))
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarist", "run", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: scenarist run [OPTIONS] PATH...")
+    assert not (tmp_path / "home").exists()
+
+
+def test_keys_list_prints_a_line_per_key_not_a_repr(cli: Cli, home: Path) -> None:
+    url = f"sqlite:///{home / 'keys.db'}"
+    empty = cli("keys", "list", "--database-url", url)
+    assert empty.exit_code == 0, empty.output
+    assert empty.stdout.startswith("no API keys in the database ")
+    assert "scenarist keys create" in empty.stdout
+    made = cli("keys", "create", "--name", "ci", "--project", "support", "--database-url", url)
+    assert made.exit_code == 0, made.output
+    listed = cli("keys", "list", "--database-url", url)
+    (line,) = listed.stdout.splitlines()
+    key_id, name, scopes, projects, created = line.split("\t")
+    assert (name, scopes, projects) == ("ci", "ingest,read", "projects support")
+    assert f"key id {key_id} " in made.stdout and created.startswith("created 20")
+    assert "datetime" not in line and "=" not in line
+    assert cli("keys", "revoke", key_id, "--database-url", url).exit_code == 0
+    assert (
+        cli("keys", "list", "--database-url", url)
+        .stdout.rstrip()
+        .split("\t")[-1]
+        .startswith("revoked 20")
+    )
+
+
+def test_a_database_url_flag_wins_over_the_environment(
+    cli: Cli, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCENARIST_DATABASE_URL", f"sqlite:///{home / 'env.db'}")
+    result = cli("db", "upgrade", "--database-url", f"sqlite:///{home / 'flag.db'}")
+    assert result.exit_code == 0, result.output
+    assert f"database {home / 'flag.db'} at revision" in result.stdout
+    assert (home / "flag.db").exists() and not (home / "env.db").exists()
+
+
+def test_a_project_flag_wins_over_scenarist_project(
+    cli: Cli, write: Write, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli.conftest import PASSING
+
+    from scenarist.store.default import default_store
+
+    write("suite.py", PASSING)
+    monkeypatch.setenv("SCENARIST_PROJECT", "from-env")
+    assert cli("run", "-q", "suite.py", "--project", "from-flag").exit_code == 0
+    assert cli("run", "-q", "suite.py").exit_code == 0
+    store = default_store()
+    assert len(run_sync(store.scoped("from-flag").list_runs).items) == 1
+    assert len(run_sync(store.scoped("from-env").list_runs).items) == 1
+
+
+def test_a_cli_run_is_seen_by_the_python_api_and_the_other_way(
+    cli: Cli, write: Write, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scenarist run`` stores where ``Client()`` reads, and a run log the API writes to
+    the store is re-rendered by ``scenarist report``; with ``SCENARIST_DATABASE_URL`` too."""
+    from tests.cli.conftest import FAILING
+
+    from scenarist import Client
+
+    for database in (None, home / "elsewhere.db"):
+        if database is not None:
+            monkeypatch.setenv("SCENARIST_DATABASE_URL", f"sqlite:///{database}")
+        write("suite.py", FAILING)
+        ran = cli("run", "suite.py")
+        assert ran.exit_code == 1
+        where = database or (home / "home" / "scenarist.db").resolve()
+        assert f"Stored in the database {where}" in ran.stdout
+        runs = run_sync(Client().store.list_runs).items  # type: ignore[attr-defined]
+        assert [(r.passed_count, r.failed_count) for r in runs] == [(1, 1)]
+        run_id = runs[0].run_id
+        report = cli("report", run_id)
+        assert report.exit_code == 0, report.output
+        assert "says_bye" in report.stdout
+        if database is None:
+            (home / "home" / "scenarist.db").rename(home / "moved.db")
+    assert not (home / "home" / "scenarist.db").exists()  # the second round used the URL

@@ -21,6 +21,8 @@ library; nothing here changes how a plain test runs.
 At the end of the session a ``scenarist`` section sums up the recorded scenarios (count,
 pass rate, cost) and the replay verdicts; with ``--scenarist-store`` the run log is
 written to ``$SCENARIST_HOME/runs/<run_id>.jsonl``. State lives in ``config.stash``.
+Under pytest-xdist each worker sends its results to the controller at the end
+(``workeroutput``), so the summary and the run log cover the whole session.
 """
 
 from __future__ import annotations
@@ -231,8 +233,16 @@ def parametrize_suite(
     return pytest.mark.parametrize(argname or default, values, ids=ids)
 
 
+_WORKER_KEY = "scenarist"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(STATE, None)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if state is not None and workeroutput is not None:
+        # a pytest-xdist worker: its results go to the controller, which sums up and stores
+        workeroutput[_WORKER_KEY] = _to_wire(state)
+        return
     if state is None or not state.results or not session.config.getoption("--scenarist-store"):
         return
     from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
@@ -244,6 +254,41 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     save_run_log(log, path)
     state.run_log = path
     state.database = store_in_local_database(log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker finished; its scenario results and
+    cassette verdicts join the controller's, so one summary and one run log cover all."""
+    state = node.config.stash.get(STATE, None)
+    wire = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+    if state is not None and wire:
+        _from_wire(state, wire)
+
+
+def _to_wire(state: SessionState) -> dict[str, list[Any]]:
+    """What a worker sends (execnet carries plain values): run-log records as JSON."""
+    from scenarist.runlog import ScenarioRecord
+
+    return {
+        "results": [
+            ScenarioRecord.from_result(n, r).model_dump_json() for n, r in enumerate(state.results)
+        ],
+        "cassettes": [t.to_dict() for t in state.cassettes],
+    }
+
+
+def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
+    import dataclasses
+
+    from scenarist.replay.cassette import CassetteStats
+    from scenarist.runlog import ScenarioRecord
+
+    state.results.extend(ScenarioRecord.model_validate_json(r).result for r in wire["results"])
+    names = {f.name for f in dataclasses.fields(CassetteStats)}
+    state.cassettes.extend(
+        CassetteStats(**{k: v for k, v in t.items() if k in names}) for t in wire["cassettes"]
+    )
 
 
 def _suite_result(state: SessionState) -> SuiteResult:

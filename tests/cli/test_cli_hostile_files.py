@@ -177,6 +177,16 @@ def test_a_broken_file_next_to_good_ones_exits_2_and_the_good_ones_run(
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("scenarist: ERROR (exit 2): 1 file(s) could not be loaded or run")
     assert "1 scenario: 1 passed" in last
+    # kept, but never as a complete run: no footer in the log, incomplete in the store
+    (log,) = (home / "home" / "runs").glob("*.jsonl")
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [r["record_type"] for r in records] == ["header", "scenario"]
+    from scenarist._sync import run_sync
+    from scenarist.store.default import default_store
+
+    (run,) = run_sync(default_store().list_runs).items
+    assert (run.passed_count, run.complete) == (1, False)
+    assert "INCOMPLETE" in cli("report", "last").stdout
 
 
 def test_a_large_file_loads(home: Path) -> None:

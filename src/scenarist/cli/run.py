@@ -302,8 +302,11 @@ def run(
     outputs = Outputs(console, quiet)
     if junit is not None:
         outputs.junit(result, junit)
+    # files that did not load or were stopped: the log keeps no footer, so the store, the
+    # dashboard and `scenarist report` show an incomplete run, never a complete one of fewer
+    unfinished = found.errors or ran.errors or ran.replay_errors or len(result.results) < collected
     log = run_log_from_suite_result(
-        result,
+        result.model_copy(update={"incomplete": True}) if unfinished else result,
         project=header.project,
         run_id=header.run_id,
         settings=header.settings,

@@ -109,3 +109,38 @@ def test_a_cli_run_is_seen_by_the_python_api_and_the_other_way(
         if database is None:
             (home / "home" / "scenarist.db").rename(home / "moved.db")
     assert not (home / "home" / "scenarist.db").exists()  # the second round used the URL
+
+
+def test_nothing_passes_silently_even_with_quiet(cli: Cli, home: Path) -> None:
+    (home / "empty.scenario.yaml").write_text("name: empty\nsteps: []\n")
+    (home / "unchecked.scenario.yaml").write_text(
+        "name: unchecked\nsteps:\n  - interacts:\n      - {kind: interact, inputs: a, outputs: b}\n"
+    )
+    result = cli("run", "-q", "empty.scenario.yaml", "unchecked.scenario.yaml")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == (
+        "scenarist: PASSED (exit 0): no scenario failed (1 passed with no interaction: nothing "
+        "tested, --fail-on-vacuous fails them; 1 passed without any check) | 2 scenarios: "
+        "2 passed, 0 failed, 0 errored, 0 skipped | pass rate 100.0%"
+    )
+    (home / "zero.suite.yaml").write_text("name: zero\nscenarios: []\n")
+    zero = cli("run", "zero.suite.yaml")
+    assert zero.exit_code == 2
+    assert "error: zero.suite.yaml: no scenarios found" in zero.stderr
+    nothing = cli("run", "empty.scenario.yaml", "-k", "nomatch")
+    assert nothing.exit_code == 2
+    assert "no scenario matches -k (1 found); loosen the filter" in nothing.stderr
+
+
+def test_a_run_of_only_skipped_scenarios_says_nothing_was_tested() -> None:
+    from scenarist.cli.run import verdict
+    from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
+
+    skipped = ScenarioResult(
+        scenario_name="s", steps=[TestCaseResult(results=[CheckResult(status="skip")])]
+    )
+    line = verdict(SuiteResult(results=[skipped])).line
+    assert line.startswith(
+        "scenarist: PASSED (exit 0): no scenario failed (every scenario was skipped: "
+        "nothing was tested)"
+    )

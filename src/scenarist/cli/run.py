@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from scenarist._status import ScenarioStatus
 from scenarist.adaptive import AdaptiveConcurrency
 from scenarist.cli._discover import Discovery, SourceFile, discover
 from scenarist.cli._outputs import Outputs, check_upload
@@ -119,7 +120,7 @@ def verdict(
         code, word = 1, "FAILED"
         reason = f"{len(vacuous)} scenario(s) passed with no interaction (--fail-on-vacuous)"
     elif not result.failed_count and not result.errored_count:
-        code, word, reason = 0, "PASSED", "no scenario failed"
+        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
     elif result.errored_count:
@@ -130,6 +131,24 @@ def verdict(
         if fail_under is not None:
             reason += f", pass rate below --fail-under {threshold}"
     return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
+
+
+def _untested(result: SuiteResult) -> str:
+    """What a PASSED line must not hide, even with ``--quiet``: passes that tested nothing
+    (no interaction, or no check), and a run whose every scenario was skipped."""
+    passed = [r for r in result.results if r.status is ScenarioStatus.PASS]
+    vacuous = sum(r.vacuous for r in passed)
+    unchecked = sum(not r.vacuous and not r.has_checks for r in passed)
+    notes = []
+    if vacuous:
+        notes.append(
+            f"{vacuous} passed with no interaction: nothing tested, --fail-on-vacuous fails them"
+        )
+    if unchecked:
+        notes.append(f"{unchecked} passed without any check")
+    if result.results and not passed:
+        notes.append("every scenario was skipped: nothing was tested")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 @dataclass

@@ -144,3 +144,60 @@ def test_a_run_of_only_skipped_scenarios_says_nothing_was_tested() -> None:
         "scenarist: PASSED (exit 0): no scenario failed (every scenario was skipped: "
         "nothing was tested)"
     )
+
+
+BLOCKING = """
+import time
+from pathlib import Path
+from scenarist import Scenario, StringMatching, Suite
+
+def agent(inputs):
+    if inputs == "block":
+        Path("blocking").touch()
+        while True:  # a sync agent stuck in a call: the event loop never gets control
+            time.sleep(0.05)
+    return "ok " + inputs
+
+suite = Suite(name="sig", target=agent)
+suite.append(Scenario("first").interact("a").check(StringMatching(keyword="ok")))
+suite.append(Scenario("blocks").interact("block").check(StringMatching(keyword="ok")))
+suite.append(Scenario("never").interact("c").check(StringMatching(keyword="ok")))
+"""
+
+
+def test_one_ctrl_c_stops_a_blocking_agent_and_the_log_keeps_what_finished(
+    tmp_path: Path,
+) -> None:
+    import json
+    import signal
+    import time
+
+    (tmp_path / "suite.py").write_text(BLOCKING, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=SRC, SCENARIST_HOME=str(tmp_path / "home"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scenarist", "run", "suite.py"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(1200):  # polling for the marker, not timing anything
+            if (tmp_path / "blocking").exists() or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "blocking").exists()
+        process.send_signal(signal.SIGINT)  # once: a second one was needed before
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, (out, err)
+    assert "stopped by Ctrl-C after 1 of 3 scenarios finished" in out.splitlines()[-1]
+    assert "Traceback" not in out + err
+    (log,) = (tmp_path / "home" / "runs").glob("*.jsonl")
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [r["record_type"] for r in records] == ["header", "scenario"]
+    assert records[1]["result"]["scenario_name"] == "first"

@@ -12,7 +12,8 @@ code, so the two cannot disagree.
 from __future__ import annotations
 
 import time
-from contextlib import aclosing
+from collections.abc import Iterator
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -406,6 +407,46 @@ def _suite_name(found: Discovery) -> str:
     return "scenarist run"
 
 
+@contextmanager
+def _ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C raises ``KeyboardInterrupt`` at once, wherever the main thread is.
+
+    asyncio's runner answers the first Ctrl-C by cancelling its main task, which runs only
+    when the event loop gets control back: a sync agent that blocks (a slow call, a hung
+    socket) kept the run going until it returned, and only a second Ctrl-C stopped it.
+    Left alone when the process has its own SIGINT handler or this is not the main thread.
+    After a Ctrl-C, asyncio's report of the tasks it then cancels (a traceback on stderr
+    under the INTERRUPTED verdict) is dropped: the verdict says what happened.
+    """
+    import logging
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    pressed: list[bool] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        pressed.append(True)
+        raise KeyboardInterrupt
+
+    def quiet(record: logging.LogRecord) -> bool:
+        return not (pressed and str(record.msg).startswith("unhandled exception during"))
+
+    asyncio_log = logging.getLogger("asyncio")
+    signal.signal(signal.SIGINT, interrupt)
+    asyncio_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        asyncio_log.removeFilter(quiet)
+
+
 @dataclass
 class _Ran:
     """What running the files gave: the results so far, the header, the errors that
@@ -526,7 +567,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
 
     interrupted = False
     try:
-        run_sync(run_all)
+        with _ctrl_c_interrupts():
+            run_sync(run_all)
     except KeyboardInterrupt:
         interrupted = True
     finally:

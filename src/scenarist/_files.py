@@ -176,8 +176,9 @@ def _check_expansion(path: Path, data: Any) -> None:
 def load_model(model: type[M], path: str | Path) -> M:
     """Validate the file at ``path`` as ``model``; ``UserError`` names the file and field.
 
-    ``target: module:function`` (on a scenario or a suite) names the agent the file's
-    scenarios run against, imported from the file's folder or the working directory."""
+    ``target: module:function`` (on a scenario, a suite, or a suite's scenario) names the
+    agent the file's scenarios run against, imported from the file's folder or the working
+    directory."""
     path = Path(path)
     data = read_data(path)
     if not isinstance(data, dict):
@@ -192,9 +193,18 @@ def load_model(model: type[M], path: str | Path) -> M:
         ]
         raise UserError(f"{path}: invalid {model.__name__}: {'; '.join(problems)}")
     target = None
-    if isinstance(data, dict) and isinstance(data.get("target"), str):
-        data = dict(data)
+    data = dict(data)
+    if isinstance(data.get("target"), str):
         target = resolve_target(data.pop("target"), path.parent, source=f"{path}: target")
+    own_targets: dict[int, Any] = {}  # a suite file's scenarios may name their own
+    if isinstance(data.get("scenarios"), list):
+        data["scenarios"] = list(data["scenarios"])
+        for index, entry in enumerate(data["scenarios"]):
+            if isinstance(entry, dict) and isinstance(entry.get("target"), str):
+                entry = data["scenarios"][index] = dict(entry)
+                own_targets[index] = resolve_target(
+                    entry.pop("target"), path.parent, source=f"{path}: scenarios[{index}].target"
+                )
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
@@ -203,6 +213,8 @@ def load_model(model: type[M], path: str | Path) -> M:
         ) from exc
     if target is not None:
         loaded.target = target  # type: ignore[attr-defined]
+    for index, own in own_targets.items():
+        loaded.scenarios[index].target = own  # type: ignore[attr-defined]
     return loaded
 
 

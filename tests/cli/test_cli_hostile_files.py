@@ -204,3 +204,32 @@ def test_unknown_top_level_keys_are_still_ignored_by_model_validate() -> None:
     # giskard's files and newer versions load through the API; only hand-written files
     # (from_file, the CLI) are strict about them
     assert Scenario.model_validate({"name": "s", "steps": [], "written_by": "x"}).name == "s"
+
+
+def test_a_scenario_in_a_suite_file_may_name_its_own_target(cli: Cli, home: Path) -> None:
+    (home / "agent.py").write_text(
+        "def run(inputs):\n    return 'you said ' + inputs\n\n"
+        "def other(inputs):\n    return 'other ' + inputs\n"
+    )
+    (home / "s.suite.yaml").write_text(
+        "name: s\ntarget: agent:run\nscenarios:\n"
+        "  - name: inherits\n    steps:\n"
+        "      - interacts: [{kind: interact, inputs: hello}]\n"
+        "        checks: [{kind: string_matching, keyword: 'you said hello'}]\n"
+        "  - name: own\n    target: agent:other\n    steps:\n"
+        "      - interacts: [{kind: interact, inputs: hello}]\n"
+        "        checks: [{kind: string_matching, keyword: 'other hello'}]\n"
+        "  - name: broken\n    target: agent:nope\n    steps: []\n"
+    )
+    result = cli("run", "s.suite.yaml")
+    assert result.exit_code == 2
+    assert (
+        "error: s.suite.yaml: scenarios[2].target 'agent:nope': 'agent' has no function 'nope'"
+        in result.stderr
+    )
+    (home / "s.suite.yaml").write_text(
+        (home / "s.suite.yaml").read_text().split("  - name: broken")[0]
+    )
+    result = cli("run", "s.suite.yaml")
+    assert result.exit_code == 0, result.output
+    assert "2 scenarios: 2 passed" in result.stdout

@@ -201,3 +201,32 @@ def test_one_ctrl_c_stops_a_blocking_agent_and_the_log_keeps_what_finished(
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [r["record_type"] for r in records] == ["header", "scenario"]
     assert records[1]["result"]["scenario_name"] == "first"
+
+
+def test_a_scenario_file_named_like_an_installed_module_does_not_replace_it(
+    tmp_path: Path,
+) -> None:
+    """``yaml.py`` or ``aiosqlite.py`` beside the scenarios: imported under a private name,
+    so scenarist's own later ``import yaml`` / the database driver still get theirs."""
+    scenario = (
+        "from scenarist import Scenario, StringMatching\n"
+        "s = Scenario({name!r}).interact('hi', outputs='hi').check(StringMatching(keyword='hi'))\n"
+    )
+    (tmp_path / "yaml.py").write_text(scenario.format(name="in_yaml_py"))
+    (tmp_path / "aiosqlite.py").write_text(scenario.format(name="in_aiosqlite_py"))
+    (tmp_path / "z.scenario.yaml").write_text(
+        "name: z\nsteps:\n  - interacts: [{kind: interact, inputs: hi, outputs: hi}]\n"
+        "    checks: [{kind: string_matching, keyword: hi}]\n"
+    )
+    env = dict(os.environ, PYTHONPATH=SRC, SCENARIST_HOME=str(tmp_path / "home"))
+    script = "from scenarist.cli._entry import main; exit(main())"
+    done = subprocess.run(  # -P: the working folder is not on sys.path, as for the script
+        [sys.executable, "-P", "-c", script, "run", "-q", "."],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 scenarios: 3 passed" in done.stdout

@@ -211,12 +211,13 @@ def _with_target(scenario: Scenario, suite: Suite) -> Scenario:
 def _import(file: Path) -> ModuleType:
     """Import ``file`` as ``python file.py`` would see it: its folder first on
     ``sys.path``, under its own name, so a sibling that imports it gets the same objects
-    (and they run once). A name already taken by another module gets a private name."""
+    (and they run once). A name already taken by another module, or that names an
+    installed module (``yaml.py``), gets a private name."""
     existing = sys.modules.get(file.stem)
     if existing is not None and _same_file(getattr(existing, "__file__", None), file):
         return existing
     name = file.stem
-    if existing is not None or not name.isidentifier():
+    if existing is not None or not name.isidentifier() or _installed_elsewhere(name, file):
         name = f"_scenarist_run_{uuid.uuid4().hex[:8]}_{name}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
@@ -234,6 +235,21 @@ def _import(file: Path) -> ModuleType:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
     return module
+
+
+def _installed_elsewhere(name: str, file: Path) -> bool:
+    """Whether ``import name`` finds a module outside ``file``'s folder (``yaml.py`` next to
+    the scenarios): registered under that name, the file would stand in for it when
+    scenarist (or the agent) imports it later in the run."""
+    import importlib.machinery
+
+    folder = file.resolve().parent
+    elsewhere = [p for p in sys.path if Path(p or ".").resolve() != folder]
+    return (
+        name in sys.builtin_module_names
+        or importlib.machinery.FrozenImporter.find_spec(name) is not None
+        or importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None
+    )
 
 
 def _same_file(loaded: str | None, file: Path) -> bool:

@@ -59,6 +59,8 @@ class SessionState:
     cassettes: list[CassetteStats] = field(default_factory=list)
     run_log: Path | None = None
     database: str | None = None
+    problems: list[str] = field(default_factory=list)
+    """Outputs of ``--scenarist-store`` that could not be written (one line each)."""
 
 
 STATE = pytest.StashKey[SessionState]()
@@ -245,15 +247,33 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if state is None or not state.results or not session.config.getoption("--scenarist-store"):
         return
-    from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
+    from scenarist.cli._runs import (
+        HOME_FIX,
+        database_problem,
+        runs_dir,
+        save_run_log,
+        store_in_local_database,
+        write_problem,
+    )
     from scenarist.runlog import run_log_from_suite_result
 
     log = run_log_from_suite_result(_suite_result(state))
     path = runs_dir() / f"{log.header.run_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_run_log(log, path)
-    state.run_log = path
-    state.database = store_in_local_database(log)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_run_log(log, path)
+        state.run_log = path
+    except OSError as exc:
+        state.problems.append(write_problem("the run log", path, exc, HOME_FIX))
+    try:
+        state.database = store_in_local_database(log)
+    except Exception as exc:
+        line = database_problem(exc, state.run_log)
+        if line is None:
+            raise
+        state.problems.append(line)
+    if state.problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results lost must not pass CI
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -332,6 +352,7 @@ def summary_lines(state: SessionState) -> list[str]:
         lines.append(f"run log: {state.run_log}")
     if state.database is not None:
         lines.append(f"stored in the database {state.database}")
+    lines.extend(f"error: {problem}" for problem in state.problems)
     return lines
 
 

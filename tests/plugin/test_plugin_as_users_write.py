@@ -170,3 +170,32 @@ def test_a_project_without_scenarist_sees_nothing_of_it(
     assert "= scenarist =" not in result.stdout.str()
     assert not home.exists() and not (pytester.path / ".scenarist").exists()
     assert set(os.environ) == env_before
+
+
+def test_a_store_that_cannot_be_written_is_one_line_each_and_fails_the_session(
+    pytester: pytest.Pytester, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home.write_text("a file where the folder should be")
+    pytester.makepyfile(
+        test_stored="""
+        from scenarist import Scenario, StringMatching
+
+        def test_a(scenarist_run):
+            scenarist_run(
+                Scenario("a").interact("hi", outputs="hi").check(StringMatching(keyword="hi"))
+            ).assert_passed()
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--scenarist-store")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the results were lost
+    result.stdout.fnmatch_lines(
+        [
+            "*= scenarist =*",
+            "1 scenario: 1 passed*",
+            "error: cannot write the run log *: Not a directory; set SCENARIST_HOME to a "
+            "writable folder*",
+            "error: could not store the run in the database *",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

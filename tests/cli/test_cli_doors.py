@@ -230,3 +230,17 @@ def test_a_scenario_file_named_like_an_installed_module_does_not_replace_it(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 scenarios: 3 passed" in done.stdout
+
+
+def test_items_import_reads_a_bom_and_refuses_a_misspelt_field(cli: Cli, home: Path) -> None:
+    (home / "bom.json").write_bytes(b'\xef\xbb\xbf[{"name": "a", "input": "x"}]')
+    assert cli("items", "import", "support", "bom.json").exit_code == 0
+    (home / "typo.json").write_text('[{"name": "a", "input": "x", "expected_ouput": "y"}]')
+    typo = cli("items", "import", "support", "typo.json")
+    assert typo.exit_code == 2
+    assert (
+        "error: typo.json[0].expected_ouput: unknown field of a scenario item; did you mean "
+        "'expected_output'?" in typo.stderr
+    )
+    (home / "foreign.json").write_text('[{"name": "a", "input": "x", "veval_id": 7}]')
+    assert cli("items", "import", "support", "foreign.json").exit_code == 0  # Veval's keys

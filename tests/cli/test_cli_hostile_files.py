@@ -233,3 +233,13 @@ def test_a_scenario_in_a_suite_file_may_name_its_own_target(cli: Cli, home: Path
     result = cli("run", "s.suite.yaml")
     assert result.exit_code == 0, result.output
     assert "2 scenarios: 2 passed" in result.stdout
+
+
+def test_a_file_reached_twice_runs_once(cli: Cli, home: Path) -> None:
+    (home / "cases").mkdir()
+    (home / "cases" / "one.scenario.yaml").write_text("name: one\nsteps:\n" + GOOD_STEP)
+    result = cli(
+        "run", "-q", "cases/one.scenario.yaml", "cases", "./cases/one.scenario.yaml", "cases/"
+    )
+    assert result.exit_code == 0, result.output
+    assert "| 1 scenario: 1 passed" in result.stdout

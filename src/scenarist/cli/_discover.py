@@ -13,6 +13,7 @@ Rules (also in ``docs/decisions.md``):
   only when named ``*.scenario.yaml|yml|json`` or ``*.suite.yaml|yml|json`` (any other
   JSON in a project is more likely configuration than a scenario). Files with no
   scenario are skipped quietly.
+* A file reached twice (given twice, or given and inside a folder given) is read once.
 * In a module, every module-level ``Suite`` and ``Scenario`` counts, in definition
   order. A scenario that is also in a suite found in the same run, or the same object
   seen twice (imported by two files), runs once. A scenario without a target inherits
@@ -81,6 +82,7 @@ def discover(paths: list[Path]) -> Discovery:
     file without scenarios (load errors of single files are collected instead)."""
     found = Discovery()
     seen: set[int] = set()
+    read: set[Path] = set()  # a file given twice (or also inside a folder given) loads once
     for path in paths:
         if not path.exists():
             raise UserError(f"{path}: no such file or folder; check the path")
@@ -90,6 +92,9 @@ def discover(paths: list[Path]) -> Discovery:
                 f"{path}: not a scenario file; give .py, .yaml, .yml or .json files or folders"
             )
         for file in [path] if explicit else _walk(path):
+            if file.resolve() in read:
+                continue
+            read.add(file.resolve())
             source = SourceFile(file)
             try:
                 _load(file, source, seen)

@@ -81,7 +81,7 @@ def discover(paths: list[Path]) -> Discovery:
     """Every scenario under ``paths``; ``UserError`` for a missing path or an explicit
     file without scenarios (load errors of single files are collected instead)."""
     found = Discovery()
-    seen: set[int] = set()
+    seen: dict[int, object] = {}  # by id, holding the object: a freed one's id is reused
     read: set[Path] = set()  # a file given twice (or also inside a folder given) loads once
     for path in paths:
         if not path.exists():
@@ -183,7 +183,7 @@ def _walk(folder: Path) -> list[Path]:
     return files
 
 
-def _load(file: Path, source: SourceFile, seen: set[int]) -> None:
+def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
     if file.suffix == ".py":
         objects = list(vars(_import(file)).values())
     else:
@@ -195,15 +195,15 @@ def _load(file: Path, source: SourceFile, seen: set[int]) -> None:
     in_suites = {id(s) for suite in suites for s in suite.scenarios}
     for obj in objects:
         if isinstance(obj, Suite) and id(obj) not in seen:
-            seen.add(id(obj))
+            seen[id(obj)] = obj
             source.suite_names.append(obj.name)
             for scenario in obj.scenarios:
                 if id(scenario) in seen:
                     continue
-                seen.add(id(scenario))
+                seen[id(scenario)] = scenario
                 source.scenarios.append(_with_target(scenario, obj))
         elif isinstance(obj, Scenario) and id(obj) not in seen and id(obj) not in in_suites:
-            seen.add(id(obj))
+            seen[id(obj)] = obj
             source.scenarios.append(obj)
 
 

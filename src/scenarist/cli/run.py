@@ -292,6 +292,7 @@ def run(
         raise UserError(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
         )
+    _warn_duplicate_names(files)
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     plan = _Plan(
@@ -396,6 +397,24 @@ def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
         SourceFile(f.path, [s for s in f.scenarios if all(m(s) for m in chosen)], f.suite_names)
         for f in found.files
     ]
+
+
+def _warn_duplicate_names(files: list[SourceFile]) -> None:
+    """Two scenarios of one name run, but history, ``--baseline`` and the dashboard match
+    scenarios by name: say which, and where (a scenario file without ``name`` is
+    ``Unnamed Scenario``)."""
+    where: dict[str, list[str]] = {}
+    for file in files:
+        for scenario in file.scenarios:
+            where.setdefault(scenario.name, []).append(str(file.path))
+    for name, paths in where.items():
+        if len(paths) > 1:
+            files_named = ", ".join(dict.fromkeys(paths))
+            typer.echo(
+                f"warning: {len(paths)} scenarios are named {name!r} ({files_named}); history "
+                "and comparisons match scenarios by name: give each its own",
+                err=True,
+            )
 
 
 def _suite_name(found: Discovery) -> str:

@@ -270,12 +270,19 @@ def describe_validation_error(
 ) -> str:
     """Every problem of ``exc`` as ``location: problem; fix``, joined by ``"; "``;
     ``model`` (the one validated) lets an unknown field get a "did you mean"."""
-    return "; ".join(_describe(err, data, model) for err in exc.errors())
+    return "; ".join(dict.fromkeys(_describe(err, data, model) for err in exc.errors()))
 
 
 def _describe(err: Any, data: Any, model: type[BaseModel] | None) -> str:
     loc: tuple[int | str, ...] = tuple(err["loc"])
     where = format_location(loc)
+    code_only = _code_only_component(data, loc)
+    if code_only is not None:
+        at, kind = code_only
+        return (
+            f"{format_location(at)}: a {kind} holds Python code, which a file cannot; build "
+            "this scenario in Python, or use a kind a file can express"
+        )
     kind = err["type"]
     if kind == "extra_forbidden" and loc:
         owner = _at(data, loc[:-1])
@@ -319,6 +326,20 @@ def _did_you_mean(field: str, fields: list[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else f"; its fields are {', '.join(fields)}"
 
 
+def _code_only_component(
+    data: Any, loc: tuple[int | str, ...]
+) -> tuple[tuple[int | str, ...], str] | None:
+    """Where ``loc`` is inside a component of a kind that holds Python code (``fn``,
+    ``trace_custom``, ``with_spy``): its location and kind."""
+    from scenarist._scenario_schema import CODE_ONLY_KINDS
+
+    for depth in range(len(loc), -1, -1):
+        owner = _at(data, loc[:depth])
+        if isinstance(owner, dict) and owner.get("kind") in CODE_ONLY_KINDS:
+            return loc[:depth], str(owner["kind"])
+    return None
+
+
 def _at(data: Any, loc: Sequence[int | str]) -> Any:
     for part in loc:
         try:
@@ -347,4 +368,5 @@ def _field_hint(owner: Any, field: str) -> str:
         break
     close = difflib.get_close_matches(field, fields, n=1)
     fix = f"did you mean {close[0]!r}?" if close else f"its fields are {', '.join(fields)}"
-    return f" in a {kind} {family_name}; {fix}"
+    article = "an" if kind[:1] in "aeiou" else "a"
+    return f" in {article} {kind} {family_name}; {fix}"

@@ -54,6 +54,25 @@ HOSTILE: list[tuple[str, bytes, list[str]]] = [
         ["steps[0].checks[0]: unknown kind 'string_matchin'; did you mean 'string_matching'?"],
     ),
     (
+        "code_only.scenario.yaml",
+        b"name: t\nsteps:\n  - checks:\n      - {kind: fn, fn: 'my_app.checks:ok'}\n",
+        ["steps[0].checks[0]: a fn holds Python code, which a file cannot; build this scenario"],
+    ),
+    (
+        "no_kind.scenario.yaml",
+        b"name: t\nsteps:\n  - interacts: [{inputs: a}]\n    checks: [{keyword: a}]\n",
+        [
+            "steps[0].interacts[0]: an interaction spec needs a 'kind' field; registered "
+            "kinds: interact",
+            "steps[0].checks[0]: a check needs a 'kind' field; registered kinds: all_of,",
+        ],
+    ),
+    (
+        "article.scenario.yaml",
+        b"name: t\nsteps:\n  - checks:\n      - {kind: equals, expected_value: 1, key: x}\n",
+        ["steps[0].checks[0].key: unknown field 'key' in an equals check; its fields are"],
+    ),
+    (
         "types.scenario.yaml",
         b"name: t\nmultiple_runs: three\nsteps: {}\n",
         ["steps: Input should be a valid list", "multiple_runs: Input should be a valid integer"],

@@ -293,6 +293,13 @@ def _describe(err: Any, data: Any, model: type[BaseModel] | None) -> str:
     if kind == "missing":
         return f"{where}: required field missing; add it"
     message = str(err["msg"]).removeprefix("Value error, ")
+    given = err.get("input")
+    if kind == "string_type" and (given is None or isinstance(given, bool | int | float)):
+        shown = "nothing" if given is None else repr(given)
+        return (
+            f"{where}: {message}, got {shown}; quote it (YAML reads yes, no, on, off as "
+            "booleans, null and ~ as nothing, 1.10 as a number)"
+        )
     if "unknown " in message and " kind " in message:
         given = _at(data, loc)
         wanted = given.get("kind") if isinstance(given, dict) else None

@@ -73,6 +73,14 @@ HOSTILE: list[tuple[str, bytes, list[str]]] = [
         ["steps[0].checks[0].key: unknown field 'key' in an equals check; its fields are"],
     ),
     (
+        "norway.scenario.yaml",
+        b"name: no\nsteps:\n  - checks: [{kind: string_matching, keyword: yes}]\n",
+        [
+            "name: Input should be a valid string, got False; quote it (YAML reads yes, no,",
+            "steps[0].checks[0].keyword: Input should be a valid string, got True; quote it",
+        ],
+    ),
+    (
         "types.scenario.yaml",
         b"name: t\nmultiple_runs: three\nsteps: {}\n",
         ["steps: Input should be a valid list", "multiple_runs: Input should be a valid integer"],

@@ -300,3 +300,13 @@ def test_scenarios_sharing_a_name_are_run_and_named_in_a_warning(cli: Cli, home:
         "warning: 2 scenarios are named 'same' (dup.suite.yaml); history and comparisons "
         "match scenarios by name: give each its own" in result.stderr
     )
+
+
+def test_symlinks_back_to_a_parent_folder_are_walked_once(cli: Cli, home: Path) -> None:
+    (home / "cases" / "sub").mkdir(parents=True)
+    (home / "cases" / "sub" / "one.scenario.yaml").write_text("name: one\nsteps:\n" + GOOD_STEP)
+    (home / "cases" / "sub" / "back1").symlink_to(home / "cases")
+    (home / "cases" / "sub" / "back2").symlink_to(home / "cases")  # exponential before
+    result = cli("run", "-q", "cases")
+    assert result.exit_code == 0, result.output
+    assert "| 1 scenario: 1 passed" in result.stdout

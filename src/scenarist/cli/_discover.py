@@ -169,15 +169,19 @@ def _readable(path: Path, *, explicit: bool) -> bool:
     return name.endswith(_NAMED_DATA)
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path, visited: set[Path] | None = None) -> list[Path]:
+    """The readable files under ``folder``; each real folder once (a symlink back to a
+    parent is not walked again: two of them made the walk exponential)."""
+    visited = set() if visited is None else visited
+    visited.add(folder.resolve())
     files: list[Path] = []
     for entry in sorted(folder.iterdir()):
         if entry.is_dir():
             if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
                 continue
-            if (entry / "pyvenv.cfg").exists():
+            if (entry / "pyvenv.cfg").exists() or entry.resolve() in visited:
                 continue
-            files.extend(_walk(entry))
+            files.extend(_walk(entry, visited))
         elif _readable(entry, explicit=False):
             files.append(entry)
     return files

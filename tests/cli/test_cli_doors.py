@@ -81,6 +81,11 @@ def test_a_project_flag_wins_over_scenarist_project(
     store = default_store()
     assert len(run_sync(store.scoped("from-flag").list_runs).items) == 1
     assert len(run_sync(store.scoped("from-env").list_runs).items) == 1
+    monkeypatch.setenv("SCENARIST_PROJECT", "team a")
+    bad = cli("run", "-q", "suite.py")
+    assert bad.exit_code == 2
+    assert "error: SCENARIST_PROJECT: 'team a' is not a project name" in bad.stderr
+    assert "error: --project: 'x y'" in cli("run", "suite.py", "--project", "x y").stderr
 
 
 def test_a_cli_run_is_seen_by_the_python_api_and_the_other_way(

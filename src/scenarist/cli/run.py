@@ -257,7 +257,9 @@ def run(
     if project is not None:
         from scenarist.projects import check_project
 
-        check_project(project, source="--project")
+        # by name: Typer vendors click, so the enum's class depends on the Typer version
+        from_env = getattr(ctx.get_parameter_source("project"), "name", "") == "ENVIRONMENT"
+        check_project(project, source="SCENARIST_PROJECT" if from_env else "--project")
     if debug:
         from scenarist.cli.app import DEBUG_KEY
 

@@ -113,6 +113,8 @@ def _read_yaml(path: Path, text: str) -> Any:
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, Any] = {}
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: overridable
+                    continue
                 key = self.construct_object(key_node, deep=deep)
                 try:
                     first = seen.setdefault(key, key_node)
@@ -184,6 +186,8 @@ def load_model(model: type[M], path: str | Path) -> M:
     if not isinstance(data, dict):
         given = "nothing" if data is None else f"a {type(data).__name__}"
         raise UserError(f"{path}: (top level): found {given}; {_EXPECTED}")
+    # `x-` keys are the file's own (docker-compose's convention): a place for YAML anchors
+    data = {k: v for k, v in data.items() if not str(k).startswith("x-")}
     unknown = [key for key in data if key not in model.model_fields]
     if unknown:  # Scenario.model_validate ignores them (giskard's files); files typed by hand
         problems = [
@@ -193,7 +197,6 @@ def load_model(model: type[M], path: str | Path) -> M:
         ]
         raise UserError(f"{path}: invalid {model.__name__}: {'; '.join(problems)}")
     target = None
-    data = dict(data)
     if isinstance(data.get("target"), str):
         target = resolve_target(data.pop("target"), path.parent, source=f"{path}: target")
     own_targets: dict[int, Any] = {}  # a suite file's scenarios may name their own

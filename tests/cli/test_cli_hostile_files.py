@@ -310,3 +310,16 @@ def test_symlinks_back_to_a_parent_folder_are_walked_once(cli: Cli, home: Path) 
     result = cli("run", "-q", "cases")
     assert result.exit_code == 0, result.output
     assert "| 1 scenario: 1 passed" in result.stdout
+
+
+def test_yaml_anchors_and_merge_keys_still_load(cli: Cli, home: Path) -> None:
+    """Strict about repeated keys and unknown top-level keys, but not about YAML's own
+    reuse: `x-` keys hold anchors (docker-compose's convention), `<<:` merges them."""
+    (home / "reuse.suite.yaml").write_text(
+        "x-base: &base\n  steps:\n"
+        + GOOD_STEP.replace("\n  ", "\n    ").replace("  - ", "    - ", 1)
+        + "name: s\nscenarios:\n  - <<: *base\n    name: one\n  - <<: *base\n    name: two\n"
+    )
+    result = cli("run", "-q", "reuse.suite.yaml")
+    assert result.exit_code == 0, result.output
+    assert "| 2 scenarios: 2 passed" in result.stdout

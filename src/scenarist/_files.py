@@ -33,7 +33,8 @@ _SCHEMA_HINT = "the JSON Schema scenarist/schemas/scenario.schema.json lists eve
 
 
 def read_data(path: Path) -> Any:
-    """The parsed content of a JSON or YAML file; ``UserError`` naming it if unreadable.
+    """The parsed content of a JSON or YAML file (``None`` if empty); ``UserError``
+    naming it if unreadable.
 
     UTF-8 with or without a byte-order mark (editors on Windows add one). A key given
     twice in one mapping is an error, not a silent overwrite (a second ``checks:`` would
@@ -56,7 +57,7 @@ def read_data(path: Path) -> Any:
             f"{path}: line {line}: not UTF-8 (byte {raw[exc.start]:#04x}); save the file as UTF-8"
         ) from None
     if not text.strip():
-        raise UserError(f"{path}: the file is empty; {_EXPECTED}")
+        return None  # empty: the caller says what the file should hold
     if path.suffix.lower() in {".yaml", ".yml"}:
         data = _read_yaml(path, text)
     else:
@@ -183,9 +184,10 @@ def load_model(model: type[M], path: str | Path) -> M:
     directory."""
     path = Path(path)
     data = read_data(path)
+    if data is None:
+        raise UserError(f"{path}: the file is empty; {_EXPECTED}")
     if not isinstance(data, dict):
-        given = "nothing" if data is None else f"a {type(data).__name__}"
-        raise UserError(f"{path}: (top level): found {given}; {_EXPECTED}")
+        raise UserError(f"{path}: (top level): found a {type(data).__name__}; {_EXPECTED}")
     # `x-` keys are the file's own (docker-compose's convention): a place for YAML anchors
     data = {k: v for k, v in data.items() if not str(k).startswith("x-")}
     unknown = [key for key in data if key not in model.model_fields]

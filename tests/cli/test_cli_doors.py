@@ -249,3 +249,23 @@ def test_items_import_reads_a_bom_and_refuses_a_misspelt_field(cli: Cli, home: P
     )
     (home / "foreign.json").write_text('[{"name": "a", "input": "x", "veval_id": 7}]')
     assert cli("items", "import", "support", "foreign.json").exit_code == 0  # Veval's keys
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`scenarist report RUN_ID` reads only $SCENARIST_HOME/runs/*.jsonl; a run the "
+    "database holds without its file (uploaded, or the file removed) cannot be re-rendered: "
+    "the store keeps scenario rows and check verdicts, not the full results with traces",
+)
+def test_report_re_renders_a_run_the_database_holds_without_its_file(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    from tests.cli.conftest import FAILING
+
+    write("suite.py", FAILING)
+    assert cli("run", "-q", "suite.py").exit_code == 1
+    (log,) = (home / "home" / "runs").glob("*.jsonl")
+    log.unlink()
+    report = cli("report", log.stem)
+    assert report.exit_code == 0, report.output
+    assert "says_bye" in report.stdout

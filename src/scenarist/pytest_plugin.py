@@ -288,11 +288,11 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def _to_wire(state: SessionState) -> dict[str, list[Any]]:
     """What a worker sends (execnet carries plain values): run-log records as JSON."""
-    from scenarist.runlog import ScenarioRecord
+    from scenarist.runlog import ScenarioRecord, dump_json
 
-    return {
+    return {  # dump_json: the run log's codec, which never fails on an agent's values
         "results": [
-            ScenarioRecord.from_result(n, r).model_dump_json() for n, r in enumerate(state.results)
+            dump_json(ScenarioRecord.from_result(n, r)) for n, r in enumerate(state.results)
         ],
         "cassettes": [t.to_dict() for t in state.cassettes],
     }

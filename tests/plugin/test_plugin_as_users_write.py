@@ -30,6 +30,14 @@ suite.append(
 suite.append(Scenario("errors").interact("boom").check(StringMatching(keyword="echo")))
 suite.append(Scenario("later").interact("hi").check(StringMatching(keyword="echo")))
 
+class Opaque:  # an agent value JSON cannot hold: it must still reach the summary
+    def __repr__(self):
+        return "<opaque>"
+
+suite.append(
+    Scenario("odd_output").interact("hi", outputs=lambda inputs: {"obj": Opaque(), "ok": "echo"})
+)
+
 @parametrize_suite(suite)
 def test_case(scenario, scenarist_run):
     if scenario.name == "later":
@@ -51,7 +59,7 @@ def test_outcomes_and_failure_messages_name_the_check(
 ) -> None:
     pytester.makepyfile(test_user_cases=USER_TESTS)
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines(
         [
             "*test_case?passes? PASSED*",
@@ -68,7 +76,7 @@ def test_outcomes_and_failure_messages_name_the_check(
     )
     result.stdout.fnmatch_lines(["E *scenario 'errors' error:", "E *RuntimeError*agent exploded*"])
     result.stdout.fnmatch_lines(
-        ["*= scenarist =*", "3 scenarios: 1 passed, 1 failed, 1 errored, 0 skipped*"]
+        ["*= scenarist =*", "4 scenarios: 2 passed, 1 failed, 1 errored, 0 skipped*"]
     )
 
 
@@ -79,7 +87,7 @@ def test_k_x_and_last_failed_select_scenarios_by_name(
     # second run in one test would meet a second scenarist (two Suite classes)
     pytester.makepyfile(test_user_cases=USER_TESTS)
     picked = pytester.runpytest_subprocess("-k", "passes or fails", timeout=120)
-    picked.assert_outcomes(passed=1, failed=1, deselected=2)
+    picked.assert_outcomes(passed=1, failed=1, deselected=3)
     stopped = pytester.runpytest_subprocess("-x", timeout=120)
     stopped.assert_outcomes(passed=1, failed=1)
     again = pytester.runpytest_subprocess("--lf", "-v", timeout=120)
@@ -135,14 +143,14 @@ def test_xdist_workers_send_their_results_to_one_summary_and_one_run_log(
     result = pytester.runpytest_subprocess(
         "-n", "2", "-p", "no:cacheprovider", "--scenarist-store", timeout=120
     )
-    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines(
-        ["*= scenarist =*", "3 scenarios: 1 passed, 1 failed, 1 errored, 0 skipped*", "run log: *"]
+        ["*= scenarist =*", "4 scenarios: 2 passed, 1 failed, 1 errored, 0 skipped*", "run log: *"]
     )
     (log,) = (home / "runs").glob("*.jsonl")
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     names = sorted(r["result"]["scenario_name"] for r in records if r["record_type"] == "scenario")
-    assert names == ["errors", "fails", "passes"]
+    assert names == ["errors", "fails", "odd_output", "passes"]
 
 
 def test_a_project_without_scenarist_sees_nothing_of_it(

@@ -61,6 +61,9 @@ class SessionState:
     database: str | None = None
     problems: list[str] = field(default_factory=list)
     """Outputs of ``--scenarist-store`` that could not be written (one line each)."""
+    incomplete: bool = False
+    """The session stopped early (Ctrl-C, ``-x``/``--maxfail``): its run is kept as
+    incomplete (no footer), never as a complete run of fewer scenarios."""
 
 
 STATE = pytest.StashKey[SessionState]()
@@ -257,6 +260,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     )
     from scenarist.runlog import run_log_from_suite_result
 
+    stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED
+    state.incomplete = bool(stopped or session.shouldstop or session.shouldfail)
     log = run_log_from_suite_result(_suite_result(state))
     path = runs_dir() / f"{log.header.run_id}.jsonl"
     try:
@@ -320,6 +325,7 @@ def _suite_result(state: SessionState) -> SuiteResult:
         duration_ms=round(elapsed.total_seconds() * 1000),
         suite_name="pytest",
         started_at=state.started_at,
+        incomplete=state.incomplete,
     )
 
 

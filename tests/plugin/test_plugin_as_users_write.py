@@ -207,3 +207,19 @@ def test_a_store_that_cannot_be_written_is_one_line_each_and_fails_the_session(
         ]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_session_stopped_early_is_stored_as_incomplete(
+    pytester: pytest.Pytester, home: Path
+) -> None:
+    pytester.makepyfile(test_user_cases=USER_TESTS)
+    # a subprocess: the store's first import (SQLAlchemy, Alembic) must not happen inside an
+    # in-process run, which unloads it after and leaves a half-registered copy behind
+    result = pytester.runpytest_subprocess(
+        "-x", "-p", "no:cacheprovider", "--scenarist-store", timeout=120
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*= scenarist =*", "INCOMPLETE run *: 2 scenarios: 1 passed*"])
+    (log,) = (home / "runs").glob("*.jsonl")
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [r["record_type"] for r in records] == ["header", "scenario", "scenario"]

@@ -119,9 +119,10 @@ class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
         if isinstance(data, dict) and not cls.kind and "_kinds" in cls.__dict__:
             # Only the family's base needs a kind to know what to build; an unregistered
             # subclass constructs (as in giskard-checks) but cannot be loaded from JSON.
-            raise ValueError(
-                f"a {cls._family} needs a 'kind' field; registered kinds: "
-                f"{', '.join(sorted(cls._kinds))}"
+            article = "an" if cls._family[:1] in "aeiou" else "a"
+            raise ValueError(  # kinds() loads the lazy ones: the list is never empty
+                f"{article} {cls._family} needs a 'kind' field; registered kinds: "
+                f"{', '.join(cls.kinds())}"
             )
         return handler(data)
 

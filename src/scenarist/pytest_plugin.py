@@ -21,6 +21,8 @@ library; nothing here changes how a plain test runs.
 At the end of the session a ``scenarist`` section sums up the recorded scenarios (count,
 pass rate, cost) and the replay verdicts; with ``--scenarist-store`` the run log is
 written to ``$SCENARIST_HOME/runs/<run_id>.jsonl``. State lives in ``config.stash``.
+Under pytest-xdist each worker sends its results to the controller at the end
+(``workeroutput``), so the summary and the run log cover the whole session.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ class SessionState:
     cassettes: list[CassetteStats] = field(default_factory=list)
     run_log: Path | None = None
     database: str | None = None
+    problems: list[str] = field(default_factory=list)
+    """Outputs of ``--scenarist-store`` that could not be written (one line each)."""
+    incomplete: bool = False
+    """The session stopped early (Ctrl-C, ``-x``/``--maxfail``): its run is kept as
+    incomplete (no footer), never as a complete run of fewer scenarios."""
 
 
 STATE = pytest.StashKey[SessionState]()
@@ -231,19 +238,82 @@ def parametrize_suite(
     return pytest.mark.parametrize(argname or default, values, ids=ids)
 
 
+_WORKER_KEY = "scenarist"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(STATE, None)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if state is not None and workeroutput is not None:
+        # a pytest-xdist worker: its results go to the controller, which sums up and stores
+        workeroutput[_WORKER_KEY] = _to_wire(state)
+        return
     if state is None or not state.results or not session.config.getoption("--scenarist-store"):
         return
-    from scenarist.cli._runs import runs_dir, save_run_log, store_in_local_database
+    from scenarist.cli._runs import (
+        HOME_FIX,
+        database_problem,
+        runs_dir,
+        save_run_log,
+        store_in_local_database,
+        write_problem,
+    )
     from scenarist.runlog import run_log_from_suite_result
 
+    stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED
+    state.incomplete = bool(stopped or session.shouldstop or session.shouldfail)
     log = run_log_from_suite_result(_suite_result(state))
     path = runs_dir() / f"{log.header.run_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_run_log(log, path)
-    state.run_log = path
-    state.database = store_in_local_database(log)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_run_log(log, path)
+        state.run_log = path
+    except OSError as exc:
+        state.problems.append(write_problem("the run log", path, exc, HOME_FIX))
+    try:
+        state.database = store_in_local_database(log)
+    except Exception as exc:
+        line = database_problem(exc, state.run_log)
+        if line is None:
+            raise
+        state.problems.append(line)
+    if state.problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results lost must not pass CI
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker finished; its scenario results and
+    cassette verdicts join the controller's, so one summary and one run log cover all."""
+    state = node.config.stash.get(STATE, None)
+    wire = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+    if state is not None and wire:
+        _from_wire(state, wire)
+
+
+def _to_wire(state: SessionState) -> dict[str, list[Any]]:
+    """What a worker sends (execnet carries plain values): run-log records as JSON."""
+    from scenarist.runlog import ScenarioRecord, dump_json
+
+    return {  # dump_json: the run log's codec, which never fails on an agent's values
+        "results": [
+            dump_json(ScenarioRecord.from_result(n, r)) for n, r in enumerate(state.results)
+        ],
+        "cassettes": [t.to_dict() for t in state.cassettes],
+    }
+
+
+def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
+    import dataclasses
+
+    from scenarist.replay.cassette import CassetteStats
+    from scenarist.runlog import ScenarioRecord
+
+    state.results.extend(ScenarioRecord.model_validate_json(r).result for r in wire["results"])
+    names = {f.name for f in dataclasses.fields(CassetteStats)}
+    state.cassettes.extend(
+        CassetteStats(**{k: v for k, v in t.items() if k in names}) for t in wire["cassettes"]
+    )
 
 
 def _suite_result(state: SessionState) -> SuiteResult:
@@ -255,6 +325,7 @@ def _suite_result(state: SessionState) -> SuiteResult:
         duration_ms=round(elapsed.total_seconds() * 1000),
         suite_name="pytest",
         started_at=state.started_at,
+        incomplete=state.incomplete,
     )
 
 
@@ -287,6 +358,7 @@ def summary_lines(state: SessionState) -> list[str]:
         lines.append(f"run log: {state.run_log}")
     if state.database is not None:
         lines.append(f"stored in the database {state.database}")
+    lines.extend(f"error: {problem}" for problem in state.problems)
     return lines
 
 

@@ -273,6 +273,7 @@ class Suite(BaseModel):
         left to the garbage collector, its task group is closed from another task.
         """
         import anyio  # on first use: Suite.run does not need it
+        import anyio.lowlevel
 
         concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
@@ -285,10 +286,19 @@ class Suite(BaseModel):
 
         failed: list[ScenarioSourceError] = []
 
+        async def sink(index: int, result: ScenarioResult) -> None:
+            await send.send((index, result))
+            if not plan.parallel:
+                # the consumer takes it before the next scenario starts: run serially, a
+                # sync target blocks the loop, and a result not yet taken (a run log line)
+                # waited for that scenario, or was lost to a Ctrl-C during it (parallel
+                # runs call sync targets in threads: the loop stays free)
+                await anyio.lowlevel.checkpoint()
+
         async def produce() -> None:
             async with send:
                 try:
-                    await self._execute(lambda i, r: send.send((i, r)), plan, executor)
+                    await self._execute(sink, plan, executor)
                 except ScenarioSourceError as exc:  # raised below, after the results so far
                     failed.append(exc)
 

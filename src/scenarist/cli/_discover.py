@@ -4,7 +4,8 @@ scenario files (YAML/JSON).
 Rules (also in ``docs/decisions.md``):
 
 * A path given explicitly is always read: ``.py`` files are imported, ``.yaml``/``.yml``/
-  ``.json`` files are loaded as a suite (a mapping with ``scenarios``) or a scenario.
+  ``.json`` files are loaded as a suite (a mapping with ``scenarios``, or a file named
+  ``*.suite.*``) or a scenario.
   One that holds no scenario is a usage error.
 * A folder is walked recursively, skipping hidden folders, ``__pycache__``, virtual
   environments, ``node_modules`` and ``.cassettes``. In it, ``*.py`` files are imported
@@ -12,6 +13,7 @@ Rules (also in ``docs/decisions.md``):
   only when named ``*.scenario.yaml|yml|json`` or ``*.suite.yaml|yml|json`` (any other
   JSON in a project is more likely configuration than a scenario). Files with no
   scenario are skipped quietly.
+* A file reached twice (given twice, or given and inside a folder given) is read once.
 * In a module, every module-level ``Suite`` and ``Scenario`` counts, in definition
   order. A scenario that is also in a suite found in the same run, or the same object
   seen twice (imported by two files), runs once. A scenario without a target inherits
@@ -79,7 +81,8 @@ def discover(paths: list[Path]) -> Discovery:
     """Every scenario under ``paths``; ``UserError`` for a missing path or an explicit
     file without scenarios (load errors of single files are collected instead)."""
     found = Discovery()
-    seen: set[int] = set()
+    seen: dict[int, object] = {}  # by id, holding the object: a freed one's id is reused
+    read: set[Path] = set()  # a file given twice (or also inside a folder given) loads once
     for path in paths:
         if not path.exists():
             raise UserError(f"{path}: no such file or folder; check the path")
@@ -89,6 +92,9 @@ def discover(paths: list[Path]) -> Discovery:
                 f"{path}: not a scenario file; give .py, .yaml, .yml or .json files or folders"
             )
         for file in [path] if explicit else _walk(path):
+            if file.resolve() in read:
+                continue
+            read.add(file.resolve())
             source = SourceFile(file)
             try:
                 _load(file, source, seen)
@@ -163,40 +169,45 @@ def _readable(path: Path, *, explicit: bool) -> bool:
     return name.endswith(_NAMED_DATA)
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path, visited: set[Path] | None = None) -> list[Path]:
+    """The readable files under ``folder``; each real folder once (a symlink back to a
+    parent is not walked again: two of them made the walk exponential)."""
+    visited = set() if visited is None else visited
+    visited.add(folder.resolve())
     files: list[Path] = []
     for entry in sorted(folder.iterdir()):
         if entry.is_dir():
             if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
                 continue
-            if (entry / "pyvenv.cfg").exists():
+            if (entry / "pyvenv.cfg").exists() or entry.resolve() in visited:
                 continue
-            files.extend(_walk(entry))
+            files.extend(_walk(entry, visited))
         elif _readable(entry, explicit=False):
             files.append(entry)
     return files
 
 
-def _load(file: Path, source: SourceFile, seen: set[int]) -> None:
+def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
     if file.suffix == ".py":
         objects = list(vars(_import(file)).values())
     else:
         data = read_data(file)
-        model = Suite if isinstance(data, dict) and "scenarios" in data else Scenario
+        suite = ".suite." in file.name.lower() or (isinstance(data, dict) and "scenarios" in data)
+        model = Suite if suite else Scenario
         objects = [model.from_file(file)]
     suites = [o for o in objects if isinstance(o, Suite)]
     in_suites = {id(s) for suite in suites for s in suite.scenarios}
     for obj in objects:
         if isinstance(obj, Suite) and id(obj) not in seen:
-            seen.add(id(obj))
+            seen[id(obj)] = obj
             source.suite_names.append(obj.name)
             for scenario in obj.scenarios:
                 if id(scenario) in seen:
                     continue
-                seen.add(id(scenario))
+                seen[id(scenario)] = scenario
                 source.scenarios.append(_with_target(scenario, obj))
         elif isinstance(obj, Scenario) and id(obj) not in seen and id(obj) not in in_suites:
-            seen.add(id(obj))
+            seen[id(obj)] = obj
             source.scenarios.append(obj)
 
 
@@ -209,12 +220,13 @@ def _with_target(scenario: Scenario, suite: Suite) -> Scenario:
 def _import(file: Path) -> ModuleType:
     """Import ``file`` as ``python file.py`` would see it: its folder first on
     ``sys.path``, under its own name, so a sibling that imports it gets the same objects
-    (and they run once). A name already taken by another module gets a private name."""
+    (and they run once). A name already taken by another module, or that names an
+    installed module (``yaml.py``), gets a private name."""
     existing = sys.modules.get(file.stem)
     if existing is not None and _same_file(getattr(existing, "__file__", None), file):
         return existing
     name = file.stem
-    if existing is not None or not name.isidentifier():
+    if existing is not None or not name.isidentifier() or _installed_elsewhere(name, file):
         name = f"_scenarist_run_{uuid.uuid4().hex[:8]}_{name}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
@@ -232,6 +244,21 @@ def _import(file: Path) -> ModuleType:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
     return module
+
+
+def _installed_elsewhere(name: str, file: Path) -> bool:
+    """Whether ``import name`` finds a module outside ``file``'s folder (``yaml.py`` next to
+    the scenarios): registered under that name, the file would stand in for it when
+    scenarist (or the agent) imports it later in the run."""
+    import importlib.machinery
+
+    folder = file.resolve().parent
+    elsewhere = [p for p in sys.path if Path(p or ".").resolve() != folder]
+    return (
+        name in sys.builtin_module_names
+        or importlib.machinery.FrozenImporter.find_spec(name) is not None
+        or importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None
+    )
 
 
 def _same_file(loaded: str | None, file: Path) -> bool:

@@ -12,7 +12,8 @@ code, so the two cannot disagree.
 from __future__ import annotations
 
 import time
-from contextlib import aclosing
+from collections.abc import Iterator
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from scenarist._status import ScenarioStatus
 from scenarist.adaptive import AdaptiveConcurrency
 from scenarist.cli._discover import Discovery, SourceFile, discover
 from scenarist.cli._outputs import Outputs, check_upload
@@ -119,7 +121,7 @@ def verdict(
         code, word = 1, "FAILED"
         reason = f"{len(vacuous)} scenario(s) passed with no interaction (--fail-on-vacuous)"
     elif not result.failed_count and not result.errored_count:
-        code, word, reason = 0, "PASSED", "no scenario failed"
+        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
     elif result.errored_count:
@@ -130,6 +132,24 @@ def verdict(
         if fail_under is not None:
             reason += f", pass rate below --fail-under {threshold}"
     return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
+
+
+def _untested(result: SuiteResult) -> str:
+    """What a PASSED line must not hide, even with ``--quiet``: passes that tested nothing
+    (no interaction, or no check), and a run whose every scenario was skipped."""
+    passed = [r for r in result.results if r.status is ScenarioStatus.PASS]
+    vacuous = sum(r.vacuous for r in passed)
+    unchecked = sum(not r.vacuous and not r.has_checks for r in passed)
+    notes = []
+    if vacuous:
+        notes.append(
+            f"{vacuous} passed with no interaction: nothing tested, --fail-on-vacuous fails them"
+        )
+    if unchecked:
+        notes.append(f"{unchecked} passed without any check")
+    if result.results and not passed:
+        notes.append("every scenario was skipped: nothing was tested")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 @dataclass
@@ -237,7 +257,9 @@ def run(
     if project is not None:
         from scenarist.projects import check_project
 
-        check_project(project, source="--project")
+        # by name: Typer vendors click, so the enum's class depends on the Typer version
+        from_env = getattr(ctx.get_parameter_source("project"), "name", "") == "ENVIRONMENT"
+        check_project(project, source="SCENARIST_PROJECT" if from_env else "--project")
     if debug:
         from scenarist.cli.app import DEBUG_KEY
 
@@ -272,6 +294,7 @@ def run(
         raise UserError(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
         )
+    _warn_duplicate_names(files)
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     plan = _Plan(
@@ -302,8 +325,11 @@ def run(
     outputs = Outputs(console, quiet)
     if junit is not None:
         outputs.junit(result, junit)
+    # files that did not load or were stopped: the log keeps no footer, so the store, the
+    # dashboard and `scenarist report` show an incomplete run, never a complete one of fewer
+    unfinished = found.errors or ran.errors or ran.replay_errors or len(result.results) < collected
     log = run_log_from_suite_result(
-        result,
+        result.model_copy(update={"incomplete": True}) if unfinished else result,
         project=header.project,
         run_id=header.run_id,
         settings=header.settings,
@@ -375,6 +401,24 @@ def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
     ]
 
 
+def _warn_duplicate_names(files: list[SourceFile]) -> None:
+    """Two scenarios of one name run, but history, ``--baseline`` and the dashboard match
+    scenarios by name: say which, and where (a scenario file without ``name`` is
+    ``Unnamed Scenario``)."""
+    where: dict[str, list[str]] = {}
+    for file in files:
+        for scenario in file.scenarios:
+            where.setdefault(scenario.name, []).append(str(file.path))
+    for name, paths in where.items():
+        if len(paths) > 1:
+            files_named = ", ".join(dict.fromkeys(paths))
+            typer.echo(
+                f"warning: {len(paths)} scenarios are named {name!r} ({files_named}); history "
+                "and comparisons match scenarios by name: give each its own",
+                err=True,
+            )
+
+
 def _suite_name(found: Discovery) -> str:
     names = [n for f in found.files for n in f.suite_names]
     if len(names) == 1:
@@ -382,6 +426,46 @@ def _suite_name(found: Discovery) -> str:
     if len(found.files) == 1 and not names:
         return found.files[0].path.stem
     return "scenarist run"
+
+
+@contextmanager
+def _ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C raises ``KeyboardInterrupt`` at once, wherever the main thread is.
+
+    asyncio's runner answers the first Ctrl-C by cancelling its main task, which runs only
+    when the event loop gets control back: a sync agent that blocks (a slow call, a hung
+    socket) kept the run going until it returned, and only a second Ctrl-C stopped it.
+    Left alone when the process has its own SIGINT handler or this is not the main thread.
+    After a Ctrl-C, asyncio's report of the tasks it then cancels (a traceback on stderr
+    under the INTERRUPTED verdict) is dropped: the verdict says what happened.
+    """
+    import logging
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    pressed: list[bool] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        pressed.append(True)
+        raise KeyboardInterrupt
+
+    def quiet(record: logging.LogRecord) -> bool:
+        return not (pressed and str(record.msg).startswith("unhandled exception during"))
+
+    asyncio_log = logging.getLogger("asyncio")
+    signal.signal(signal.SIGINT, interrupt)
+    asyncio_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        asyncio_log.removeFilter(quiet)
 
 
 @dataclass
@@ -504,7 +588,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
 
     interrupted = False
     try:
-        run_sync(run_all)
+        with _ctrl_c_interrupts():
+            run_sync(run_all)
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -130,9 +130,35 @@ def keys_create(
 
 @keys_app.command("list")
 def keys_list(database_url: DatabaseUrl = None) -> None:
-    """List API keys (never the keys themselves)."""
-    for info in _admin("list_keys", database_url=database_url):
-        typer.echo(str(info))
+    """List API keys (never the keys themselves): one line each, tab-separated: key id,
+    name, scopes, projects, created, and the revocation time of a revoked key."""
+    from scenarist.store.location import database_label
+
+    keys = _admin("list_keys", database_url=database_url)
+    if not keys:
+        typer.echo(
+            f"no API keys in the database {database_label(database_url)}; "
+            "create one with scenarist keys create"
+        )
+    for info in keys:
+        typer.echo(_key_line(info))
+
+
+def _key_line(info: Any) -> str:
+    """``key_id  name  scopes  projects  created  [revoked ...]`` (tab-separated)."""
+    created = getattr(info, "created_at", None)
+    revoked = getattr(info, "revoked_at", None)
+    projects = getattr(info, "projects", None)
+    fields = [
+        str(getattr(info, "key_id", info)),
+        getattr(info, "name", None) or "-",
+        ",".join(getattr(info, "scopes", None) or []) or "-",
+        "projects " + (",".join(projects) if projects else "all"),
+        f"created {created:%Y-%m-%d %H:%M:%S}" if created is not None else "created -",
+    ]
+    if revoked is not None:
+        fields.append(f"revoked {revoked:%Y-%m-%d %H:%M:%S}")
+    return "\t".join(fields)
 
 
 @keys_app.command("revoke")

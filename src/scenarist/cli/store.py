@@ -12,6 +12,7 @@ OTLP files (JSON or protobuf, detected; :mod:`scenarist.otel`) and ``traces expo
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import json
@@ -86,7 +87,7 @@ def load_agent(reference: str) -> Any:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_bytes().decode("utf-8-sig"))  # a byte-order mark or not
     except OSError as exc:
         raise UserError(f"{path}: cannot read the file: {exc}") from exc
     except ValueError as exc:
@@ -340,7 +341,17 @@ def items_import(
     if not isinstance(data, list):
         raise UserError(f"{file}: expected a JSON list of items, got {type(data).__name__}")
     items = []
+    fields = list(ScenarioItem.model_fields)
     for position, row in enumerate(data):
+        # keys from elsewhere (Veval's exports) are ignored, but not a misspelt field: its
+        # value (an expected output, the assertions) would be dropped without a word
+        for key in row if isinstance(row, dict) else ():
+            close = difflib.get_close_matches(str(key), fields, n=1)
+            if key not in fields and close:
+                raise UserError(
+                    f"{file}[{position}].{key}: unknown field of a scenario item; "
+                    f"did you mean {close[0]!r}?"
+                )
         try:
             items.append(ScenarioItem.model_validate(row))
         except ValidationError as exc:

@@ -40,6 +40,7 @@ _span: ContextVar[Span | None] = ContextVar("scenarist_span", default=None)
 _perf_counter = time.perf_counter
 _from_timestamp = datetime.fromtimestamp
 _new_span = constructor(Span)
+_PLAIN = frozenset({str, dict, list, tuple, int, float, bool, type(None)})
 
 
 def current_recorder() -> RunRecorder | None:
@@ -150,8 +151,10 @@ class RunRecorder:
         if error is None:
             values["status"] = "success"
             values["output"] = output
-            if isinstance(output, BaseModel):  # so a replay can give the model back, not JSON
-                kind = type(output)
+            kind = type(output)
+            # a model a step returned: a replay gives it back, not its JSON (``isinstance``
+            # on a model class is an ABC check: plain values, most outputs, skip it)
+            if kind not in _PLAIN and isinstance(output, BaseModel):
                 values["metadata"][OUTPUT_TYPE_KEY] = f"{kind.__module__}:{kind.__qualname__}"
         else:
             values["status"] = "error"

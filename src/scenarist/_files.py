@@ -378,7 +378,5 @@ def _field_hint(owner: Any, field: str) -> str:
             continue
         family_name = family._family
         break
-    close = difflib.get_close_matches(field, fields, n=1)
-    fix = f"did you mean {close[0]!r}?" if close else f"its fields are {', '.join(fields)}"
     article = "an" if kind[:1] in "aeiou" else "a"
-    return f" in {article} {kind} {family_name}; {fix}"
+    return f" in {article} {kind} {family_name}{_did_you_mean(field, fields)}"

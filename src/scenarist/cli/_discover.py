@@ -92,9 +92,10 @@ def discover(paths: list[Path]) -> Discovery:
                 f"{path}: not a scenario file; give .py, .yaml, .yml or .json files or folders"
             )
         for file in [path] if explicit else _walk(path):
-            if file.resolve() in read:
+            real = file.resolve()
+            if real in read:
                 continue
-            read.add(file.resolve())
+            read.add(real)
             source = SourceFile(file)
             try:
                 _load(file, source, seen)

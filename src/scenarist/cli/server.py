@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["db_app", "keys_app", "serve", "server_available", "sync"]
 
@@ -144,20 +147,17 @@ def keys_list(database_url: DatabaseUrl = None) -> None:
         typer.echo(_key_line(info))
 
 
-def _key_line(info: Any) -> str:
+def _key_line(info: ApiKeyInfo) -> str:
     """``key_id  name  scopes  projects  created  [revoked ...]`` (tab-separated)."""
-    created = getattr(info, "created_at", None)
-    revoked = getattr(info, "revoked_at", None)
-    projects = getattr(info, "projects", None)
     fields = [
-        str(getattr(info, "key_id", info)),
-        getattr(info, "name", None) or "-",
-        ",".join(getattr(info, "scopes", None) or []) or "-",
-        "projects " + (",".join(projects) if projects else "all"),
-        f"created {created:%Y-%m-%d %H:%M:%S}" if created is not None else "created -",
+        info.key_id,
+        info.name or "-",
+        ",".join(info.scopes) or "-",
+        "projects " + (",".join(info.projects) if info.projects else "all"),
+        f"created {info.created_at:%Y-%m-%d %H:%M:%S}",
     ]
-    if revoked is not None:
-        fields.append(f"revoked {revoked:%Y-%m-%d %H:%M:%S}")
+    if info.revoked_at is not None:
+        fields.append(f"revoked {info.revoked_at:%Y-%m-%d %H:%M:%S}")
     return "\t".join(fields)
 
 

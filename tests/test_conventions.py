@@ -374,33 +374,6 @@ def test_moved_exceptions_keep_their_import_paths() -> None:
     assert issubclass(LiveCallBlockedError, errors.ReplayError)
 
 
-def test_old_module_paths_re_export_the_moved_names() -> None:
-    import importlib
-
-    moved = {
-        "scenarist.client": "scenarist.veval.client",
-        "scenarist.items": "scenarist.veval.items",
-        "scenarist.tracing.veval_wire": "scenarist.veval.wire",
-        "scenarist.comparison": "scenarist.run_comparison",
-        "scenarist.settings": "scenarist.model_defaults",
-        "scenarist.tracing.steps": "scenarist.tracing.tracked_step",
-        "scenarist.replay.steps": "scenarist.replay.step_replay",
-        "scenarist.store.sql.views": "scenarist.store.sql.records",
-    }
-    for old, new in moved.items():
-        alias, target = importlib.import_module(old), importlib.import_module(new)
-        for name in alias.__all__:
-            origin = getattr(target, name, None)
-            if origin is None:  # scenarist.client also re-exports the default client's names
-                origin = getattr(importlib.import_module("scenarist.veval.default_client"), name)
-            assert getattr(alias, name) is origin, f"{old}.{name}"
-        missing = [n for n in getattr(target, "__all__", []) if n not in alias.__all__]
-        assert missing == [], f"{old} lacks {missing}"
-    from scenarist.checks.trace_assert import ITraceAssertion
-
-    assert ITraceAssertion is scenarist.ITraceAssertion
-
-
 def _documented_checks() -> set[str]:
     """Every class (and ``from_fn``) named in the class column of docs/checks.md's tables:
     ``Equals``, ``FnCheck``, ``from_fn(fn, ...)``, ``no_errors()`` (``NoErrors``)..."""

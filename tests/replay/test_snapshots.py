@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ import anyio
 import pytest
 
 from scenarist import Scenario, TraceAssert
-from scenarist._sync import run_sync
 from scenarist.checks import Check, MatchesSnapshot
 from scenarist.errors import SerializationError, UserError
 from scenarist.replay import (
@@ -33,7 +31,6 @@ from scenarist.replay import (
 )
 from scenarist.results import CheckResult, CheckStatus
 from scenarist.store import MemoryStore, SqlStore, Store
-from scenarist.store._legacy import import_once
 from scenarist.trace import Interaction, Span, Trace
 from scenarist.tracing import RunContext, TraceRecord
 from scenarist.veval.client import Client
@@ -375,48 +372,6 @@ def test_sql_store_persists_snapshots_across_opens(tmp_path: Path) -> None:
     save_snapshot(SqlStore(path), "s", snap(("a", {"k": [1, 2]})))
     got = get_snapshot(SqlStore(path), "s")  # another store object, another event loop
     assert got is not None and got.steps[0].input == {"k": [1, 2]}
-
-
-def test_an_old_version_1_local_db_is_imported_once(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    """A ``local.db`` of the old stdlib store beside ``scenarist.db`` is copied in on
-    first open, renamed, and never imported twice."""
-    old = sqlite3.connect(tmp_path / "local.db")
-    old.executescript(
-        "CREATE TABLE traces (trace_id TEXT PRIMARY KEY, agent_name TEXT, started_at TEXT,"
-        " status TEXT, data TEXT NOT NULL);"
-    )
-    record = TraceRecord(trace_id="tr_old", steps=[span("a")])
-    old.execute(
-        "INSERT INTO traces VALUES (?, ?, ?, ?, ?)",
-        ("tr_old", None, None, "success", record.model_dump_json()),
-    )
-    old.execute("INSERT INTO traces VALUES ('tr_bad', NULL, NULL, 'success', '{not json')")
-    old.execute("PRAGMA user_version=1")
-    old.commit()
-    old.execute("PRAGMA journal_mode=WAL")  # as the old store ran, left open like a crash
-    old.execute(
-        "INSERT INTO traces VALUES ('tr_wal', NULL, NULL, 'success', ?)",
-        (TraceRecord(trace_id="tr_wal").model_dump_json(),),
-    )
-    old.commit()
-    store = SqlStore(tmp_path / "scenarist.db")
-    saved = save_snapshot(store, "s", "tr_old")
-    assert get_snapshot(store, "s") == saved
-    message = capfd.readouterr().err
-    assert "imported 2 trace(s), 0 scenario run(s), 0 item(s), 0 snapshot(s)" in message
-    assert "1 unreadable row(s) skipped" in message
-    assert "in use by another process, so it stays where it is" in message  # old is open
-    old.close()
-    run_sync(import_once, tmp_path / "scenarist.db", store)  # the next process's first open
-    assert "the old file is kept as local.db.imported" in capfd.readouterr().err
-    assert sorted(p.name for p in tmp_path.glob("local.db*")) == ["local.db.imported"]
-    kept = sqlite3.connect(tmp_path / "local.db.imported")  # whole on its own, WAL folded in
-    assert kept.execute("SELECT count(*) FROM traces").fetchone() == (3,)
-    kept.close()
-    assert get_snapshot(store, "s") == saved  # importing twice changed nothing
-    assert len((run_sync(store.search_traces)).items) == 2
 
 
 # -- TraceAssert.matches_snapshot -----------------------------------------------------------

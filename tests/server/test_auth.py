@@ -95,6 +95,7 @@ def test_serve_refuses_a_public_host_without_keys(
     import uvicorn
 
     from scenarist.server import cli
+    from scenarist.store import admin
 
     started: list[str] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, host, **kw: started.append(host))
@@ -103,15 +104,15 @@ def test_serve_refuses_a_public_host_without_keys(
         cli.serve("0.0.0.0", 8480, url)
     assert started == []
     cli.serve("127.0.0.1", 8480, url)
-    info, _ = cli.create_key(["ingest", "read"], name="ci", database_url=url)
+    info, _ = admin.create_key(["ingest", "read"], name="ci", database_url=url)
     cli.serve("0.0.0.0", 8480, url)
     assert started == ["127.0.0.1", "0.0.0.0"]
-    assert [k.key_id for k in cli.list_keys(url)] == [info.key_id]
-    cli.revoke_key(info.key_id, url)
+    assert [k.key_id for k in admin.list_keys(url)] == [info.key_id]
+    admin.revoke_key(info.key_id, url)
     with pytest.raises(UserError, match="no active API key"):
-        cli.revoke_key(info.key_id, url)
-    assert cli.list_keys(url)[0].revoked_at is not None
-    assert cli.db_upgrade(url) == head_revision()
+        admin.revoke_key(info.key_id, url)
+    assert admin.list_keys(url)[0].revoked_at is not None
+    assert admin.db_upgrade(url) == head_revision()
 
 
 async def test_auth_open_mode_serves_a_request_whatever_key_it_sends(

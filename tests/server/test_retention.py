@@ -1,5 +1,5 @@
 """Retention: old runs and traces go; pinned ones, and traces that items or snapshots use,
-stay. Run by ``cli.prune``, the admin endpoint and the server's start."""
+stay. Run by ``admin.prune``, the admin endpoint and the server's start."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from tests.server.conftest import make_run_log, run_log_json
 from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.replay.snapshots import SnapshotData
-from scenarist.server import cli
 from scenarist.server.app import create_app
+from scenarist.store import admin
 from scenarist.store.sql.store import SqlStore
 from scenarist.tracing.record import TraceRecord
 from scenarist.veval.items import ScenarioItem
@@ -104,12 +104,12 @@ def test_cli_prune_and_pruning_at_server_start(
     store = SqlStore(database_url)
     run_sync(_seed, store)
     monkeypatch.delenv("SCENARIST_RETENTION_DAYS", raising=False)
-    assert cli.prune(database_url).cutoff is None
+    assert admin.prune(database_url).cutoff is None
     with pytest.raises(UserError, match="positive number of days"):
-        cli.prune(database_url, retention_days=-3)
+        admin.prune(database_url, retention_days=-3)
     monkeypatch.setenv("SCENARIST_RETENTION_DAYS", "soon")
     with pytest.raises(UserError, match="SCENARIST_RETENTION_DAYS"):
-        cli.prune(database_url)
+        admin.prune(database_url)
     monkeypatch.setenv("SCENARIST_RETENTION_DAYS", "30")
 
     app = create_app(database_url)
@@ -122,5 +122,5 @@ def test_cli_prune_and_pruning_at_server_start(
     traces, runs = run_sync(_left, store)
     assert "old" not in traces and "run-old" not in runs
     assert {"old-pinned", "old-item", "old-snapshot"} <= traces
-    again = cli.prune(database_url)
+    again = admin.prune(database_url)
     assert again.cutoff is not None and (again.runs_deleted, again.traces_deleted) == (0, 0)

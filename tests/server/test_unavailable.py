@@ -11,8 +11,8 @@ from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F4
 from tests.server.conftest import LiveServer, free_port, make_run_log, run_log_json
 
 from scenarist._sync import run_sync
-from scenarist.server import cli
 from scenarist.server.app import create_app
+from scenarist.store import admin
 from scenarist.store.remote import RemoteStore
 from scenarist.store.sql.store import SqlStore
 
@@ -36,9 +36,9 @@ def test_locked_sqlite_answers_503_and_the_spooled_run_is_synced_once(tmp_path: 
             uploaded = run_sync(store.upload_run_log, log)
             assert uploaded.spooled is not None and uploaded.created is None
             assert len(store.spool.pending()) == 1
-        result = cli.sync(server.url)  # the lock is gone: delivered now
+        result = admin.sync(server.url)  # the lock is gone: delivered now
         assert (len(result.sent), result.remaining) == (1, 0)
-        assert cli.sync(server.url).sent == []
+        assert admin.sync(server.url).sent == []
     stored = SqlStore(url)
     assert run_sync(stored.count_runs) == 1
     detail = run_sync(stored.get_run, "run-locked")

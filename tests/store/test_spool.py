@@ -17,8 +17,8 @@ from scenarist._sync import run_sync
 from scenarist.errors import SendError
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.runlog import write_jsonl
-from scenarist.server import cli
 from scenarist.server.app import create_app
+from scenarist.store import admin
 from scenarist.store.remote import RemoteStore
 from scenarist.store.spool import Spool, SpooledPayload
 from scenarist.store.sql.store import SqlStore
@@ -85,9 +85,9 @@ def test_server_stopped_mid_run_spools_then_sync_counts_each_run_once(
     assert "run `scenarist sync`" in caplog.text
 
     with LiveServer(create_app(database_url)) as back:  # a new process, a new port
-        result = cli.sync(back.url)
+        result = admin.sync(back.url)
         assert (len(result.sent), result.remaining, result.rejected) == (3, 0, [])
-        assert cli.sync(back.url).sent == []  # the spool is empty now
+        assert admin.sync(back.url).sent == []  # the spool is empty now
     assert _count(database_url, "billing") == 2
     runs = run_sync(SqlStore(database_url).list_scenario_runs, "billing")
     assert [r.run_id for r in runs] == [first.run_id, second.run_id]
@@ -103,7 +103,7 @@ def test_a_500_after_the_write_is_spooled_and_resent_exactly_once(database_url: 
         store = RemoteStore(server.url, retries=1)
         uploaded = run_sync(store.upload_run_log, log)
         assert uploaded.spooled is not None and uploaded.created is None
-        result = cli.sync(server.url)
+        result = admin.sync(server.url)
     assert (len(result.sent), result.remaining) == (1, 0)
     stored = SqlStore(database_url)
     assert run_sync(stored.count_runs) == 1

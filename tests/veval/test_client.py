@@ -282,7 +282,6 @@ def test_without_the_server_extra_the_default_is_still_the_one_database(tmp_path
     db = sqlite3.connect(tmp_path / "home" / "scenarist.db")
     (document,) = db.execute("SELECT document FROM traces").fetchone()
     assert json.loads(document)["trace_id"] == "tr_local"
-    assert not (tmp_path / "home" / "local.db").exists()
 
 
 def test_a_configured_server_url_makes_the_client_use_the_server(

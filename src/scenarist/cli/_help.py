@@ -37,7 +37,6 @@ EXAMPLES = {
     "keys revoke": "scenarist keys revoke 3f9a0c1d2e4b",
     "db": "scenarist db upgrade",
     "db upgrade": "scenarist db upgrade --database-url postgresql://ci@db/scenarist",
-    "db import-local": "scenarist db import-local .scenarist/local.db",
     "db prune": "scenarist db prune --days 90",
     "judges": "scenarist judges calibrate labels.yaml --judge openai/gpt-4o-mini",
     "judges calibrate": "scenarist judges calibrate labels.yaml --judge openai/gpt-4o-mini",

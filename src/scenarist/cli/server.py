@@ -1,4 +1,4 @@
-"""``scenarist serve``, ``keys``, ``db upgrade|prune|import-local``, ``sync``.
+"""``scenarist serve``, ``keys``, ``db upgrade|prune``, ``sync``.
 
 ``serve`` needs the server (the ``server`` extra, package ``scenarist.server``) and only
 delegates: when ``scenarist.server.cli`` can be imported it calls its ``serve``;
@@ -180,15 +180,6 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
 
     revision = _admin("db_upgrade", database_url)
     typer.echo(f"database {database_label(database_url)} at revision {revision}")
-
-
-@db_app.command("import-local")
-def db_import_local(
-    path: Annotated[str, typer.Argument(help="The old store file, e.g. .scenarist/local.db.")],
-    database_url: DatabaseUrl = None,
-) -> None:
-    """Import the runs of an old local store (local.db) into the database."""
-    typer.echo(_admin("import_local", path, database_url))
 
 
 def sync(

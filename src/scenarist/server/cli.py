@@ -1,6 +1,5 @@
-"""``scenarist serve``: run the API and dashboard. The database commands it used to hold
-(keys, ``db upgrade``, ``db prune``, ``sync``) live in :mod:`scenarist.store.admin` and
-are re-exported here for old callers."""
+"""``scenarist serve``: run the API and dashboard. The database commands (keys,
+``db upgrade``, ``db prune``, ``sync``) live in :mod:`scenarist.store.admin`."""
 
 from __future__ import annotations
 
@@ -10,30 +9,14 @@ from typing import Any
 
 from scenarist._gc import frozen_while_running
 from scenarist.errors import UserError
-from scenarist.store.admin import (
-    create_key,
-    db_upgrade,
-    has_keys,
-    import_local,
-    list_keys,
-    prune,
-    revoke_key,
-    sync,
-)
+from scenarist.store.admin import has_keys
 from scenarist.store.location import database_label
 
 __all__ = [
     "DEFAULT_PORT",
     "TRUSTED_PROXIES_ENV",
-    "create_key",
-    "db_upgrade",
-    "import_local",
-    "list_keys",
     "open_mode_notice",
-    "prune",
-    "revoke_key",
     "serve",
-    "sync",
     "uvicorn_options",
 ]
 
@@ -87,7 +70,8 @@ def serve(
     """Run the server until interrupted (migrating the database first).
 
     Refuses a non-loopback ``host`` unless an API key exists: the API would otherwise be
-    open to the network. Create one with :func:`create_key` first. ``allowed_hosts``:
+    open to the network. Create one with
+    :func:`scenarist.store.admin.create_key` first. ``allowed_hosts``:
     host names served besides the loopback ones (default ``SCENARIST_ALLOWED_HOSTS``);
     ``trusted_proxies``: see :func:`uvicorn_options`.
     """
@@ -105,7 +89,7 @@ def serve(
         raise UserError(
             f"refusing to listen on {host!r} without authentication: anyone on the network "
             "could read and write your runs. Create an API key first (scenarist keys create, "
-            "or scenarist.server.cli.create_key), or listen on 127.0.0.1"
+            "or scenarist.store.admin.create_key), or listen on 127.0.0.1"
         )
     app = create_app(
         database_url,

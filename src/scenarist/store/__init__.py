@@ -14,24 +14,18 @@ from scenarist.store.memory import MemoryStore
 if TYPE_CHECKING:
     from scenarist.store.remote import RemoteStore
     from scenarist.store.sql.store import SqlStore
-    from scenarist.store.sql.store import SqlStore as LocalStore
-    from scenarist.store.sqlite import default_store_path
 
 __all__ = [
-    "LocalStore",
     "MemoryStore",
     "RemoteStore",
     "SqlStore",
     "Store",
-    "default_store_path",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
-        "LocalStore": "scenarist.store.sqlite",
         "RemoteStore": "scenarist.store.remote",
         "SqlStore": "scenarist.store.sql.store",
-        "default_store_path": "scenarist.store.sqlite",
     },
 )

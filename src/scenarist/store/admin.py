@@ -1,5 +1,5 @@
 """Administering the database and the spool: plain functions behind ``scenarist keys
-...``, ``scenarist db upgrade|prune|import-local`` and ``scenarist sync`` (the Typer
+...``, ``scenarist db upgrade|prune`` and ``scenarist sync`` (the Typer
 commands live in ``scenarist.cli`` and call these; ``scenarist serve`` is in
 :mod:`scenarist.server.cli`).
 
@@ -28,7 +28,6 @@ __all__ = [
     "create_key",
     "db_upgrade",
     "has_keys",
-    "import_local",
     "list_keys",
     "prune",
     "revoke_key",
@@ -52,32 +51,6 @@ async def _has_keys_async(store: SqlStore) -> bool:
 def has_keys(database_url: str | None = None) -> bool:
     """Whether the database holds an active API key."""
     return run_sync(_has_keys_async, _store(database_url))
-
-
-def import_local(path: str, database_url: str | None = None) -> str:
-    """Import an old stdlib store file (``local.db``) into the database; a summary line."""
-    from pathlib import Path
-
-    from scenarist.store._legacy import import_local_db
-    from scenarist.store.location import database_label
-
-    file = Path(path)
-    if not file.is_file():
-        raise UserError(f"{path}: no such file; give the path of the old local.db")
-
-    async def go(store: SqlStore) -> str:
-        import sqlite3
-
-        try:
-            done = await import_local_db(file, store)
-        except sqlite3.Error as exc:
-            raise UserError(f"{path}: not a scenarist local store ({exc})") from exc
-        finally:
-            await store.close()
-        return done.line(path, database_label(store.url))
-
-    result: str = run_sync(go, _store(database_url))
-    return result
 
 
 def create_key(

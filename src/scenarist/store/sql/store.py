@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, select, update
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
 from scenarist.store.sql._paging import keyset, page_of
@@ -70,14 +68,6 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
     ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for
     ``pooled`` and ``migrate``."""
-
-    async def _on_first_open(self) -> None:
-        """Import the old stdlib store (``local.db`` beside ``scenarist.db``) once."""
-        database = make_url(self.url).database
-        if self.dialect == "sqlite" and database and Path(database).name == "scenarist.db":
-            from scenarist.store._legacy import import_once
-
-            await import_once(Path(database), self)
 
     # -- traces --------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from scenarist.store.sql.models import Base
 connection = context.config.attributes.get("connection")
 if connection is None:
     raise RuntimeError(
-        "scenarist's migrations run through scenarist.server.cli.db_upgrade (or the server "
+        "scenarist's migrations run through scenarist.store.admin.db_upgrade (or the server "
         "at start), not the alembic command line"
     )
 context.configure(

@@ -1,1 +1,0 @@
-"""Old home of the SQL store; it lives in :mod:`scenarist.store.sql` now (a thin alias)."""

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import httpx2
 import openai
 
-from scenarist.integrations import capture_llm_calls
 from scenarist.tracing import RunContext
+from scenarist.tracing.http import capture_llm_calls
 
 N, ROUNDS = 300, 9  # defaults of --calls and --rounds
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello there"}]}
@@ -168,8 +168,8 @@ def in_process(http: httpx2.Client, url: str, n: int, rounds: int) -> None:
 
 def recording_cpu(http: httpx2.Client, url: str, n: int, rounds: int) -> None:
     """The recording work alone (no network): captured bytes fed to an ``LLMCall``."""
-    from scenarist.integrations._llm_call import LLMCall
-    from scenarist.integrations._llm_payloads import classify
+    from scenarist.tracing.http._llm_call import LLMCall
+    from scenarist.tracing.http._llm_payloads import classify
 
     endpoint = classify("POST", "/v1/chat/completions")
     assert endpoint is not None

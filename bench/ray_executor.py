@@ -101,8 +101,8 @@ def measure_on(
     """The measurements on a Ray that is already up (with ``max(workers)`` CPUs and
     ``bench/`` on its workers' path); the smoke test runs them on the test session's Ray,
     with few limiter-actor calls."""
-    from scenarist.executor import LocalExecutor
-    from scenarist.ray_executor import RayExecutor
+    from scenarist.distributed.ray import RayExecutor
+    from scenarist.engine.executor import LocalExecutor
 
     sys.path.insert(0, str(ROOT / "bench"))
     import ray_executor as this  # the targets by module name, importable on the workers
@@ -144,8 +144,8 @@ def measure_on(
 
 def actor_turns(ray: Any, calls: int) -> dict[str, float]:
     """The limiter actor's cost per turn: one caller waiting for each, and many at once."""
-    from scenarist.rate_limits import RateLimit, RateLimiter
-    from scenarist.ray_executor import RemoteLimiter, _LimiterHolder
+    from scenarist.distributed.ray import RemoteLimiter, _LimiterHolder
+    from scenarist.engine.rate_limits import RateLimit, RateLimiter
 
     limiter = RateLimiter([RateLimit("*", requests=1e9, burst=1e9)])
     actor = ray.remote(num_cpus=0)(_LimiterHolder).remote(limiter)

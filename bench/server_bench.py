@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_seed import SUITES, seed
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import RunLog, run_log_from_suite_result
+from scenarist.formats.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
 from scenarist.server.threaded import ThreadedServer, free_port
 from scenarist.store.sql.store import SqlStore

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_bench import PGBIN, PgCluster
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import run_log_from_suite_result
+from scenarist.formats.runlog import run_log_from_suite_result
 from scenarist.server.app import create_app
 from scenarist.server.ratelimit import RateLimit
 from scenarist.server.threaded import ThreadedServer

@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import text
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import run_log_from_suite_result
+from scenarist.formats.runlog import run_log_from_suite_result
 from scenarist.store.sql._rows import run_log_rows
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
 from scenarist.store.sql.store import SqlStore

@@ -73,7 +73,7 @@ def bench_items(items: int, agent_ms: float, concurrency: int, repeat: int) -> d
 
 def _run_log(scenarios: int) -> Any:
     from scenarist import Equals, Scenario, StringMatching, Suite
-    from scenarist.runlog import run_log_from_suite_result
+    from scenarist.formats.runlog import run_log_from_suite_result
 
     def agent(inputs: str) -> str:
         return f"echo: {inputs}"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from tests.helpers.databases import database_url, pg_cluster, sqlite_template  # noqa: F401
 
-from scenarist.model_defaults import reset_settings
+from scenarist.providers.defaults import reset_settings
 
 # The machine running the suite may be busy: Hypothesis must judge inputs, never speed
 # (no deadlines, no "generation too slow" failures).

@@ -10,10 +10,10 @@ import httpx2
 import pytest
 
 from scenarist import Scenario, Suite
-from scenarist._progress import Progress
-from scenarist.adaptive import DEFAULT_AUTO_CAP, AdaptiveConcurrency
 from scenarist.checks import StringMatching
-from scenarist.suite import validate_concurrency
+from scenarist.engine._progress import Progress
+from scenarist.engine.adaptive import DEFAULT_AUTO_CAP, AdaptiveConcurrency
+from scenarist.engine.suite import validate_concurrency
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
 pytestmark = pytest.mark.anyio

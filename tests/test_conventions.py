@@ -100,10 +100,10 @@ def test_import_scenarist_loads_only_its_light_modules() -> None:
     assert ours == [
         "scenarist",
         "scenarist._lazy",
-        "scenarist._status",
+        "scenarist.model.status",
         "scenarist._version",
         "scenarist.errors",
-        "scenarist.model_defaults",
+        "scenarist.providers.defaults",
     ]
     assert not {m.split(".")[0] for m in loaded} & {"pydantic", "pydantic_core", "anyio"}
 
@@ -111,10 +111,10 @@ def test_import_scenarist_loads_only_its_light_modules() -> None:
 def test_lazy_names_and_modules_load_on_first_use() -> None:
     code = (
         "import scenarist, sys\n"
-        "assert 'scenarist.scenario' not in sys.modules\n"
+        "assert 'scenarist.engine.scenario' not in sys.modules\n"
         "from scenarist import Scenario\n"
-        "assert Scenario.__module__ == 'scenarist.scenario'\n"
-        "assert scenarist.results.CheckResult is scenarist.CheckResult\n"
+        "assert Scenario.__module__ == 'scenarist.engine.scenario'\n"
+        "assert scenarist.model.results.CheckResult is scenarist.CheckResult\n"
         "try:\n"
         "    scenarist.server\n"
         "except AttributeError as e:\n"
@@ -207,7 +207,7 @@ def test_lazy_names_and_kinds_resolve_in_a_fresh_process() -> None:
         "import sys, scenarist\n"
         "from scenarist import Check\n"
         "assert 'scenarist.veval.client' not in sys.modules\n"
-        "assert 'scenarist.checks.trace_assert' not in sys.modules\n"
+        "assert 'scenarist.veval.trace_assert' not in sys.modules\n"
         "core = ('comparison', 'composite', 'fn', 'json_valid', 'text')\n"
         "assert not [m for m in core if 'scenarist.checks.' + m in sys.modules]\n"
         "matching = Check.model_validate({'kind': 'string_matching', 'keyword': 'ok'})\n"
@@ -359,7 +359,7 @@ def test_moved_exceptions_keep_their_import_paths() -> None:
     from scenarist import errors
     from scenarist.judges import JudgeInputError
     from scenarist.judges._prompts import PromptError
-    from scenarist.paths import PathSyntaxError
+    from scenarist.model.paths import PathSyntaxError
     from scenarist.providers._structured import StructuredOutputError
     from scenarist.providers.base import ProviderError
     from scenarist.testing import LiveCallBlockedError

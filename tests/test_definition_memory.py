@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from scenarist import Equals, FnCheck, Interact, Scenario, StringMatching
-from scenarist.interactions import interact_spec, recorded
+from scenarist.engine.interactions import interact_spec, recorded
 
 
 def _spec(scenario: Scenario, index: int = 0) -> Interact:

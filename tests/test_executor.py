@@ -8,7 +8,7 @@ import pytest
 
 from scenarist import Scenario, Suite
 from scenarist.checks import StringMatching
-from scenarist.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
+from scenarist.engine.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
 
 pytestmark = pytest.mark.anyio
 

@@ -52,7 +52,7 @@ def collector_as_found() -> Iterator[None]:
 def test_the_run_freezes_while_it_runs_and_gives_everything_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("scenarist.suite.FREEZE_EVERY", 8)
+    monkeypatch.setattr("scenarist.engine.suite.FREEZE_EVERY", 8)
     seen: list[int] = []
     before = Cycle()
     dead_before = weakref.ref(before)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from scenarist import Interaction, NoMatch, Trace, resolve
-from scenarist.paths import compile_path
+from scenarist.model.paths import compile_path
 
 
 def _trace(*outputs: Any, annotations: dict[str, Any] | None = None) -> Trace[Any, Any]:

@@ -7,8 +7,8 @@ import io
 from dataclasses import dataclass
 
 from scenarist import Scenario
-from scenarist._progress import Progress
-from scenarist.results import ScenarioResult
+from scenarist.engine._progress import Progress
+from scenarist.model.results import ScenarioResult
 
 
 @dataclass

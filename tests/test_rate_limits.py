@@ -19,8 +19,8 @@ from rich.console import Console
 
 from scenarist import Scenario, Suite
 from scenarist.checks import StringMatching
+from scenarist.engine.rate_limits import RateLimit, RateLimiter, parse_rate_limits
 from scenarist.errors import UserError
-from scenarist.rate_limits import RateLimit, RateLimiter, parse_rate_limits
 from scenarist.testing import FakeLLMServer, FakeRequest, ManualClock, Reply, ScriptedLLM
 
 pytestmark = pytest.mark.anyio
@@ -281,10 +281,10 @@ async def test_env_budgets_apply_when_the_run_gives_none(monkeypatch: pytest.Mon
 
 
 async def test_veval_items_retry_a_429_under_env_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarist.model.items import ScenarioItem
     from scenarist.store.memory import MemoryStore
     from scenarist.tracing import RunContext
     from scenarist.veval.client import Client
-    from scenarist.veval.items import ScenarioItem
 
     answers = [Reply(status=429, headers={"retry-after": "0"}), Reply("fine")]
 
@@ -314,8 +314,8 @@ async def test_veval_items_retry_a_429_under_env_budgets(monkeypatch: pytest.Mon
 
 
 def test_calls_are_keyed_by_provider_and_model_and_charged_when_sent() -> None:
-    from scenarist.integrations._llm_payloads import Endpoint
-    from scenarist.integrations._throttle import call_key
+    from scenarist.tracing.http._llm_payloads import Endpoint
+    from scenarist.tracing.http._throttle import call_key
 
     body = b'{"model": "gpt-4o-mini", "max_tokens": 50, "messages": []}'
     request = httpx2.Request("POST", "http://x/v1/chat/completions", content=body)

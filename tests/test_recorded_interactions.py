@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from scenarist import Equals, FnCheck, Interaction, Scenario, StringMatching, Trace
-from scenarist.results import ScenarioResult
-from scenarist.runner import _empty_trace
-from scenarist.trace import InteractionLog, RecordedInteractions
+from scenarist.engine.runner import _empty_trace
+from scenarist.model.results import ScenarioResult
+from scenarist.model.trace import InteractionLog, RecordedInteractions
 
 
 def _static(name: str = "s", turns: int = 3) -> Scenario:

@@ -9,8 +9,8 @@ import pytest
 from rich.console import Console
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import ScenarioRecord
-from scenarist.stats import pass_at_k, pass_hat_k, wilson_interval
+from scenarist.formats.runlog import ScenarioRecord
+from scenarist.model.stats import pass_at_k, pass_hat_k, wilson_interval
 
 
 def _text(obj: Any) -> str:

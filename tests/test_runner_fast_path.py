@@ -22,8 +22,8 @@ from scenarist import (
     StringMatching,
     Trace,
 )
-from scenarist.interactions import InteractionContext
-from scenarist.paths import NoMatch, compile_path, resolve
+from scenarist.engine.interactions import InteractionContext
+from scenarist.model.paths import NoMatch, compile_path, resolve
 
 CACHED = CheckResult.success("always", details={"source": "cache"})
 

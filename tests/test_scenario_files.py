@@ -10,17 +10,17 @@ import jsonschema
 import pytest
 
 from scenarist import Scenario, Suite
-from scenarist._scenario_schema import CODE_ONLY_KINDS, SCHEMA_PATH, json_schema
 from scenarist.checks import Check
 from scenarist.demo_suite import build_demo_suite
 from scenarist.errors import UserError
+from scenarist.formats.scenario_schema import CODE_ONLY_KINDS, SCHEMA_PATH, json_schema
 
 
 def test_scenario_committed_schema_is_current() -> None:
     committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert committed == json_schema(), (
         "src/scenarist/schemas/scenario.schema.json is out of date; regenerate it with "
-        "python -m scenarist._scenario_schema"
+        "python -m scenarist.formats.scenario_schema"
     )
 
 

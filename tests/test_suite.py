@@ -237,7 +237,7 @@ def test_run_sync_never_formats_the_result_it_returns() -> None:
     without it, from the main thread as a script calls it."""
     code = (
         "from scenarist import Equals, Scenario, Suite\n"
-        "from scenarist.results import SuiteResult\n"
+        "from scenarist.model.results import SuiteResult\n"
         "calls = []\n"
         "def spy(self):\n"
         "    calls.append(1)\n"
@@ -249,7 +249,7 @@ def test_run_sync_never_formats_the_result_it_returns() -> None:
         "assert result.results[0].passed\n"
         "print('repr calls', len(calls))\n"
         "import sys\n"  # and a run without budgets never loads the rate limiter
-        "print('rate limiter loaded', 'scenarist.rate_limits' in sys.modules)\n"
+        "print('rate limiter loaded', 'scenarist.engine.rate_limits' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120

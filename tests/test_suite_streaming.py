@@ -17,7 +17,12 @@ import pytest
 
 from scenarist import Equals, FnCheck, Scenario, Suite, Trace
 from scenarist.errors import ScenarioSourceError, UserError
-from scenarist.runlog import ScenarioRecord, read_jsonl, run_log_from_suite_result, write_jsonl
+from scenarist.formats.runlog import (
+    ScenarioRecord,
+    read_jsonl,
+    run_log_from_suite_result,
+    write_jsonl,
+)
 
 
 class CountingSource:

@@ -6,7 +6,7 @@ import pytest
 from pydantic import computed_field
 
 from scenarist import Interaction, Span, Trace
-from scenarist.trace import InteractionLog
+from scenarist.model.trace import InteractionLog
 
 
 def _trace(*pairs: tuple[Any, Any]) -> Trace[Any, Any]:

@@ -10,7 +10,6 @@ only need a name or two (the pytest plugin, the CLI's ``--help``).
 from typing import TYPE_CHECKING
 
 from scenarist._lazy import lazy_attributes
-from scenarist._status import CheckStatus, ScenarioStatus, TestCaseStatus
 from scenarist._version import __version__
 from scenarist.errors import (
     InputGenerationException,
@@ -20,7 +19,8 @@ from scenarist.errors import (
     SendError,
     UserError,
 )
-from scenarist.model_defaults import (
+from scenarist.model.status import CheckStatus, ScenarioStatus, TestCaseStatus
+from scenarist.providers.defaults import (
     get_default_embedding_model,
     get_default_generator,
     get_default_judge,
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
     from scenarist.checks.similarity import SemanticSimilarity
-    from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
         MaxCost,
         MaxDuration,
@@ -65,14 +64,17 @@ if TYPE_CHECKING:
         StepExists,
     )
     from scenarist.checks.tools import ToolArgs, ToolCallCount, ToolCalled, ToolNotCalled, ToolOrder
-    from scenarist.checks.trace_assert import CustomAssertion, TraceAssert
+    from scenarist.engine.interactions import Interact, InteractionSpec
+    from scenarist.engine.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
+    from scenarist.engine.scenario import Scenario, Step, Target
+    from scenarist.engine.spy import WithSpy
+    from scenarist.engine.suite import Suite
     from scenarist.generators import (
         BaseLLMGenerator,
         DatasetInputGenerator,
         LLMGenerator,
         UserSimulator,
     )
-    from scenarist.interactions import Interact, InteractionSpec
     from scenarist.judges import (
         AnswerRelevance,
         BaseJudge,
@@ -87,7 +89,20 @@ if TYPE_CHECKING:
         WithJudgeMixin,
     )
     from scenarist.judges.trace_judge import TraceJudge
-    from scenarist.paths import NoMatch, resolve
+    from scenarist.model.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+    from scenarist.model.paths import NoMatch, resolve
+    from scenarist.model.results import (
+        CheckResult,
+        GroupedSuiteResult,
+        GroupStats,
+        Metric,
+        ScenarioResult,
+        StepError,
+        SuiteResult,
+        TestCaseError,
+        TestCaseResult,
+    )
+    from scenarist.model.trace import Interaction, Span, Trace
     from scenarist.providers.mixins import WithEmbeddingMixin, WithGeneratorMixin
     from scenarist.replay.snapshot_diff import (
         SnapshotAlignmentRow,
@@ -103,56 +118,41 @@ if TYPE_CHECKING:
         ReplayResult,
         UnusedRecording,
     )
-    from scenarist.results import (
-        CheckResult,
-        GroupedSuiteResult,
-        GroupStats,
-        Metric,
-        ScenarioResult,
-        StepError,
-        SuiteResult,
-        TestCaseError,
-        TestCaseResult,
-    )
-    from scenarist.runner import ScenarioRunner, TestCase, TestCaseRunner, get_runner
-    from scenarist.scenario import Scenario, Step, Target
-    from scenarist.spy import WithSpy
-    from scenarist.suite import Suite
-    from scenarist.trace import Interaction, Span, Trace
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import get_client, run_scenario, run_scenario_async
-    from scenarist.veval.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+    from scenarist.veval.snapshot_check import MatchesSnapshot
+    from scenarist.veval.trace_assert import CustomAssertion, TraceAssert
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "Check": "scenarist.checks",
-        "Interact": "scenarist.interactions",
-        "InteractionSpec": "scenarist.interactions",
-        "NoMatch": "scenarist.paths",
-        "resolve": "scenarist.paths",
-        "CheckResult": "scenarist.results",
-        "GroupedSuiteResult": "scenarist.results",
-        "GroupStats": "scenarist.results",
-        "Metric": "scenarist.results",
-        "ScenarioResult": "scenarist.results",
-        "StepError": "scenarist.results",
-        "SuiteResult": "scenarist.results",
-        "TestCaseError": "scenarist.results",
-        "TestCaseResult": "scenarist.results",
-        "ScenarioRunner": "scenarist.runner",
-        "TestCase": "scenarist.runner",
-        "TestCaseRunner": "scenarist.runner",
-        "get_runner": "scenarist.runner",
-        "Scenario": "scenarist.scenario",
-        "Step": "scenarist.scenario",
-        "Target": "scenarist.scenario",
-        "Suite": "scenarist.suite",
-        "Interaction": "scenarist.trace",
-        "Span": "scenarist.trace",
-        "Trace": "scenarist.trace",
+        "Interact": "scenarist.engine.interactions",
+        "InteractionSpec": "scenarist.engine.interactions",
+        "NoMatch": "scenarist.model.paths",
+        "resolve": "scenarist.model.paths",
+        "CheckResult": "scenarist.model.results",
+        "GroupedSuiteResult": "scenarist.model.results",
+        "GroupStats": "scenarist.model.results",
+        "Metric": "scenarist.model.results",
+        "ScenarioResult": "scenarist.model.results",
+        "StepError": "scenarist.model.results",
+        "SuiteResult": "scenarist.model.results",
+        "TestCaseError": "scenarist.model.results",
+        "TestCaseResult": "scenarist.model.results",
+        "ScenarioRunner": "scenarist.engine.runner",
+        "TestCase": "scenarist.engine.runner",
+        "TestCaseRunner": "scenarist.engine.runner",
+        "get_runner": "scenarist.engine.runner",
+        "Scenario": "scenarist.engine.scenario",
+        "Step": "scenarist.engine.scenario",
+        "Target": "scenarist.engine.scenario",
+        "Suite": "scenarist.engine.suite",
+        "Interaction": "scenarist.model.trace",
+        "Span": "scenarist.model.trace",
+        "Trace": "scenarist.model.trace",
         "AllOf": "scenarist.checks.composite",
         "AnyOf": "scenarist.checks.composite",
         "Not": "scenarist.checks.composite",
@@ -167,7 +167,7 @@ __getattr__, __dir__ = lazy_attributes(
         "JsonValid": "scenarist.checks.json_valid",
         "RegexMatching": "scenarist.checks.text",
         "StringMatching": "scenarist.checks.text",
-        "WithSpy": "scenarist.spy",
+        "WithSpy": "scenarist.engine.spy",
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
         "NoErrors": "scenarist.checks.spans",
@@ -180,9 +180,9 @@ __getattr__, __dir__ = lazy_attributes(
         "MaxDuration": "scenarist.checks.spans",
         "StepDuration": "scenarist.checks.spans",
         "OutputContains": "scenarist.checks.spans",
-        "MatchesSnapshot": "scenarist.checks.snapshot_check",
+        "MatchesSnapshot": "scenarist.veval.snapshot_check",
         "TraceJudge": "scenarist.judges.trace_judge",
-        "CustomAssertion": "scenarist.checks.trace_assert",
+        "CustomAssertion": "scenarist.veval.trace_assert",
         "ToolCalled": "scenarist.checks.tools",
         "ToolNotCalled": "scenarist.checks.tools",
         "ToolCallCount": "scenarist.checks.tools",
@@ -199,7 +199,7 @@ __getattr__, __dir__ = lazy_attributes(
         "DatasetInputGenerator": "scenarist.generators",
         "Groundedness": "scenarist.judges.checks",
         "ITraceAssertion": "scenarist.veval.assertions",
-        "ItemRunResult": "scenarist.veval.items",
+        "ItemRunResult": "scenarist.model.items",
         "LLMChatJudge": "scenarist.judges.judge",
         "LLMCheckResult": "scenarist.judges.verdict",
         "LLMGenerator": "scenarist.generators",
@@ -209,8 +209,8 @@ __getattr__, __dir__ = lazy_attributes(
         "ReplayOptions": "scenarist.replay.step_replay",
         "ReplayResult": "scenarist.replay.step_replay",
         "RunContext": "scenarist.tracing",
-        "ScenarioItem": "scenarist.veval.items",
-        "ScenarioRunResult": "scenarist.veval.items",
+        "ScenarioItem": "scenarist.model.items",
+        "ScenarioRunResult": "scenarist.model.items",
         "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
@@ -222,7 +222,7 @@ __getattr__, __dir__ = lazy_attributes(
         "SnapshotStep": "scenarist.replay.snapshots",
         "StepHandle": "scenarist.tracing",
         "Toxicity": "scenarist.judges.checks",
-        "TraceAssert": "scenarist.checks.trace_assert",
+        "TraceAssert": "scenarist.veval.trace_assert",
         "TraceRecord": "scenarist.tracing",
         "UserSimulator": "scenarist.generators",
         "WithEmbeddingMixin": "scenarist.providers.mixins",
@@ -235,11 +235,8 @@ __getattr__, __dir__ = lazy_attributes(
         "run_scenario_async": "scenarist.veval.default_client",
         "step": "scenarist.tracing",
     },
-    # Modules that ``import scenarist`` used to load eagerly stay reachable as attributes.
-    submodules="""
-        adaptive checks errors executor interactions model_defaults paths results runner
-        scenario stats suite trace tracing
-    """.split(),
+    # The layers users reach into read as attributes after a bare ``import scenarist``.
+    submodules="checks engine errors model providers tracing".split(),
 )
 
 __all__ = [

@@ -24,7 +24,7 @@ def lazy_attributes(
     module ``table[name]`` on first access, then stays in the package namespace.
 
     ``submodules`` are names of the package's own modules that read as attributes
-    (``scenarist.results`` after a bare ``import scenarist``), as they did when the
+    (``scenarist.model.results`` after a bare ``import scenarist``), as they did when the
     package imported them eagerly; each loads on first access too. Other submodules stay
     unreachable until imported, so touching an attribute never drags in, say, the server.
     """

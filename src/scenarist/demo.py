@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scenarist.trace import Trace
+from scenarist.model.trace import Trace
 
 __all__ = ["support_agent"]
 

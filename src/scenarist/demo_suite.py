@@ -19,8 +19,8 @@ from scenarist.checks import (
     StringMatching,
 )
 from scenarist.demo import support_agent
-from scenarist.scenario import Scenario
-from scenarist.suite import Suite
+from scenarist.engine.scenario import Scenario
+from scenarist.engine.suite import Suite
 
 __all__ = ["BALANCE_SCHEMA", "DELIBERATE_FAILURE", "build_demo_suite"]
 

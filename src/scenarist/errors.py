@@ -40,7 +40,7 @@ in its modules.
 
 Verdicts are data: a failing check never raises. Exceptions raised by user code (a target,
 a check, a generator) propagate unchanged unless ``return_exception=True``, in which case
-they are recorded as ERROR results (see :mod:`scenarist.results`). ``UserError`` derives
+they are recorded as ERROR results (see :mod:`scenarist.model.results`). ``UserError`` derives
 from :class:`ValueError` too, so code written against giskard-checks that catches
 ``ValueError`` for misuse keeps working; ``ReplayError`` derives from
 :class:`RuntimeError` too, what Veval raises for the same replay failures.
@@ -135,7 +135,7 @@ class StepGenerationError(ScenaristError):
     """A scenario step could not be produced; recorded on the step's result."""
 
     # Formerly named ``TestCaseError``: that name is now giskard-checks' step-error model,
-    # ``scenarist.results.TestCaseError`` (still importable from this module).
+    # ``scenarist.model.results.TestCaseError`` (still importable from this module).
 
 
 class InteractionGenerationError(StepGenerationError):
@@ -162,7 +162,7 @@ class AbortedCallError(ScenaristError):
     # "the run was cancelled" to whatever awaits the scenario (serial runs stopped early
     # and reported green, parallel ones dropped the scenario), and ``SystemExit`` ends the
     # process without a verdict. Recorded as that scenario's ERROR, the original exception
-    # as ``__cause__`` (see scenarist._user_code).
+    # as ``__cause__`` (see scenarist.engine._user_code).
 
 
 class ProviderError(ScenaristError):
@@ -232,7 +232,7 @@ class CassetteError(UserError):
 def __getattr__(name: str) -> Any:
     # ``errors.TestCaseError`` is giskard-checks' step-error model (see StepGenerationError).
     if name == "TestCaseError":
-        from scenarist.results import TestCaseError
+        from scenarist.model.results import TestCaseError
 
         return TestCaseError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

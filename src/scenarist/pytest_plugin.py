@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from scenarist.engine.scenario import Scenario
+    from scenarist.engine.suite import Suite
+    from scenarist.model.items import ScenarioItem
+    from scenarist.model.results import ScenarioResult, SuiteResult
     from scenarist.replay.cassette import Cassette, CassetteStats
-    from scenarist.results import ScenarioResult, SuiteResult
-    from scenarist.scenario import Scenario
-    from scenarist.suite import Suite
     from scenarist.testing import TestClient
-    from scenarist.veval.items import ScenarioItem
 
 __all__ = ["RECORD_MODES", "SessionState", "parametrize_suite"]
 
@@ -160,7 +160,7 @@ def scenarist_client() -> Iterator[TestClient]:
 def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
     """``scenarist_run(scenario_or_suite, **run_options)``: run it (user errors become
     ERROR verdicts), record the results for the session, and return the result."""
-    from scenarist.suite import Suite
+    from scenarist.engine.suite import Suite
 
     state = request.config.stash[STATE]
     fail_on_vacuous = bool(request.config.getoption("--fail-on-vacuous"))
@@ -211,10 +211,10 @@ def parametrize_suite(
     """``@parametrize_suite(suite)``: one test per scenario, its id the scenario's name,
     passed as ``scenario`` (a suite's target is given to scenarios without one). With
     ``ScenarioItem`` objects, one test per item, passed as ``item``, its id the label."""
-    from scenarist._missing import is_missing
-    from scenarist.scenario import Scenario
-    from scenarist.suite import Suite
-    from scenarist.veval.items import ScenarioItem
+    from scenarist.engine.scenario import Scenario
+    from scenarist.engine.suite import Suite
+    from scenarist.model._missing import is_missing
+    from scenarist.model.items import ScenarioItem
 
     if isinstance(suite_or_items, Suite):
         target = suite_or_items.target
@@ -258,7 +258,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         store_in_local_database,
         write_problem,
     )
-    from scenarist.runlog import run_log_from_suite_result
+    from scenarist.formats.runlog import run_log_from_suite_result
 
     stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED
     state.incomplete = bool(stopped or session.shouldstop or session.shouldfail)
@@ -293,7 +293,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def _to_wire(state: SessionState) -> dict[str, list[Any]]:
     """What a worker sends (execnet carries plain values): run-log records as JSON."""
-    from scenarist.runlog import ScenarioRecord, dump_json
+    from scenarist.formats.runlog import ScenarioRecord, dump_json
 
     return {  # dump_json: the run log's codec, which never fails on an agent's values
         "results": [
@@ -306,8 +306,8 @@ def _to_wire(state: SessionState) -> dict[str, list[Any]]:
 def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
     import dataclasses
 
+    from scenarist.formats.runlog import ScenarioRecord
     from scenarist.replay.cassette import CassetteStats
-    from scenarist.runlog import ScenarioRecord
 
     state.results.extend(ScenarioRecord.model_validate_json(r).result for r in wire["results"])
     names = {f.name for f in dataclasses.fields(CassetteStats)}
@@ -317,7 +317,7 @@ def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
 
 
 def _suite_result(state: SessionState) -> SuiteResult:
-    from scenarist.results import SuiteResult
+    from scenarist.model.results import SuiteResult
 
     elapsed = datetime.now(UTC) - state.started_at
     return SuiteResult(

@@ -44,7 +44,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from scenarist._json_limits import MAX_DEPTH, fast_loads, too_deep_text
 
 if TYPE_CHECKING:
-    from scenarist.tracing.record import TraceRecord
+    from scenarist.model.record import TraceRecord
 
 __all__ = [
     "DEFAULT_REDACTED_FIELDS",

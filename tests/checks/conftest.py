@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from scenarist.checks import Check
-from scenarist.results import CheckResult
-from scenarist.trace import Interaction, Trace
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Interaction, Trace
 
 TraceFactory = Callable[..., Trace[Any, Any]]
 CheckRunner = Callable[[Check, Trace[Any, Any]], CheckResult]

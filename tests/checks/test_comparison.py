@@ -14,8 +14,8 @@ from scenarist.checks import (
     LessThanEquals,
     NotEquals,
 )
-from scenarist.paths import NoMatch
-from scenarist.results import CheckStatus
+from scenarist.model.paths import NoMatch
+from scenarist.model.results import CheckStatus
 
 from .conftest import CheckRunner, TraceFactory
 

@@ -16,7 +16,7 @@ from scenarist.checks import (
     StringMatching,
     from_fn,
 )
-from scenarist.results import CheckResult, CheckStatus, Metric
+from scenarist.model.results import CheckResult, CheckStatus, Metric
 
 from .conftest import CheckRunner, TraceFactory
 

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 
 from scenarist.checks import AllOf, Check, FnCheck, Not, from_fn
 from scenarist.errors import SerializationError
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 from .conftest import CheckRunner, TraceFactory
 

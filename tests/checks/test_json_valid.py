@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from scenarist.checks import Check, JsonValid
-from scenarist.paths import NoMatch
+from scenarist.model.paths import NoMatch
 
 from .conftest import CheckRunner, TraceFactory
 

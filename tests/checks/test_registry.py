@@ -25,7 +25,7 @@ from scenarist.checks import (
     RegexMatching,
     StringMatching,
 )
-from scenarist.trace import Trace
+from scenarist.model.trace import Trace
 
 from .conftest import CheckRunner, TraceFactory
 

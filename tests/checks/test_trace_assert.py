@@ -23,11 +23,11 @@ from scenarist.checks import (
     SpanCheck,
     ToolArgs,
 )
-from scenarist.checks.trace_assert import TraceAssertionFn
 from scenarist.errors import SerializationError
+from scenarist.model.results import CheckStatus
+from scenarist.model.trace import Interaction, Span, SpanError, Trace
 from scenarist.replay import SnapshotData, SnapshotStep
-from scenarist.results import CheckStatus
-from scenarist.trace import Interaction, Span, SpanError, Trace
+from scenarist.veval.trace_assert import TraceAssertionFn
 
 from .conftest import CheckRunner
 

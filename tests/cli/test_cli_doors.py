@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]
@@ -139,7 +139,7 @@ def test_nothing_passes_silently_even_with_quiet(cli: Cli, home: Path) -> None:
 
 def test_a_run_of_only_skipped_scenarios_says_nothing_was_tested() -> None:
     from scenarist.cli.run import verdict
-    from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
+    from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 
     skipped = ScenarioResult(
         scenario_name="s", steps=[TestCaseResult(results=[CheckResult(status="skip")])]

@@ -21,7 +21,7 @@ import pytest
 from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F401  (fixture)
 from typer.testing import Result
 
-from scenarist.runlog import read_jsonl
+from scenarist.formats.runlog import read_jsonl
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]

@@ -11,10 +11,10 @@ from typer.testing import Result
 
 from scenarist.cli._select import parse_keyword, parse_tags
 from scenarist.cli.run import verdict
+from scenarist.engine.scenario import Scenario
 from scenarist.errors import UserError
-from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
-from scenarist.runlog import read_jsonl
-from scenarist.scenario import Scenario
+from scenarist.formats.runlog import read_jsonl
+from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 
 from .conftest import FAILING, PASSING
 

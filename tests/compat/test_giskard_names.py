@@ -24,7 +24,7 @@ from scenarist import (
     TestCaseStatus,
     Trace,
 )
-from scenarist.trace import Span
+from scenarist.model.trace import Span
 
 pytestmark = pytest.mark.anyio
 

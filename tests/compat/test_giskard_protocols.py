@@ -208,7 +208,7 @@ def test_scenario_model_validate_ignores_unknown_top_level_keys() -> None:
 
 def test_scenario_dump_carries_trace_type_and_loads_it_back() -> None:
     dumped = Scenario(name="s", trace_type=Trace).model_dump(mode="json")
-    assert dumped["trace_type"] == "scenarist.trace.Trace"
+    assert dumped["trace_type"] == "scenarist.model.trace.Trace"
     assert Scenario.model_validate(dumped).trace_type is Trace
     assert Scenario(name="s").model_dump(mode="json")["trace_type"] is None
 

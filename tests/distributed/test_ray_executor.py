@@ -11,14 +11,14 @@ from tests.distributed import agents
 
 from scenarist import Scenario, Suite
 from scenarist.checks import StringMatching
+from scenarist.distributed.ray import RayExecutor
+from scenarist.engine.rate_limits import RateLimit, RateLimiter
 from scenarist.errors import ReplayMissError, UserError
-from scenarist.rate_limits import RateLimit, RateLimiter
-from scenarist.ray_executor import RayExecutor
+from scenarist.model.items import ScenarioItem
 from scenarist.replay import cassette
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, ManualClock, Reply, ScriptedLLM
 from scenarist.veval.client import Client
-from scenarist.veval.items import ScenarioItem
 
 pytestmark = [pytest.mark.ray, pytest.mark.anyio, pytest.mark.usefixtures("ray_cluster")]
 
@@ -214,7 +214,7 @@ def test_scenarist_run_with_ray_streams_every_result_into_the_run_log(
     from typer.testing import CliRunner
 
     from scenarist.cli.app import app
-    from scenarist.runlog import read_jsonl
+    from scenarist.formats.runlog import read_jsonl
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))

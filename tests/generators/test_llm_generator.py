@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from scenarist import DatasetInputGenerator, LLMGenerator, Scenario
-from scenarist.interactions import Interact
+from scenarist.engine.interactions import Interact
 from scenarist.providers import CallableProvider, OpenAIProvider
 from scenarist.testing import FakeLLMServer
 

@@ -8,7 +8,7 @@ import pytest
 
 from scenarist import Equals, Scenario, UserSimulator, set_default_generator
 from scenarist.checks import FnCheck
-from scenarist.interactions import Interact
+from scenarist.engine.interactions import Interact
 from scenarist.providers import OpenAIProvider
 from scenarist.testing import FakeLLMServer, Reply
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from scenarist.integrations import capture_llm_calls
+from scenarist.model.trace import Span
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
-from scenarist.trace import Span
 from scenarist.tracing import RunContext
+from scenarist.tracing.http import capture_llm_calls
 
 OPENAI_KEY = "sk-test-OPENAI-never-recorded"
 ANTHROPIC_KEY = "sk-ant-test-ANTHROPIC-never-recorded"

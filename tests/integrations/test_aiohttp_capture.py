@@ -27,9 +27,9 @@ from tests.integrations.conftest import (
 )
 from tests.replay.cassette_support import ConnectionCounter, echo_script
 
-from scenarist.integrations import capture_llm_calls
 from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+from scenarist.tracing.http import capture_llm_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -380,7 +380,7 @@ def test_scenarist_never_imports_aiohttp_and_hooks_it_once_the_agent_does() -> N
     code = """
 import sys
 import scenarist
-from scenarist.integrations import capture_llm_calls
+from scenarist.tracing.http import capture_llm_calls
 from scenarist.replay import cassette
 print("aiohttp" in sys.modules)
 with capture_llm_calls():

@@ -6,9 +6,9 @@ import pytest
 from tests.helpers.lazy_modules import lazy_module
 from tests.integrations.conftest import ANTHROPIC_KEY, active_run, assert_no_secrets, llm_spans
 
-from scenarist.integrations._llm_payloads import parse_sse
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, ToolCall
 from scenarist.tracing import step
+from scenarist.tracing.http._llm_payloads import parse_sse
 
 anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these
 

@@ -89,16 +89,16 @@ def _modules_after(code: str) -> set[str]:
 def test_importing_the_integrations_and_fakes_loads_no_sdk() -> None:
     heavy = {"openai", "anthropic", "httpx", "httpx2", "genai_prices"}
     assert _modules_after("import scenarist") & heavy == set()
-    assert _modules_after("import scenarist.integrations, scenarist.testing") & heavy == set()
+    assert _modules_after("import scenarist.tracing.http, scenarist.testing") & heavy == set()
     started = _modules_after(
-        "from scenarist.integrations import capture_llm_calls\nwith capture_llm_calls(): pass"
+        "from scenarist.tracing.http import capture_llm_calls\nwith capture_llm_calls(): pass"
     )
     assert started & heavy == set()  # a run hooks what is imported, and imports nothing
     machinery = {
-        "scenarist.integrations._httpx_hook",
-        "scenarist.integrations._llm_call",
+        "scenarist.tracing.http._httpx_hook",
+        "scenarist.tracing.http._llm_call",
         "scenarist.redaction",
-        "scenarist.pricing",
+        "scenarist.providers.pricing",
         "importlib.resources",
     }
     # ...nor, with no HTTP library loaded, the LLM-call machinery (a run's first step)
@@ -108,7 +108,7 @@ def test_importing_the_integrations_and_fakes_loads_no_sdk() -> None:
 def test_a_library_imported_during_a_run_is_hooked_and_restored_after() -> None:
     code = (
         "import sys\n"
-        "from scenarist.integrations import capture_llm_calls\n"
+        "from scenarist.tracing.http import capture_llm_calls\n"
         "with capture_llm_calls():\n"
         "    import httpx2\n"
         "    hooked = httpx2.HTTPTransport.handle_request\n"

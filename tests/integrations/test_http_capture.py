@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.integrations.conftest import OPENAI_KEY, active_run, assert_no_secrets, llm_spans
 
-from scenarist.integrations import capture_active, capture_llm_calls
 from scenarist.testing import FakeLLMServer
 from scenarist.tracing import RunContext
+from scenarist.tracing.http import capture_active, capture_llm_calls
 
 LIBRARIES = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
@@ -210,7 +210,7 @@ def test_the_recorded_headers_read_as_the_library_reads_them(
 ) -> None:
     """What a call records of the response headers (repeated names, any case, bytes that
     are not ASCII) is what the library's own ``Headers.get`` answers for each name."""
-    from scenarist.integrations._llm_call import _WANTED_HEADERS, _wanted_headers
+    from scenarist.tracing.http._llm_call import _WANTED_HEADERS, _wanted_headers
 
     headers = lib.Headers([(name.encode(), value) for name, value in pairs])
     expected = {n: headers.get(n) for n in _WANTED_HEADERS if headers.get(n) is not None}
@@ -218,8 +218,8 @@ def test_the_recorded_headers_read_as_the_library_reads_them(
 
 
 def test_the_recorded_headers_of_a_shimmed_response_are_read_by_name() -> None:
-    from scenarist.integrations._http_shim import Headers
-    from scenarist.integrations._llm_call import _wanted_headers
+    from scenarist.tracing.http._http_shim import Headers
+    from scenarist.tracing.http._llm_call import _wanted_headers
 
     shim = Headers([("Content-Type", "application/json"), ("X-Request-Id", "req_1"), ("Date", "x")])
     assert _wanted_headers(shim) == {"content-type": "application/json", "x-request-id": "req_1"}

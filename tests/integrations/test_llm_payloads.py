@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scenarist.integrations._llm_payloads import (
+from scenarist.redaction import redact_url
+from scenarist.tracing.http._llm_payloads import (
     Endpoint,
     SSEParser,
     Usage,
@@ -19,7 +20,6 @@ from scenarist.integrations._llm_payloads import (
     parse_sse,
     usage_of,
 )
-from scenarist.redaction import redact_url
 
 
 @pytest.mark.parametrize(

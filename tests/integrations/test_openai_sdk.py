@@ -6,9 +6,9 @@ import openai
 import pytest
 from tests.integrations.conftest import OPENAI_KEY, active_run, assert_no_secrets, llm_spans
 
-from scenarist.integrations._llm_payloads import parse_sse
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, ToolCall
 from scenarist.tracing import step
+from scenarist.tracing.http._llm_payloads import parse_sse
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
 

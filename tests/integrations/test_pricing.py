@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from scenarist import pricing
-from scenarist.pricing import cost_usd
+from scenarist.providers import pricing
+from scenarist.providers.pricing import cost_usd
 
 
 def test_known_models_are_priced() -> None:

@@ -15,9 +15,9 @@ import openai
 import pytest
 
 from scenarist import CheckStatus, MaxDuration, Scenario, Suite
-from scenarist.integrations import _llm_call
-from scenarist.results import ScenarioResult
+from scenarist.model.results import ScenarioResult
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+from scenarist.tracing.http import _llm_call
 
 
 def streaming_agent(base_url: str, stream: bool = True) -> Any:
@@ -108,7 +108,7 @@ def test_overlapping_waits_count_once() -> None:
     from datetime import UTC, datetime, timedelta
 
     from scenarist.checks.spans import _queued_ms
-    from scenarist.trace import Span
+    from scenarist.model.trace import Span
 
     start = datetime(2026, 1, 1, tzinfo=UTC)
 

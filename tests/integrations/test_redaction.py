@@ -15,7 +15,7 @@ import openai
 import pytest
 from tests.integrations.conftest import OPENAI_KEY, active_run, llm_spans
 
-from scenarist.integrations import serve_llm_calls
+from scenarist.model.record import TraceRecord
 from scenarist.redaction import (
     DEFAULT_REDACTED_FIELDS,
     REDACTED,
@@ -28,7 +28,7 @@ from scenarist.redaction import (
 from scenarist.replay import cassette
 from scenarist.replay.recorded_calls import RecordedCalls
 from scenarist.testing import FakeLLMServer
-from scenarist.tracing.record import TraceRecord
+from scenarist.tracing.http import serve_llm_calls
 
 ACCESS = "oauth-ACCESS-never-recorded"
 BODY_KEY = "body-APIKEY-never-recorded"

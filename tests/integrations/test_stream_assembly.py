@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from scenarist.integrations._llm_payloads import assemble_stream
+from scenarist.tracing.http._llm_payloads import assemble_stream
 
 # -- the reference: each piece added to the text so far ---------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scenarist.model.trace import Interaction, Trace
 from scenarist.providers.base import ChatResponse, Message, ProviderError
-from scenarist.trace import Interaction, Trace
 
 
 class FakeProvider:

@@ -22,9 +22,9 @@ from tests.replay.cassette_support import ConnectionCounter
 from scenarist import CheckStatus, Conformity, Groundedness, Scenario, TraceAssert, UserSimulator
 from scenarist.checks.base import Check
 from scenarist.errors import ReplayMissError
+from scenarist.model.results import CheckResult, ScenarioResult
 from scenarist.providers import OpenAIProvider
 from scenarist.replay import cassette
-from scenarist.results import CheckResult, ScenarioResult
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
 API_KEY = "sk-test"

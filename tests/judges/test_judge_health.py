@@ -23,8 +23,8 @@ from scenarist.judges.health import (
     judge_warnings,
     load_calibrations,
 )
+from scenarist.model.results import SuiteResult
 from scenarist.report.html import to_html
-from scenarist.results import SuiteResult
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
 from .conftest import FakeProvider, verdict

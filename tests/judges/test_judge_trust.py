@@ -15,10 +15,10 @@ import pytest
 
 from scenarist import CheckStatus, Conformity, Groundedness
 from scenarist.judges._prompts import builtin
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Interaction, Trace
 from scenarist.providers import OpenAIProvider
-from scenarist.results import CheckResult
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
-from scenarist.trace import Interaction, Trace
 
 pytestmark = pytest.mark.anyio
 

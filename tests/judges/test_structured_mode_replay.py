@@ -20,10 +20,10 @@ from tests.replay.cassette_support import ConnectionCounter
 
 from scenarist import CheckStatus, Conformity, Scenario, Suite
 from scenarist.errors import ProviderError
+from scenarist.model.results import SuiteResult
 from scenarist.providers import OpenAIProvider
 from scenarist.providers.resolve import resolve_provider
 from scenarist.replay import cassette
-from scenarist.results import SuiteResult
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
 LLAMA_CPP_REJECTION = (

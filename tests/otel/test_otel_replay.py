@@ -10,10 +10,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from tests.otel import otlp_data as d
 from tests.otel.real_sdk import instrumented, script, support_agent
 
+from scenarist.model.record import TraceRecord
 from scenarist.otel import parse_otlp
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer
-from scenarist.tracing.record import TraceRecord
 from scenarist.veval.client import Client
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a live call could not succeed

@@ -15,11 +15,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.helpers.lazy_modules import lazy_module
 from tests.otel.real_sdk import script
 
+from scenarist.model.record import TraceRecord
 from scenarist.otel import parse_otlp
 from scenarist.otel.replay import anthropic_rows
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer
-from scenarist.tracing.record import TraceRecord
 from scenarist.veval.client import Client
 
 anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these

@@ -9,9 +9,9 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from tests.otel import otlp_data as d
 from tests.otel.real_sdk import instrumented, script, support_agent
 
+from scenarist.model.record import TraceRecord
 from scenarist.otel import OtlpError, merge_records, parse_otlp, to_otlp_json
 from scenarist.testing import FakeLLMServer
-from scenarist.tracing.record import TraceRecord
 
 
 def _real_trace_bytes() -> bytes:

@@ -13,5 +13,5 @@ import scenarist
 
 for _name in scenarist.__all__:
     getattr(scenarist, _name)
-for _module in ("scenarist.testing", "scenarist.replay.cassette", "scenarist.runlog"):
+for _module in ("scenarist.testing", "scenarist.replay.cassette", "scenarist.formats.runlog"):
     importlib.import_module(_module)

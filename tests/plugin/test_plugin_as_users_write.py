@@ -169,7 +169,7 @@ def test_a_project_without_scenarist_sees_nothing_of_it(
             assert "scenarist.pytest_plugin" in sys.modules
             loaded = {m.split(".")[0] for m in sys.modules} & HEAVY
             assert loaded == set()
-            assert "scenarist.scenario" not in sys.modules
+            assert "scenarist.engine.scenario" not in sys.modules
         """
     )
     env_before = set(os.environ)

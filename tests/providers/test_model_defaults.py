@@ -19,8 +19,8 @@ from scenarist import (
     set_default_generator,
     set_default_judge,
 )
-from scenarist.model_defaults import reset_settings
 from scenarist.providers import CallableProvider, OpenAIProvider, Provider, ProviderError
+from scenarist.providers.defaults import reset_settings
 from scenarist.providers.named_model import EmbeddingModel, Generator
 from scenarist.testing import FakeLLMServer
 

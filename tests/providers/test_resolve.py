@@ -119,9 +119,9 @@ def test_the_documented_local_server_prefix_judges_against_a_server(
     import json
 
     from scenarist import CheckStatus, Conformity
-    from scenarist._sync import run_sync
+    from scenarist.engine._sync import run_sync
+    from scenarist.model.trace import Interaction, Trace
     from scenarist.testing import FakeLLMServer, ScriptedLLM
-    from scenarist.trace import Interaction, Trace
 
     verdict = {"passed": True, "reason": "The reply thanks the customer politely."}
     with FakeLLMServer(ScriptedLLM([json.dumps(verdict)])) as server:

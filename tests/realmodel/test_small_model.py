@@ -307,7 +307,7 @@ suite = Suite(
 
 
 def _verdicts(log_path: Any) -> dict[str, list[tuple[str, str]]]:
-    from scenarist.runlog import read_jsonl
+    from scenarist.formats.runlog import read_jsonl
 
     verdicts = {}
     for record in read_jsonl(log_path).scenarios:

@@ -18,10 +18,10 @@ from tests.replay.cassette_support import ConnectionCounter, echo_script
 
 from scenarist import Client, ReplayOptions, RunContext, ScenarioItem, TraceAssert
 from scenarist.errors import ReplayMissError
+from scenarist.model.record import TraceRecord
 from scenarist.replay import cassette
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM, TestClient
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 

@@ -15,9 +15,9 @@ import pytest
 from tests.replay.cassette_support import OPENAI_KEY, ConnectionCounter, echo_script
 
 from scenarist.errors import CassetteError, ReplayMissError, UserError
-from scenarist.integrations import capture_active
 from scenarist.replay import RECORD_MODE_ENV, cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+from scenarist.tracing.http import capture_active
 
 LIBRARIES = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
 HEADERS = {"authorization": f"Bearer {OPENAI_KEY}", "x-api-key": OPENAI_KEY}

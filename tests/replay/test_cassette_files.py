@@ -96,8 +96,8 @@ def test_a_re_recording_keeps_the_order_and_spelling_of_unchanged_calls(recorded
             ":2: the response 'events' must be a list of strings",
         ),
         (
-            '{"format_version": 1, "kind": "scenarist.runlog"}\n',
-            ":1: not a scenarist cassette (the header's kind is 'scenarist.runlog'",
+            '{"format_version": 1, "kind": "scenarist.formats.runlog"}\n',
+            ":1: not a scenarist cassette (the header's kind is 'scenarist.formats.runlog'",
         ),
         ('{"format_version": 1}\n', ":1: not a scenarist cassette (the header's kind is None"),
         (

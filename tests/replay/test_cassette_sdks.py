@@ -20,10 +20,10 @@ from tests.replay.cassette_support import (
 )
 
 from scenarist.errors import ReplayMissError
-from scenarist.integrations import capture_active
 from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
 from scenarist.tracing import RunContext
+from scenarist.tracing.http import capture_active
 
 anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these
 

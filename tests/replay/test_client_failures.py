@@ -27,12 +27,12 @@ from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
 from scenarist import Scenario, Suite
 from scenarist.errors import ReplayMissError
-from scenarist.integrations import serve_llm_calls
+from scenarist.formats.runlog import run_log_from_suite_result, write_jsonl
+from scenarist.model.record import TraceRecord
 from scenarist.replay import cassette
 from scenarist.replay.recorded_calls import RecordedCalls
-from scenarist.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, fake_providers
-from scenarist.tracing.record import TraceRecord
+from scenarist.tracing.http import serve_llm_calls
 
 MODEL = "gpt-4o-mini"
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}

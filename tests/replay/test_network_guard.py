@@ -16,9 +16,9 @@ from tests.replay.sdk_agents import ask
 
 from scenarist import Client, ReplayOptions, RunContext
 from scenarist.errors import UserError
+from scenarist.model.record import TraceRecord
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 
@@ -109,7 +109,7 @@ async def test_allow_listed_loopback_services_pass() -> None:
 
 
 def test_only_loopback_can_be_allow_listed() -> None:
-    from scenarist.integrations._network_guard import NetworkGuard
+    from scenarist.tracing.http._network_guard import NetworkGuard
     from scenarist.tracing.recorder import RunRecorder
 
     with pytest.raises(UserError, match=r"'db\.example\.com:5432' is not a loopback address"):

@@ -10,9 +10,9 @@ from tests.replay.cassette_support import ConnectionCounter
 from tests.replay.sdk_agents import support_agent
 
 from scenarist import Client, ReplayOptions, ScenarioItem, TraceAssert
+from scenarist.model.record import TraceRecord
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 

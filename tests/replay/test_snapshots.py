@@ -14,6 +14,8 @@ import pytest
 from scenarist import Scenario, TraceAssert
 from scenarist.checks import Check, MatchesSnapshot
 from scenarist.errors import SerializationError, UserError
+from scenarist.model.results import CheckResult, CheckStatus
+from scenarist.model.trace import Interaction, Span, Trace
 from scenarist.replay import (
     SnapshotData,
     SnapshotDiff,
@@ -29,9 +31,7 @@ from scenarist.replay import (
     save_snapshot,
     save_snapshot_async,
 )
-from scenarist.results import CheckResult, CheckStatus
 from scenarist.store import MemoryStore, SqlStore, Store
-from scenarist.trace import Interaction, Span, Trace
 from scenarist.tracing import RunContext, TraceRecord
 from scenarist.veval.client import Client
 from scenarist.veval.default_client import set_client

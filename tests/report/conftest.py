@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from report_factories import erroring, failing, nochecks, passing, suite_of
 
-from scenarist.results import SuiteResult
+from scenarist.model.results import SuiteResult
 
 
 @pytest.fixture

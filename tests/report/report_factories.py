@@ -5,8 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from scenarist.results import CheckResult, ScenarioResult, StepError, SuiteResult, TestCaseResult
-from scenarist.trace import Interaction, Span, Trace
+from scenarist.model.results import (
+    CheckResult,
+    ScenarioResult,
+    StepError,
+    SuiteResult,
+    TestCaseResult,
+)
+from scenarist.model.trace import Interaction, Span, Trace
 
 
 def stamped(result: CheckResult, kind: str, name: str | None = None) -> CheckResult:

@@ -13,10 +13,10 @@ from report_factories import stamped, suite_of, trace
 from rich.console import Console
 
 from scenarist import Equals, Scenario
-from scenarist._money import format_usd
+from scenarist.model.results import CheckResult, ScenarioResult, TestCaseResult
+from scenarist.report._money import format_usd
 from scenarist.report.diff import MAX_COMPARED_CHARS, check_diff, value_diff
 from scenarist.report.html import to_html
-from scenarist.results import CheckResult, ScenarioResult, TestCaseResult
 
 
 def ops(expected: object, actual: object) -> list[tuple[str, str]]:

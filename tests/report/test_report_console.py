@@ -20,8 +20,8 @@ from report_factories import (
 )
 from rich.console import Console
 
+from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 from scenarist.report import print_report, render
-from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 
 
 def text_of(obj: object, width: int = 100) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 
 from report_factories import failing, outputs_raised, passing, suite_of, with_spans
 
-from scenarist.results import CheckResult, Metric, ScenarioResult, SuiteResult, TestCaseResult
-from scenarist.trace import Interaction, Trace
+from scenarist.model.results import CheckResult, Metric, ScenarioResult, SuiteResult, TestCaseResult
+from scenarist.model.trace import Interaction, Trace
 
 SUITE_KEYS = [
     "results",

@@ -19,8 +19,8 @@ from report_factories import (
     with_spans,
 )
 
+from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 from scenarist.report.junit import to_junit_xml
-from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
 
 XSD = Path(__file__).parents[1] / "fixtures" / "junit.xsd"
 

@@ -14,8 +14,7 @@ from report_factories import STARTED, outputs_raised, passing, suite_of, with_sp
 from rich.console import Console
 
 from scenarist.errors import UserError
-from scenarist.results import ScenarioResult, SuiteResult, TestCaseResult
-from scenarist.runlog import (
+from scenarist.formats.runlog import (
     FORMAT_VERSION,
     SCHEMA_PATH,
     RunEnvironment,
@@ -27,7 +26,8 @@ from scenarist.runlog import (
     run_log_from_suite_result,
     write_jsonl,
 )
-from scenarist.trace import Interaction, Trace
+from scenarist.model.results import ScenarioResult, SuiteResult, TestCaseResult
+from scenarist.model.trace import Interaction, Trace
 
 ENV = RunEnvironment(python_version="3.12.0", platform="test", hostname="ci", packages={})
 
@@ -197,7 +197,7 @@ def test_runlog_committed_schema_is_current() -> None:
     committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert committed == json_schema(), (
         "src/scenarist/schemas/runlog.schema.json is out of date with the run log models; "
-        "regenerate it with `.venv/bin/python -m scenarist.runlog` and review the diff"
+        "regenerate it with `.venv/bin/python -m scenarist.formats.runlog` and review the diff"
     )
 
 

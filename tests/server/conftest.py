@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import RunLog, run_log_from_suite_result
+from scenarist.formats.runlog import RunLog, run_log_from_suite_result
 from scenarist.server.app import create_app
 from scenarist.server.threaded import ThreadedServer, free_port
 

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.runlog import RunLog, run_log_from_suite_result
+from scenarist.formats.runlog import RunLog, run_log_from_suite_result
+from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
 from scenarist.store.sql.store import SqlStore
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ItemSummary, ScenarioItem, ScenarioRunRecord
 
 XSS_NAME = "<img src=x onerror=window.__xss=1>"
 XSS_OUTPUT = "</script><script>window.__xss=2</script>"

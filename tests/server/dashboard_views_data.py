@@ -13,11 +13,11 @@ from typing import Any
 import scenarist
 from scenarist import Equals, Scenario, StringMatching, Suite
 from scenarist.checks import FnCheck
-from scenarist.runlog import RunLog, run_log_from_suite_result
+from scenarist.formats.runlog import RunLog, run_log_from_suite_result
+from scenarist.model.items import ItemSummary, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span, SpanError
 from scenarist.store.sql.store import SqlStore
-from scenarist.trace import Span, SpanError
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ItemSummary, ScenarioRunRecord
 
 XSS = "<img src=x onerror=window.__xss=1>"
 XSS_SCRIPT = "</script><script>window.__xss=2</script>"

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from tests.server.dashboard_data import SUITE, TRACE_ID, VEVAL_SCENARIO, XSS_NAME, seed
 
-from scenarist.run_comparison import ScenarioOutcome, compare_outcomes
+from scenarist.model.comparison import ScenarioOutcome, compare_outcomes
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import pytest
 from tests.judges.conftest import FakeProvider, verdict
 
 from scenarist import Conformity, Scenario, StringMatching, Suite
-from scenarist.runlog import run_log_from_suite_result
+from scenarist.formats.runlog import run_log_from_suite_result
 
 pytestmark = pytest.mark.anyio
 

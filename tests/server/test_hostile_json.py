@@ -15,8 +15,8 @@ from tests.server.conftest import make_run_log, run_log_json
 from tests.server.test_api import VEVAL_TRACE
 
 from scenarist._json_limits import MAX_DEPTH
+from scenarist.model.record import TraceRecord
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 

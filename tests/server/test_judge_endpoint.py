@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from tests.server.test_api import VEVAL_TRACE
 
-from scenarist.model_defaults import reset_settings
+from scenarist.providers.defaults import reset_settings
 from scenarist.testing.fake_providers import FakeLLMServer
 
 pytestmark = pytest.mark.anyio

@@ -9,10 +9,10 @@ import httpx2
 import pytest
 from tests.server.conftest import make_run_log, run_log_json
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
+from scenarist.model.record import TraceRecord
 from scenarist.server.app import create_app
 from scenarist.store.remote import RemoteStore
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 

@@ -15,13 +15,13 @@ import httpx2
 import pytest
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
+from scenarist.model.record import TraceRecord
 from scenarist.server.app import create_app
 from scenarist.server.ratelimit import RateLimit, RateLimited, RateLimiter
 from scenarist.store.remote import RemoteStore
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
 
 
 class Clock:

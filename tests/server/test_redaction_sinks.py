@@ -17,8 +17,8 @@ from tests.server.conftest import LiveServer
 from tests.server.test_api import VEVAL_TRACE
 
 from scenarist import Client, Scenario, Suite
+from scenarist.formats.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.replay import cassette
-from scenarist.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.server.app import create_app
 from scenarist.store.remote import RemoteStore
 from scenarist.store.sql.models import Base

@@ -9,14 +9,14 @@ import httpx2
 import pytest
 from tests.server.conftest import make_run_log, run_log_json
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
+from scenarist.model.items import ScenarioItem
+from scenarist.model.record import TraceRecord
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.server.app import create_app
 from scenarist.store import admin
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem
 
 OLD = datetime.now(UTC) - timedelta(days=100)
 

@@ -13,18 +13,18 @@ from tests.server.test_api import VEVAL_TRACE
 from typer.testing import CliRunner
 
 from scenarist import Client, TraceAssert
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
 from scenarist.errors import SendError
+from scenarist.formats.runlog import write_jsonl
+from scenarist.formats.veval_wire import from_veval
+from scenarist.model.items import ScenarioItem
+from scenarist.model.record import TraceRecord
 from scenarist.replay.snapshots import SnapshotData
-from scenarist.runlog import write_jsonl
 from scenarist.server.app import create_app
 from scenarist.store import admin
 from scenarist.store.remote import RemoteStore
 from scenarist.store.spool import Spool, SpooledPayload
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem
-from scenarist.veval.wire import from_veval
 
 ITEMS = [ScenarioItem(name="ok", input="refund?"), ScenarioItem(name="ko", input="x")]
 

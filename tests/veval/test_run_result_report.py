@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarist.veval.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.model.items import ItemRunResult, ScenarioItem, ScenarioRunResult
 
 
 def _result() -> ScenarioRunResult:

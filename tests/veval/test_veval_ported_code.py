@@ -29,9 +29,9 @@ from scenarist import (
     compare_snapshots,
 )
 from scenarist.errors import ReplayError, UserError
+from scenarist.model.trace import SpanError
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import TestClient
-from scenarist.trace import SpanError
 
 pytestmark = pytest.mark.anyio
 

@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
+from scenarist.formats.veval_wire import from_veval, to_veval
 from scenarist.store import MemoryStore
 from scenarist.tracing import RunContext, step
 from scenarist.veval.client import Client
-from scenarist.veval.wire import from_veval, to_veval
 
 # A trace in Veval's wire shape (fields as its SDK sends them; values are ours).
 VEVAL_TRACE: dict[str, Any] = {

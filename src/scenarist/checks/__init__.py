@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from scenarist.checks.json_valid import JsonValid
     from scenarist.checks.readability import Readability
     from scenarist.checks.rego import RegoPolicy
-    from scenarist.checks.snapshot_check import MatchesSnapshot
     from scenarist.checks.spans import (
         MaxCost,
         MaxDuration,
@@ -49,14 +48,15 @@ if TYPE_CHECKING:
         ToolNotCalled,
         ToolOrder,
     )
-    from scenarist.checks.trace_assert import (
+    from scenarist.veval.assertions import ITraceAssertion
+    from scenarist.veval.snapshot_check import MatchesSnapshot
+    from scenarist.veval.trace_assert import (
         CustomAssertion,
         TraceAssert,
         TraceAssertionFn,
     )
-    from scenarist.veval.assertions import ITraceAssertion
 
-_TRACE_ASSERTIONS = "scenarist.checks.trace_assert"
+_TRACE_ASSERTIONS = "scenarist.veval.trace_assert"
 # The core catalogue loads on first use too: ``import scenarist`` then costs pydantic and
 # the engine, not the class creation of every check (issue 15: import <= 0.2 s).
 _CORE: dict[str, dict[str, str | None]] = {
@@ -105,7 +105,7 @@ Check.register_lazy(
         ],
         _TRACE_ASSERTIONS,
     )
-    | {"trace_matches_snapshot": "scenarist.checks.snapshot_check"}
+    | {"trace_matches_snapshot": "scenarist.veval.snapshot_check"}
     | dict.fromkeys(
         [
             "llm_judge",
@@ -127,7 +127,7 @@ __getattr__, __dir__ = lazy_attributes(
     | {
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
-        "MatchesSnapshot": "scenarist.checks.snapshot_check",
+        "MatchesSnapshot": "scenarist.veval.snapshot_check",
         "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
@@ -147,10 +147,10 @@ __getattr__, __dir__ = lazy_attributes(
         "ToolCalled": "scenarist.checks.tools",
         "ToolNotCalled": "scenarist.checks.tools",
         "ToolOrder": "scenarist.checks.tools",
-        "CustomAssertion": "scenarist.checks.trace_assert",
+        "CustomAssertion": "scenarist.veval.trace_assert",
         "ITraceAssertion": "scenarist.veval.assertions",
-        "TraceAssert": "scenarist.checks.trace_assert",
-        "TraceAssertionFn": "scenarist.checks.trace_assert",
+        "TraceAssert": "scenarist.veval.trace_assert",
+        "TraceAssertionFn": "scenarist.veval.trace_assert",
     },
 )
 

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from scenarist._missing import MISSING, is_missing
-from scenarist.paths import NoMatch, resolve, validate_path
+from scenarist.model._missing import MISSING, is_missing
+from scenarist.model.paths import NoMatch, resolve, validate_path
 
 if TYPE_CHECKING:
     from scenarist.checks.base import Check
-    from scenarist.results import CheckResult
-    from scenarist.trace import Trace
+    from scenarist.model.results import CheckResult
+    from scenarist.model.trace import Trace
 
 __all__ = [
     "DEFAULT_TARGET_KEY",
@@ -38,7 +38,7 @@ __all__ = [
 DEFAULT_TARGET_KEY = "trace.last.outputs"
 
 KeyPath = Annotated[str, AfterValidator(validate_path)]
-"""A path into the trace, checked when the check is built (see :mod:`scenarist.paths`)."""
+"""A path into the trace, checked when the check is built (see :mod:`scenarist.model.paths`)."""
 
 
 def is_none(value: object) -> bool:

@@ -7,9 +7,9 @@ from typing import Any, Self, TypeVar
 
 from pydantic import SerializeAsAny
 
-from scenarist._registry import KindRegistered
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model._registry import KindRegistered
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["AnyCheck", "Check", "fresh_verdicts", "has_fresh_verdicts"]
 

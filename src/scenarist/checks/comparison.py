@@ -21,7 +21,6 @@ from typing import Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import model_validator
 
-from scenarist._missing import is_missing
 from scenarist.checks._normalize import NormalizationForm, normalize
 from scenarist.checks._values import (
     DEFAULT_TARGET_KEY,
@@ -34,9 +33,10 @@ from scenarist.checks._values import (
     type_name,
 )
 from scenarist.checks.base import Check, fresh_verdicts
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model._missing import is_missing
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = [
     "ComparisonCheck",

@@ -15,8 +15,8 @@ from typing import Any
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables, reject_callables
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["AllOf", "AnyOf", "Not"]
 

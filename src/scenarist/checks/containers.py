@@ -11,7 +11,6 @@ from typing import Any, Self
 
 from pydantic import Field, model_validator
 
-from scenarist._missing import is_missing
 from scenarist.checks._normalize import NormalizationForm, normalize
 from scenarist.checks._values import (
     DEFAULT_TARGET_KEY,
@@ -25,9 +24,10 @@ from scenarist.checks._values import (
     type_name,
 )
 from scenarist.checks.base import Check
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model._missing import is_missing
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["Contains", "LengthBetween"]
 

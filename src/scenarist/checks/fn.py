@@ -24,12 +24,12 @@ from pydantic import (
     model_serializer,
 )
 
-from scenarist._construct import replace
 from scenarist.checks._values import optional
 from scenarist.checks.base import Check, fresh_verdicts
 from scenarist.errors import SerializationError
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model._construct import replace
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["SPEC_CONTEXT", "FnCheck", "from_fn", "omits_callables", "reject_callables"]
 

@@ -9,9 +9,9 @@ from pydantic import ConfigDict, Field, field_validator
 
 from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch
 from scenarist.checks.base import Check
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["JsonValid"]
 

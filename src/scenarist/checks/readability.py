@@ -27,10 +27,10 @@ from scenarist._extras import missing_extra
 from scenarist.checks._text_statistics import Metric, count_words, score
 from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch, type_name
 from scenarist.checks.base import Check
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.results import Metric as ResultMetric
-from scenarist.trace import Trace
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.results import Metric as ResultMetric
+from scenarist.model.trace import Trace
 
 __all__ = ["Readability"]
 

@@ -26,9 +26,9 @@ from pydantic import ConfigDict, Field, model_validator
 from scenarist._extras import missing_extra
 from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, NoMatch
 from scenarist.checks.base import Check
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["RegoPolicy"]
 

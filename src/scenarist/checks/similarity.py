@@ -27,11 +27,11 @@ from scenarist.checks._values import (
     type_name,
 )
 from scenarist.checks.base import Check
-from scenarist.paths import resolve
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult, Metric
+from scenarist.model.trace import Trace
 from scenarist.providers.base import ProviderError
 from scenarist.providers.mixins import WithEmbeddingMixin
-from scenarist.results import CheckResult, Metric
-from scenarist.trace import Trace
 
 __all__ = ["SemanticSimilarity", "cosine_similarity"]
 

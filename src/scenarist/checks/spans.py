@@ -1,6 +1,6 @@
 """Trace assertions over spans: steps, errors, cost, tokens, duration, output.
 
-These are the checks :class:`~scenarist.checks.trace_assert.TraceAssert` builds (Veval's
+These are the checks :class:`~scenarist.veval.trace_assert.TraceAssert` builds (Veval's
 ``TraceAssert``, as ordinary registered checks). Each looks at every span of the trace,
 nested ones included, in pre-order, unless ``interaction`` narrows it to one interaction
 (``-1`` is the last). Failure messages start with the check's name followed by a colon
@@ -20,7 +20,11 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt
 
-from scenarist._usage import (
+from scenarist.checks._values import optional
+from scenarist.checks.base import Check
+from scenarist.model.results import CheckResult, Metric
+from scenarist.model.trace import Interaction, Span, SpanError, Trace
+from scenarist.model.usage import (
     RECORDED_COST_KEY,
     cost_spans,
     declared_cost,
@@ -29,10 +33,6 @@ from scenarist._usage import (
     step_spans,
     token_spans,
 )
-from scenarist.checks._values import optional
-from scenarist.checks.base import Check
-from scenarist.results import CheckResult, Metric
-from scenarist.trace import Interaction, Span, SpanError, Trace
 
 __all__ = [
     "MaxCost",
@@ -150,7 +150,7 @@ class NoErrors(SpanCheck):
     """No span has status ``error``, and the agent itself raised nothing.
 
     A failed LLM call the capture recorded inside a tracked step is that step's to report
-    (:mod:`scenarist._usage`): it failed as well, or it handled the error. Veval only looks
+    (:mod:`scenarist.model.usage`): it failed as well, or it handled the error. Veval only looks
     at steps, so an exception raised outside any step passes its
     ``NoErrors``; here the interaction's own ``error`` counts too (unless it is the
     error of a failed step that escaped the agent: that one is counted once, as the step's).
@@ -193,7 +193,7 @@ class NoErrors(SpanCheck):
 @Check.register("trace_max_steps")
 class MaxSteps(SpanCheck):
     """At most ``max_steps`` tracked steps (nested ones count; captured LLM calls do not,
-    see :mod:`scenarist._usage`)."""
+    see :mod:`scenarist.model.usage`)."""
 
     max_steps: Count = Field(ge=0)
 
@@ -261,7 +261,7 @@ class StepExists(SpanCheck):
 @Check.register("trace_max_llm_calls")
 class MaxLlmCalls(SpanCheck):
     """At most ``max_calls`` LLM calls: captured calls, plus ``llm`` steps with no captured
-    call inside (see :mod:`scenarist._usage`)."""
+    call inside (see :mod:`scenarist.model.usage`)."""
 
     max_calls: Count = Field(ge=0)
 
@@ -428,7 +428,7 @@ class MaxDuration(SpanCheck):
     misses time spent outside any step. An interaction without a duration is an ERROR.
 
     Time its LLM calls spent waiting for the server (``queue_ms``, recorded for streamed
-    responses: see :mod:`scenarist.integrations._llm_call`) is subtracted, overlaps
+    responses: see :mod:`scenarist.tracing.http._llm_call`) is subtracted, overlaps
     counted once, so the same budget holds with ``--parallel 1`` or ``8`` against a
     single-worker model server; ``exclude_queued=False`` checks raw wall-clock time.
     Details keep all three (``counted_ms``, ``wall_ms``, ``queued_ms``).

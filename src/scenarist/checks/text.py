@@ -22,9 +22,9 @@ from scenarist.checks._values import (
     pick,
 )
 from scenarist.checks.base import Check, fresh_verdicts
-from scenarist.paths import resolve
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.paths import resolve
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 __all__ = ["RegexMatching", "StringMatching"]
 

@@ -22,8 +22,8 @@ from scenarist.checks.base import Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
 from scenarist.checks.spans import Count, Scope, SpanCheck
 from scenarist.errors import SerializationError
-from scenarist.results import CheckResult, Metric
-from scenarist.trace import Span
+from scenarist.model.results import CheckResult, Metric
+from scenarist.model.trace import Span
 
 __all__ = ["ToolArgs", "ToolCallCount", "ToolCalled", "ToolNotCalled", "ToolOrder"]
 

@@ -36,11 +36,11 @@ from types import ModuleType
 
 from pydantic import BaseModel, ValidationError
 
-from scenarist._files import read_data
-from scenarist._missing import is_missing
+from scenarist.engine.scenario import Scenario
+from scenarist.engine.suite import Suite
 from scenarist.errors import UserError
-from scenarist.scenario import Scenario
-from scenarist.suite import Suite
+from scenarist.formats.files import read_data
+from scenarist.model._missing import is_missing
 
 __all__ = ["Discovery", "LoadError", "SourceFile", "discover"]
 

@@ -24,8 +24,8 @@ from scenarist.cli._runs import (
     write_problem,
 )
 from scenarist.errors import RequestError, UserError
-from scenarist.results import SuiteResult
-from scenarist.runlog import RunLog, write_jsonl
+from scenarist.formats.runlog import RunLog, write_jsonl
+from scenarist.model.results import SuiteResult
 
 __all__ = ["Outputs", "check_upload"]
 
@@ -102,7 +102,7 @@ class Outputs:
 
     def upload(self, log: RunLog, url: str) -> None:
         """Send the run log; a server that is down spools it (``scenarist sync`` later)."""
-        from scenarist._sync import run_sync
+        from scenarist.engine._sync import run_sync
         from scenarist.store.remote import RemoteStore
 
         store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"))

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from scenarist.errors import UserError
-from scenarist.runlog import RunLog, read_jsonl, write_jsonl
+from scenarist.formats.runlog import RunLog, read_jsonl, write_jsonl
 
 __all__ = [
     "HOME_FIX",
@@ -32,7 +32,7 @@ HOME_FIX = "set SCENARIST_HOME to a writable folder (it holds the run logs and t
 
 def runs_dir() -> Path:
     """The runs folder, made owner-only (``0700``) when it does not exist yet."""
-    from scenarist._owner_only import owner_only_dir
+    from scenarist.store._owner_only import owner_only_dir
     from scenarist.store.location import scenarist_home
 
     folder = scenarist_home() / "runs"
@@ -87,7 +87,7 @@ def store_in_local_database(log: RunLog) -> str:
     """Ingest ``log`` into the database ``Client()`` and ``scenarist serve`` use; return
     its label (a file path, or a URL without its password). Ingestion is idempotent, so a
     later upload of the same run never duplicates it."""
-    from scenarist._sync import run_sync
+    from scenarist.engine._sync import run_sync
     from scenarist.store.default import default_store
     from scenarist.store.location import database_label
 

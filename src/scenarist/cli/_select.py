@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from scenarist.engine.scenario import Scenario
 from scenarist.errors import UserError
-from scenarist.scenario import Scenario
 
 __all__ = ["Matcher", "parse_keyword", "parse_tags"]
 

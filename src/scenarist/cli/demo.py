@@ -24,7 +24,7 @@ def demo() -> None:
     from rich.console import Console
 
     from scenarist.demo_suite import DELIBERATE_FAILURE, build_demo_suite
-    from scenarist.runlog import RunSettings, run_log_from_suite_result
+    from scenarist.formats.runlog import RunSettings, run_log_from_suite_result
 
     console = Console()
     upload_url = check_upload(None)  # SCENARIST_URL set: the run goes there too, as with run

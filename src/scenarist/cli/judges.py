@@ -38,7 +38,7 @@ judges_app = typer.Typer(help="Judge models: calibrate them against human labels
 
 
 def _interaction(data: Any, where: str) -> Any:
-    from scenarist.trace import Interaction
+    from scenarist.model.trace import Interaction
 
     if not isinstance(data, dict) or "outputs" not in data:
         raise UserError(f"{where} needs 'inputs' and 'outputs' (and optional 'metadata')")
@@ -49,7 +49,7 @@ def _interaction(data: Any, where: str) -> Any:
 
 def _case(data: Any, index: int, source: Path) -> Any:
     from scenarist.judges.calibrate import LabelledCase
-    from scenarist.trace import Trace
+    from scenarist.model.trace import Trace
 
     where = f"{source}: cases[{index}]"
     if not isinstance(data, dict):
@@ -70,7 +70,7 @@ def _case(data: Any, index: int, source: Path) -> Any:
 
 def load_labels(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """The check spec and the labelled cases in ``path`` (errors name the file and case)."""
-    from scenarist._files import read_data
+    from scenarist.formats.files import read_data
 
     if not path.is_file():
         raise UserError(f"{path}: no such labels file")

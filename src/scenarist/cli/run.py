@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scenarist._status import ScenarioStatus
-from scenarist.adaptive import AdaptiveConcurrency
 from scenarist.cli._discover import Discovery, SourceFile, discover
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
+from scenarist.engine.adaptive import AdaptiveConcurrency
 from scenarist.errors import CassetteError, ReplayError, UserError
-from scenarist.results import ScenarioResult, SuiteResult
-from scenarist.runlog import (
+from scenarist.formats.runlog import (
     RunLogHeader,
     RunSettings,
     ScenarioRecord,
@@ -37,6 +35,8 @@ from scenarist.runlog import (
     run_log_from_suite_result,
     write_jsonl,
 )
+from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.status import ScenarioStatus
 
 if TYPE_CHECKING:
     from scenarist.replay.cassette import CassetteStats
@@ -255,7 +255,7 @@ def run(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if project is not None:
-        from scenarist.projects import check_project
+        from scenarist.store.projects import check_project
 
         # by name: Typer vendors click, so the enum's class depends on the Typer version
         from_env = getattr(ctx.get_parameter_source("project"), "name", "") == "ENVIRONMENT"
@@ -370,7 +370,7 @@ def _ray_executor(address: str | None, files: list[SourceFile]) -> Any:
     (workers cannot import a file by path; the agent's own package they must import)."""
     if address is None:
         return None
-    from scenarist.ray_executor import RayExecutor
+    from scenarist.distributed.ray import RayExecutor
 
     python_files = [f.path for f in files if f.path.suffix == ".py"]
     return RayExecutor(None if address == "local" else address, ship_files=python_files)
@@ -382,8 +382,8 @@ def _cap(parallel: int | AdaptiveConcurrency) -> int:
 
 def _give_target(found: Discovery, reference: str) -> None:
     """``--target``: the agent of every scenario found that has none of its own."""
-    from scenarist._files import resolve_target
-    from scenarist._missing import is_missing
+    from scenarist.formats.files import resolve_target
+    from scenarist.model._missing import is_missing
 
     agent = resolve_target(reference, source="--target")
     for file in found.files:
@@ -500,8 +500,8 @@ def replay_tally(tapes: list[CassetteStats]) -> str:
 def _execute(plan: _Plan, suite_name: str) -> _Ran:
     """Run every file's scenarios; results in discovery order, streamed to the run log
     (header first: a runs folder that cannot be written stops here, before any run)."""
-    from scenarist._progress import Progress
-    from scenarist._sync import run_sync
+    from scenarist.engine._progress import Progress
+    from scenarist.engine._sync import run_sync
 
     scenarios = [s for f in plan.files for s in f.scenarios]
     header = RunLogHeader(
@@ -547,7 +547,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             progress.advance(index, result)
 
     async def run_file(file: SourceFile, offset: int) -> None:
-        from scenarist.suite import Suite
+        from scenarist.engine.suite import Suite
 
         suite = Suite(name=suite_name, scenarios=file.scenarios)
         stream_of_results = suite.iter_results(

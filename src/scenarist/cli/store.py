@@ -3,9 +3,9 @@ database from the command line, the same one ``Client()`` writes and ``scenarist
 reads (:mod:`scenarist.store.location`). Commands that write say which database they used.
 
 Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
-shape (:class:`~scenarist.tracing.record.TraceRecord`) or, with ``--format veval``,
-Veval's wire format (:mod:`scenarist.veval.wire`); an items file holds a list of
-:class:`~scenarist.veval.items.ScenarioItem`. ``traces import`` also reads OpenTelemetry
+shape (:class:`~scenarist.model.record.TraceRecord`) or, with ``--format veval``,
+Veval's wire format (:mod:`scenarist.formats.veval_wire`); an items file holds a list of
+:class:`~scenarist.model.items.ScenarioItem`. ``traces import`` also reads OpenTelemetry
 OTLP files (JSON or protobuf, detected; :mod:`scenarist.otel`) and ``traces export
 --format otlp`` writes OTLP/JSON. ``items add --trace ID`` makes one trace-backed item.
 """
@@ -27,8 +27,8 @@ import typer
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:
+    from scenarist.model.record import TraceRecord
     from scenarist.store.sql.store import SqlStore
-    from scenarist.tracing.record import TraceRecord
 
 __all__ = ["TraceFormat", "items_app", "load_agent", "replay", "traces_app"]
 
@@ -55,7 +55,7 @@ def _where(store: SqlStore) -> str:
 
 
 def _sync(coroutine_function: Any, *args: Any) -> Any:
-    from scenarist._sync import run_sync
+    from scenarist.engine._sync import run_sync
 
     return run_sync(coroutine_function, *args)
 
@@ -114,9 +114,9 @@ def _otlp_traces(path: Path, raw: bytes) -> list[TraceRecord]:
 def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
     from pydantic import ValidationError
 
-    from scenarist._files import describe_validation_error
-    from scenarist.tracing.record import TraceRecord
-    from scenarist.veval.wire import from_veval
+    from scenarist.formats.files import describe_validation_error
+    from scenarist.formats.veval_wire import from_veval
+    from scenarist.model.record import TraceRecord
 
     if format is not TraceFormat.veval:
         try:
@@ -242,7 +242,7 @@ def traces_export(
     """Export traces from the database as a JSON list (``--format otlp``: one OTLP/JSON
     export request, GenAI semantic-convention names)."""
     from scenarist._jsonable import to_json_value
-    from scenarist.veval.wire import to_veval
+    from scenarist.formats.veval_wire import to_veval
 
     store = _store()
     records = []
@@ -334,8 +334,8 @@ def items_import(
     """Replace the stored items of a scenario with those in a JSON file."""
     from pydantic import ValidationError
 
-    from scenarist._files import describe_validation_error
-    from scenarist.veval.items import ScenarioItem
+    from scenarist.formats.files import describe_validation_error
+    from scenarist.model.items import ScenarioItem
 
     data = _read_json(file)
     if not isinstance(data, list):
@@ -372,7 +372,7 @@ def items_add(
     name: Annotated[str | None, typer.Option("--name", help="The item's name.")] = None,
 ) -> None:
     """Add one trace-backed item to a scenario: running it replays the trace."""
-    from scenarist.veval.items import ScenarioItem
+    from scenarist.model.items import ScenarioItem
 
     store = _store()
     record = _sync(store.get_trace, trace)

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from scenarist.trace import Trace
+from scenarist.model.trace import Trace
 
 __all__ = ["render_file", "render_package", "render_string", "transcript"]
 

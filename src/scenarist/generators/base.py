@@ -4,7 +4,7 @@ An input generator is a pydantic model registered by ``kind`` (so a scenario tha
 one still dumps to JSON as ``{"kind": "user_simulator", ...}`` and loads back), and an
 async generator when called: ``gen(trace, input_type=None)`` yields an input, receives
 the trace updated with the agent's answer, and yields the next one, until it stops. That
-is the protocol :class:`~scenarist.interactions.Interact` already speaks for generator
+is the protocol :class:`~scenarist.engine.interactions.Interact` already speaks for generator
 functions, so ``.interact(inputs=UserSimulator(...))`` needs nothing special.
 
 :class:`BaseLLMGenerator` is the loop shared by the LLM-driven generators: each turn it
@@ -24,12 +24,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from scenarist._registry import KindRegistered
 from scenarist.errors import InputGenerationException
+from scenarist.model._registry import KindRegistered
+from scenarist.model.trace import Trace
 from scenarist.providers._structured import StructuredOutputError, parse_structured
 from scenarist.providers.base import Message, Provider, ProviderError, single_attempt
 from scenarist.providers.mixins import WithGeneratorMixin
-from scenarist.trace import Trace
 
 __all__ = ["TURN_SCHEMA", "BaseLLMGenerator", "InputGenerator", "Turn"]
 

@@ -26,9 +26,9 @@ from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, Validat
 from scenarist.errors import InputGenerationException
 from scenarist.generators._templates import render_package, render_string
 from scenarist.generators.base import InputGenerator, ask
+from scenarist.model.trace import Trace
 from scenarist.providers.base import Message, ProviderError
 from scenarist.providers.mixins import WithGeneratorMixin
-from scenarist.trace import Trace
 
 __all__ = ["DatasetInputGenerator"]
 

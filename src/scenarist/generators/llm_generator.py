@@ -19,8 +19,8 @@ from pydantic import model_validator
 
 from scenarist.generators._templates import render_file, render_package, render_string
 from scenarist.generators.base import BaseLLMGenerator, InputGenerator
+from scenarist.model.trace import Trace
 from scenarist.providers.base import Message
-from scenarist.trace import Trace
 
 __all__ = ["LLMGenerator"]
 

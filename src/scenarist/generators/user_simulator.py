@@ -21,8 +21,8 @@ from typing import Any
 
 from scenarist.generators._templates import render_package
 from scenarist.generators.base import BaseLLMGenerator, InputGenerator
+from scenarist.model.trace import Trace
 from scenarist.providers.base import Message
-from scenarist.trace import Trace
 
 __all__ = ["UserSimulator"]
 

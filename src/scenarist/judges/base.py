@@ -35,9 +35,9 @@ from scenarist.errors import JudgeInputError
 from scenarist.judges._prompts import PromptError, builtin, judge_messages, render
 from scenarist.judges.judge import BaseJudge, JudgeCall, LLMChatJudge, judge_name, resolve_judge
 from scenarist.judges.verdict import LLMCheckResult
+from scenarist.model.results import CheckResult, Metric
+from scenarist.model.trace import Trace
 from scenarist.providers.base import ProviderError
-from scenarist.results import CheckResult, Metric
-from scenarist.trace import Trace
 
 __all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
 

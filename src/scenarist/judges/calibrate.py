@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scenarist._sync import run_sync
 from scenarist.checks.base import Check
+from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
-from scenarist.results import CheckResult
-from scenarist.trace import Trace
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -121,7 +121,7 @@ async def calibrate(
     max_concurrency: int = 8,
 ) -> CalibrationResult:
     """Run ``judge_check`` on every case (``max_concurrency`` at a time) and compare."""
-    from scenarist.runner import run_check
+    from scenarist.engine.runner import run_check
 
     cases = [_case(item, i) for i, item in enumerate(labelled_cases)]
     if not cases:

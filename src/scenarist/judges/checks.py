@@ -16,8 +16,8 @@ from scenarist.checks._values import DEFAULT_TARGET_KEY, KeyPath, exactly_one, o
 from scenarist.checks.base import Check
 from scenarist.judges._prompts import PromptError, as_text
 from scenarist.judges.base import BaseLLMCheck, JudgeInputError
-from scenarist.paths import NoMatch, resolve
-from scenarist.trace import Trace
+from scenarist.model.paths import NoMatch, resolve
+from scenarist.model.trace import Trace
 
 __all__ = [
     "TOXICITY_CATEGORIES",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scenarist.judges.calibrate import CalibrationResult
-    from scenarist.results import CheckResult, ScenarioResult
+    from scenarist.model.results import CheckResult, ScenarioResult
 
 __all__ = [
     "JUDGE_KINDS",

@@ -25,7 +25,6 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PrivateAttr, field_serializer
 
-from scenarist._registry import KindRegistered
 from scenarist.errors import StructuredOutputError
 from scenarist.judges.verdict import (
     VERDICT_SCHEMA,
@@ -33,8 +32,9 @@ from scenarist.judges.verdict import (
     instructions_of,
     parse_verdict,
 )
-from scenarist.model_defaults import get_default_judge
+from scenarist.model._registry import KindRegistered
 from scenarist.providers.base import ChatResponse, Message, Provider, ProviderError, single_attempt
+from scenarist.providers.defaults import get_default_judge
 from scenarist.providers.named_model import NamedModel
 
 __all__ = ["BaseJudge", "JudgeCall", "LLMChatJudge", "judge_name", "resolve_judge"]
@@ -214,7 +214,7 @@ class LLMChatJudge(BaseJudge):
     @property
     def name(self) -> str:
         if self.generator is None:
-            from scenarist.model_defaults import get_default_generator
+            from scenarist.providers.defaults import get_default_generator
 
             return judge_name(get_default_generator())
         return judge_name(self.generator)
@@ -294,7 +294,7 @@ async def _answers(
 def _default_generator_provider() -> Provider:
     """The default generator's adapter; when it is the built-in default and cannot be
     used (no key), the error says how to configure a judge."""
-    from scenarist.model_defaults import BUILTIN_GENERATOR, configured
+    from scenarist.providers.defaults import BUILTIN_GENERATOR, configured
 
     try:
         return _resolve_provider(None)

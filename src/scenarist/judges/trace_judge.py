@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import Field
 
-from scenarist._missing import MISSING, is_missing
 from scenarist.checks.base import Check
 from scenarist.judges.base import BaseLLMCheck, JudgeInputError
 from scenarist.judges.mocks import active_judge_mocks
 from scenarist.judges.verdict import LLMCheckResult
-from scenarist.results import CheckResult, Metric
-from scenarist.trace import Trace
+from scenarist.model._missing import MISSING, is_missing
+from scenarist.model.results import CheckResult, Metric
+from scenarist.model.trace import Trace
 
 __all__ = ["TraceJudge"]
 

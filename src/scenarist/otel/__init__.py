@@ -1,7 +1,7 @@
 """OpenTelemetry both ways: OTLP traces in as recorded runs, our runs out as OTLP.
 
 * :func:`parse_otlp` reads an OTLP ``ExportTraceServiceRequest`` (JSON, or protobuf with
-  the ``otel`` extra) into :class:`~scenarist.tracing.record.TraceRecord` objects, one
+  the ``otel`` extra) into :class:`~scenarist.model.record.TraceRecord` objects, one
   per trace id, reading the GenAI semantic conventions (current and previous names),
   OpenInference and Logfire/pydantic-ai (:mod:`scenarist.otel.mapping`);
 * :func:`to_otlp_json` writes records as OTLP/JSON with GenAI semconv names (and every
@@ -22,7 +22,7 @@ from scenarist.otel.export import to_otlp_json
 from scenarist.otel.wire import OtlpError, decode, detect_format
 
 if TYPE_CHECKING:
-    from scenarist.tracing.record import TraceRecord
+    from scenarist.model.record import TraceRecord
 
 __all__ = [
     "OtlpError",

@@ -1,4 +1,4 @@
-"""OTLP spans to :class:`~scenarist.tracing.record.TraceRecord`: one record per trace id.
+"""OTLP spans to :class:`~scenarist.model.record.TraceRecord`: one record per trace id.
 
 Each span is converted on its own (kind, model, tokens, messages, tool call, error) by the
 tables of :mod:`scenarist.otel.mapping`; the tree is then rebuilt from parent ids, so the
@@ -16,12 +16,12 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from scenarist._construct import construct
 from scenarist._json_limits import fast_loads
+from scenarist.model._construct import construct
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span, SpanError
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
-from scenarist.trace import Span, SpanError
-from scenarist.tracing.record import TraceRecord
 
 __all__ = ["merge_records", "records_from_spans", "span_from_wire"]
 
@@ -294,7 +294,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _llm_fields(wire: WireSpan, fields: dict[str, Any], metadata: dict[str, Any]) -> None:
-    from scenarist.pricing import cost_usd
+    from scenarist.providers.pricing import cost_usd
 
     a = wire.attributes
     model = _first(a, m.MODEL)

@@ -17,8 +17,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
 
 __all__ = ["otel_trace_hex", "to_otlp_json"]
 

@@ -16,8 +16,8 @@ from scenarist.otel.wire import decode
 from scenarist.redaction import redact_received
 
 if TYPE_CHECKING:
+    from scenarist.model.record import TraceRecord
     from scenarist.store.base import Store
-    from scenarist.tracing.record import TraceRecord
 
 __all__ = ["Ingested", "ingest_otlp", "store_records"]
 

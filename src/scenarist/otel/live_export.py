@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
-    from scenarist.tracing.record import TraceRecord
+    from scenarist.model.record import TraceRecord
 
 __all__ = ["ENDPOINT_ENV", "LiveExporter", "export_record", "flush"]
 

@@ -28,9 +28,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from scenarist.errors import ReplayMissError
-from scenarist.integrations._llm_payloads import classify
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
+from scenarist.tracing.http._llm_payloads import classify
 
 __all__ = ["CAPTURE_HINT", "OtelCalls", "anthropic_rows", "content_problem", "llm_spans"]
 

@@ -20,7 +20,6 @@ import json
 import os
 from typing import Any
 
-from scenarist.pricing import cost_usd
 from scenarist.providers._retry import (
     RetryPolicy,
     Transient,
@@ -31,6 +30,7 @@ from scenarist.providers._retry import (
 from scenarist.providers._structured import StructuredOutputError, parse_structured, validate
 from scenarist.providers.base import ChatResponse, Message, ProviderError
 from scenarist.providers.openai_provider import import_sdk
+from scenarist.providers.pricing import cost_usd
 
 __all__ = ["AnthropicProvider"]
 

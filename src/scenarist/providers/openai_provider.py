@@ -38,7 +38,6 @@ import os
 import re
 from typing import Any, Literal, get_args
 
-from scenarist.pricing import cost_usd
 from scenarist.providers._retry import (
     RetryPolicy,
     Transient,
@@ -52,6 +51,7 @@ from scenarist.providers._structured import (
     parse_structured,
 )
 from scenarist.providers.base import ChatResponse, Message, ProviderError
+from scenarist.providers.pricing import cost_usd
 
 __all__ = ["OpenAIProvider", "StructuredMode", "structured_mode_setting"]
 

@@ -37,7 +37,7 @@ _RERECORD = "re-record it with mode='refresh' (or SCENARIST_RECORD_MODE=refresh)
 
 class CassetteRecord(NamedTuple):
     """One recorded call: its request, its response, its line in the file, and the lane
-    (scenario or item, see ``scenarist._lanes``) that made it, if any."""
+    (scenario or item, see ``scenarist.engine._lanes``) that made it, if any."""
 
     line: int
     request: dict[str, Any]
@@ -78,7 +78,7 @@ def read(path: Path) -> list[CassetteRecord]:
         raise CassetteError(f"{path}: not UTF-8 text ({error}); {_RERECORD}") from None
     except OSError as error:
         raise CassetteError(f"{path}: cannot be read ({error.strerror or error})") from None
-    from scenarist.runlog import split_jsonl  # the one line splitting of JSON Lines
+    from scenarist.formats.runlog import split_jsonl  # the one line splitting of JSON Lines
 
     numbered, rest = split_jsonl(text)
     if rest.strip():  # a last line without its newline is still read (and checked)

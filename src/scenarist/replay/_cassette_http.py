@@ -12,10 +12,10 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from scenarist.integrations import _llm_payloads as payloads
-from scenarist.integrations._llm_call import REPLAYED
 from scenarist.redaction import redact
 from scenarist.replay._request_key import BODY_DEPTH
+from scenarist.tracing.http import _llm_payloads as payloads
+from scenarist.tracing.http._llm_call import REPLAYED
 
 __all__ = ["serve", "stored_response", "tap"]
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scenarist.errors import ReplayError, UserError
+from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 from scenarist.veval.assertions import Assertion, failures_of
 
 if TYPE_CHECKING:
@@ -91,9 +91,9 @@ async def replay_recording(
         return _no_steps(recording)
     from contextlib import ExitStack
 
-    from scenarist.integrations._network_guard import NetworkGuard, guard_network
-    from scenarist.integrations.http_capture import serve_llm_calls
     from scenarist.replay.recorded_calls import RecordedCalls
+    from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
+    from scenarist.tracing.http.capture import serve_llm_calls
 
     otel = recording.metadata.get("source") == "otel"
     if otel:  # an OpenTelemetry trace: only its LLM calls can be served (scenarist.otel.replay)

@@ -8,7 +8,7 @@
         answer = my_agent("Can I get a refund?")   # openai / anthropic / raw httpx inside
     assert tape.stats.missed == 0
 
-A cassette is a :class:`~scenarist.integrations.http_capture.ResponseSource`: while one is
+A cassette is a :class:`~scenarist.tracing.http.capture.ResponseSource`: while one is
 active in a context, every LLM call made there through ``httpx``/``httpx2`` (both official
 SDKs, sync, async, streamed), ``requests``/``urllib3`` or ``aiohttp`` is answered by it,
 run or no run. It is a context variable,
@@ -21,7 +21,7 @@ Modes:
 
 * ``"replay"`` — strict: each call is looked up by its key (see ``_request_key``) in
   per-key FIFO lanes (identical calls replay in recorded order) of the scenario or item
-  that makes it (``scenarist._lanes``: parallel scenarios sending the same request each
+  that makes it (``scenarist.engine._lanes``: parallel scenarios sending the same request each
   get their own recorded responses, whatever the timing; a call recorded outside any
   lane answers any lane; one made outside any lane takes the oldest); a miss raises
   :class:`~scenarist.errors.ReplayMissError`, which names the request, diffs it against
@@ -53,11 +53,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
-from scenarist._lanes import current_lane
-from scenarist._lanes import lane as cassette_lane
+from scenarist.engine._lanes import current_lane
+from scenarist.engine._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
-from scenarist.integrations._network_guard import NetworkGuard, guard_network
-from scenarist.integrations.http_capture import serve_llm_calls
 from scenarist.redaction import redacted_fields, response_fields
 from scenarist.replay import _cassette_file as files
 from scenarist.replay import _cassette_http as http
@@ -68,6 +66,8 @@ from scenarist.replay._request_key import (
     nearest_diff,
     stored_request,
 )
+from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
+from scenarist.tracing.http.capture import serve_llm_calls
 
 __all__ = [
     "RECORD_MODE_ENV",

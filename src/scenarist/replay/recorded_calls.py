@@ -29,8 +29,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scenarist._usage import is_captured_call
 from scenarist.errors import ReplayMissError
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
+from scenarist.model.usage import is_captured_call
 from scenarist.redaction import redact, redacted_fields
 from scenarist.replay._cassette_http import serve
 from scenarist.replay._request_key import (
@@ -40,8 +42,6 @@ from scenarist.replay._request_key import (
     describe,
     stored_request,
 )
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.recorder import current_span
 
 if TYPE_CHECKING:

@@ -22,9 +22,9 @@ from pydantic import (
     model_validator,
 )
 
-from scenarist._positional import Positional
 from scenarist.checks.fn import omits_callables
 from scenarist.errors import SerializationError
+from scenarist.model._positional import Positional
 from scenarist.replay._align import Item, Op, align, canonical, line_diff, prepare
 
 if TYPE_CHECKING:

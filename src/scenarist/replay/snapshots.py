@@ -2,7 +2,7 @@
 
 A :class:`SnapshotData` is the ordered list of a run's steps (name, kind, input, output,
 status, depth), taken from a stored :class:`~scenarist.tracing.TraceRecord`, a live
-:class:`~scenarist.tracing.RunContext` or a :class:`~scenarist.trace.Trace`.
+:class:`~scenarist.tracing.RunContext` or a :class:`~scenarist.model.trace.Trace`.
 :func:`compare_snapshots` aligns a later run against it and lists what drifted: steps
 added, removed or moved, inputs and (optionally) outputs changed, each with a compact line
 diff. ``TraceAssert.matches_snapshot`` turns a drift into a failed check.
@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 from scenarist._jsonable import to_json_value
-from scenarist._positional import Positional
-from scenarist._sync import run_sync
-from scenarist._usage import is_captured_call
+from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
+from scenarist.model._positional import Positional
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span, Trace
+from scenarist.model.usage import is_captured_call
 from scenarist.replay.snapshot_diff import (
     SnapshotAlignmentRow,
     SnapshotChange,
@@ -32,9 +34,7 @@ from scenarist.replay.snapshot_diff import (
     SnapshotOptions,
     diff_steps,
 )
-from scenarist.trace import Span, Trace
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 
 if TYPE_CHECKING:
     from scenarist.store.base import Store

@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist._jsonable import to_json_value
-from scenarist._positional import Positional
 from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
+from scenarist.model._positional import Positional
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
 from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
 
 if TYPE_CHECKING:
     from scenarist.replay.recorded_calls import RecordedCalls
@@ -187,7 +187,7 @@ class Replayer:
     """The HTTP-level source of the same replay, told about served subtrees."""
 
     def __post_init__(self) -> None:
-        from scenarist._usage import is_captured_call
+        from scenarist.model.usage import is_captured_call
 
         # Calls the HTTP capture recorded replay at the HTTP layer (RecordedCalls), not here.
         self._steps = [s for s in self.recording.spans if not is_captured_call(s)]
@@ -366,7 +366,7 @@ def served_subtree(recorded: Span, new_id: Callable[[], str], parent: Span) -> l
     """Copies of the spans recorded inside ``recorded``, for the served ``parent``: steps
     as served steps, captured LLM calls marked ``replayed`` (cost kept as
     ``recorded_cost_usd``), at the parent's time, spending nothing."""
-    from scenarist._usage import RECORDED_COST_KEY, is_captured_call
+    from scenarist.model.usage import RECORDED_COST_KEY, is_captured_call
 
     copies: list[Span] = []
     for child in recorded.children:

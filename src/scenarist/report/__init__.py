@@ -1,6 +1,6 @@
 """Presentation of results: the terminal report, JUnit XML and the Hub payload.
 
-The result models in :mod:`scenarist.results` hold no presentation code; they call into
+The result models in :mod:`scenarist.model.results` hold no presentation code; they call into
 this package lazily, so ``import scenarist`` never loads Rich.
 """
 

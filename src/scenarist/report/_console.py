@@ -19,23 +19,23 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from scenarist._status import FAILING, format_rate
-from scenarist.report.diff import ValueDiff, check_diff
-from scenarist.results import (
+from scenarist.model.comparison import RunComparison
+from scenarist.model.results import (
     CheckResult,
     GroupedSuiteResult,
     ScenarioResult,
     SuiteResult,
     TestCaseResult,
 )
-from scenarist.run_comparison import RunComparison
+from scenarist.model.status import FAILING, format_rate
+from scenarist.report.diff import ValueDiff, check_diff
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.table import Table
     from rich.text import Text
 
-    from scenarist.trace import Span
+    from scenarist.model.trace import Span
 
 __all__ = ["MAX_FAILURES_ENV", "print_report", "render"]
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from scenarist._jsonable import as_text, to_json_value
-from scenarist._money import format_usd
-from scenarist._status import FAILING
+from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.status import FAILING
+from scenarist.report._money import format_usd
 from scenarist.report.diff import ValueDiff, check_diff
-from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_html"]
 

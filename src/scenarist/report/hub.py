@@ -4,7 +4,7 @@ The shape is fixed by compatibility (spec 03 §3): the suite's counts and scenar
 scenario with its steps, check results and ``final_trace`` (``interactions``,
 ``annotations``, ``last``). Fields that scenarist adds to its models (spans, run
 statuses, suite name...) are deliberately left out so the Hub sees exactly what it
-expects; the run log (:mod:`scenarist.runlog`) is where the full record lives.
+expects; the run log (:mod:`scenarist.formats.runlog`) is where the full record lives.
 
 Built by hand from the models rather than with ``model_dump`` so that arbitrary user
 values (a dataclass as outputs, a numpy float in details) never raise or warn: anything
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from scenarist._jsonable import as_text, to_json_value
-from scenarist.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
-from scenarist.trace import Interaction, Trace
+from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
+from scenarist.model.trace import Interaction, Trace
 
 __all__ = ["jsonable", "scenario_payload", "to_hub_format"]
 

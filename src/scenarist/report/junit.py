@@ -10,7 +10,7 @@ tags, runs executed, cost when known. At most one ``<failure>``, ``<error>`` or
 ``<skipped>`` child carries giskard's text (the scenario, then each check result with the
 scenario's status and its details as JSON); only failing cases carry their
 plain-text report in ``<system-out>`` (giskard writes one for every case). The full record
-of a run belongs to the run log (:mod:`scenarist.runlog`).
+of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
 
 Built with :mod:`xml.etree.ElementTree`, which escapes ``<``, ``&`` and quotes; characters
 that XML 1.0 cannot hold at all (most control characters) are replaced by a visible
@@ -27,8 +27,8 @@ import xml.etree.ElementTree as ET
 from os import PathLike
 from pathlib import Path
 
+from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.report.hub import jsonable, scenario_payload
-from scenarist.results import ScenarioResult, SuiteResult
 
 __all__ = ["to_junit_xml"]
 

@@ -10,7 +10,7 @@
   field (``steps.0.cost_usd``), before pydantic or the store see them.
 
 ``POST /api/runs`` reads its body itself (JSON or JSON Lines); the run-log codec applies
-the same limits to each record (``scenarist.runlog``).
+the same limits to each record (``scenarist.formats.runlog``).
 """
 
 from __future__ import annotations

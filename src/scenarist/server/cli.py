@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from scenarist._gc import frozen_while_running
+from scenarist.engine._gc import frozen_while_running
 from scenarist.errors import UserError
 from scenarist.store.admin import has_keys
 from scenarist.store.location import database_label

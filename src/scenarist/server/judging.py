@@ -68,8 +68,8 @@ def server_judge(configured: Any = None) -> Provider:
 
 async def judge_trace(body: JudgeBody, record: Any, provider: Provider) -> JudgeVerdict:
     """Judge ``record`` (a ``TraceRecord``) against ``body.criteria`` with ``provider``."""
-    from scenarist.checks.trace_assert import TraceAssert
-    from scenarist.runner import run_check
+    from scenarist.engine.runner import run_check
+    from scenarist.veval.trace_assert import TraceAssert
 
     check = TraceAssert.judge(
         criteria=body.criteria,

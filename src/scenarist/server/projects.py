@@ -5,7 +5,7 @@ The project is named by ``?project=`` (the dashboard's switcher, links), else th
 ``scenarist_project`` cookie (set when a page is opened with ``?project=``, so the
 dashboard stays on the project chosen), else it is the key's only project, else
 ``default``. :class:`ProjectScope` sets it for the request
-(:func:`scenarist.projects.project_scope`): the app's one store then reads and writes
+(:func:`scenarist.store.projects.project_scope`): the app's one store then reads and writes
 that project in every route, with no route naming it.
 
 A key created with projects (``scenarist keys create --project a``) opens those only:
@@ -23,7 +23,8 @@ from fastapi import HTTPException, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scenarist.errors import UserError
-from scenarist.projects import (
+from scenarist.server._errors import error_response
+from scenarist.store.projects import (
     DEFAULT_PROJECT,
     PROJECT_HEADER,
     check_project,
@@ -31,7 +32,6 @@ from scenarist.projects import (
     project_scope,
     switch_project,
 )
-from scenarist.server._errors import error_response
 
 __all__ = ["COOKIE", "ProjectScope", "check_key_project", "switcher"]
 

@@ -11,8 +11,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from scenarist import _json_limits
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
-from scenarist.projects import check_project
-from scenarist.runlog import RunLog, decode_body, decode_bytes
+from scenarist.formats.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server._input_limits import CheckedRoute
@@ -27,6 +26,7 @@ from scenarist.server.trace_actions import (
     trace_to_item,
     trace_to_snapshot,
 )
+from scenarist.store.projects import check_project
 from scenarist.store.sql.compare import (
     PREVIOUS,
     CompareError,

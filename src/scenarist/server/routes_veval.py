@@ -1,6 +1,6 @@
 """Veval-compatible endpoints (``/v1``): traces, scenario items, scenario runs, snapshots.
 
-Shapes are Veval's where Veval defines them (see :mod:`scenarist.veval.wire`);
+Shapes are Veval's where Veval defines them (see :mod:`scenarist.formats.veval_wire`);
 scenario names are path segments, URL-encoded, and may contain ``/``.
 """
 
@@ -13,6 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from pydantic import ValidationError
 
+from scenarist.formats.veval_wire import from_veval, to_veval
+from scenarist.model.items import ScenarioItem, ScenarioRunRecord
 from scenarist.redaction import redact_received
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
@@ -21,8 +23,6 @@ from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, V
 from scenarist.store.sql._rows import dumps
 from scenarist.store.sql.records import Page, SnapshotInfo
 from scenarist.store.sql.store import SqlStore
-from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
-from scenarist.veval.wire import from_veval, to_veval
 
 __all__ = ["router"]
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from scenarist.veval.items import ItemSummary, ScenarioRunRecord
+from scenarist.model.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
     "Ident",

@@ -1,6 +1,6 @@
 """What the trace page's two buttons do, shared by the API and the dashboard's forms:
 
-- :func:`trace_to_item`: append a trace-backed :class:`~scenarist.veval.items.ScenarioItem`
+- :func:`trace_to_item`: append a trace-backed :class:`~scenarist.model.items.ScenarioItem`
   (``trace_id=...``) to a named scenario's items, the one-click path from a bad
   production conversation to a regression test;
 - :func:`trace_to_snapshot`: save the trace's steps as a snapshot (the replay module's
@@ -19,11 +19,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scenarist.errors import UserError
+from scenarist.model.items import ScenarioItem
 from scenarist.replay.snapshots import SnapshotData, save_snapshot_async
 from scenarist.server.schemas import Ident
 from scenarist.store.sql._rows import check_name, dumps
 from scenarist.store.sql.store import SqlStore
-from scenarist.veval.items import ScenarioItem
 
 __all__ = [
     "TraceItemBody",

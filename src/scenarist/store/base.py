@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+    from scenarist.model.record import TraceRecord
     from scenarist.replay.snapshots import SnapshotData
-    from scenarist.tracing.record import TraceRecord
-    from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
 
 __all__ = ["Store"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
 
 if TYPE_CHECKING:
     from scenarist.replay.snapshots import SnapshotData

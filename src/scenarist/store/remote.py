@@ -36,14 +36,14 @@ from pydantic import BaseModel
 
 from scenarist._jsonable import to_json_value
 from scenarist.errors import RequestError, SendError
-from scenarist.integrations._network_guard import unguarded
+from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
 from scenarist.store.spool import PayloadKind, Spool, SpooledPayload, SyncResult, sync_spool
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
+from scenarist.tracing.http._network_guard import unguarded
 
 if TYPE_CHECKING:
+    from scenarist.formats.runlog import RunLog
     from scenarist.replay.snapshots import SnapshotData
-    from scenarist.runlog import RunLog
 
 __all__ = ["RemoteStore", "UploadResult", "http_library", "read_run_log_records"]
 
@@ -114,7 +114,7 @@ class RemoteStore:
         sync_spool_on_start: bool = True,
         project: str | None = None,
     ) -> None:
-        from scenarist.projects import check_project
+        from scenarist.store.projects import check_project
 
         self.base_url = base_url.rstrip("/")
         # None: the server's choice (the key's only project, else "default"), unless
@@ -143,7 +143,7 @@ class RemoteStore:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         project = self.project or os.environ.get("SCENARIST_PROJECT", "").strip() or None
         if project:
-            from scenarist.projects import PROJECT_HEADER
+            from scenarist.store.projects import PROJECT_HEADER
 
             headers[PROJECT_HEADER] = project
         options: dict[str, Any] = {"timeout": self.timeout_s, "headers": headers}
@@ -229,12 +229,12 @@ class RemoteStore:
         return await sync_spool(self)
 
     async def save_trace(self, record: TraceRecord) -> None:
-        from scenarist.veval.wire import to_veval
+        from scenarist.formats.veval_wire import to_veval
 
         await self._send("trace", record.trace_id, "POST", "/v1/traces", to_veval(record))
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
-        from scenarist.veval.wire import from_veval
+        from scenarist.formats.veval_wire import from_veval
 
         data = await self._request("GET", f"/v1/traces/{_name(trace_id)}", allow_404=True)
         return None if data is None else from_veval(data)
@@ -269,19 +269,19 @@ class RemoteStore:
         await self._send("snapshot", payload_id, "POST", "/v1/snapshots", body)
 
     async def upload_run_log(self, source: RunLog | str | os.PathLike[str]) -> UploadResult:
-        """Upload a run log (a :class:`~scenarist.runlog.RunLog` or a JSON Lines file).
+        """Upload a run log (a :class:`~scenarist.formats.runlog.RunLog` or a JSON Lines file).
 
         A file without a footer (an interrupted run) is uploaded as an incomplete run; a
         last line cut off mid-write is left out. Uploading the complete log later replaces
         the incomplete run; the same log twice is stored once.
         """
         if isinstance(source, str | os.PathLike):
-            from scenarist.runlog import read_jsonl
+            from scenarist.formats.runlog import read_jsonl
 
             source = read_jsonl(source, require_run_id=True)
             for note in source.notes:
                 logger.warning("%s", note)
-        from scenarist.runlog import dump_data
+        from scenarist.formats.runlog import dump_data
 
         body = dump_data(source)
         run_id = source.header.run_id
@@ -322,9 +322,9 @@ def _retry_after(response: Any, default: float) -> float:
 
 def read_run_log_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a run log file as JSON objects, read through the one codec
-    (:func:`scenarist.runlog.read_jsonl`: migrated, validated; a last line cut off
+    (:func:`scenarist.formats.runlog.read_jsonl`: migrated, validated; a last line cut off
     mid-write is left out)."""
-    from scenarist.runlog import dump_data, read_jsonl
+    from scenarist.formats.runlog import dump_data, read_jsonl
 
     log = read_jsonl(path, require_run_id=True)
     return [dump_data(record) for record in log.records()]

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from scenarist._owner_only import owner_only_dir
 from scenarist.errors import SendError
+from scenarist.store._owner_only import owner_only_dir
 
 if TYPE_CHECKING:
     from scenarist.store.remote import RemoteStore

@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Self
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
 from scenarist.errors import LiveCallBlockedError
+from scenarist.model.record import TraceRecord
 from scenarist.store.memory import MemoryStore
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 from scenarist.veval.client import Client
 from scenarist.veval.execution import Agent
 
@@ -123,9 +123,9 @@ class TestClient(Client):
         if recording is None:
             return await super().run_async(agent_name, callback, input)
         from scenarist.errors import ReplayError
-        from scenarist.integrations.http_capture import serve_llm_calls
         from scenarist.replay.recorded_calls import RecordedCalls
         from scenarist.replay.step_replay import Replayer, ReplayOptions
+        from scenarist.tracing.http.capture import serve_llm_calls
         from scenarist.veval.execution import check_agent
 
         check_agent(callback, "callback")
@@ -169,7 +169,7 @@ class TestClient(Client):
     ) -> tuple[TraceRecord, BaseException | None]:
         if self.allow_live_llm_calls or ctx.is_replay:  # replays serve their own calls
             return await super()._execute(ctx, agent)
-        from scenarist.integrations.http_capture import serve_llm_calls
+        from scenarist.tracing.http.capture import serve_llm_calls
 
         blocker = _BlockLiveCalls()
         with serve_llm_calls(blocker):

@@ -1,6 +1,6 @@
 """``ManualClock``: time for tests that move only when told, never the wall clock.
 
-A rate limiter (``scenarist.rate_limits``) reads it and waits on it: waiting for a
+A rate limiter (``scenarist.engine.rate_limits``) reads it and waits on it: waiting for a
 moment moves the clock there at once (no real sleep), so a run paced at 10 requests a
 minute takes no time and the moments each call was let through can be asserted exactly.
 Picklable, so a Ray limiter actor can hold one too.

@@ -10,8 +10,8 @@ from scenarist._lazy import lazy_attributes
 from scenarist.tracing.recorder import RunRecorder, current_recorder, current_span
 
 if TYPE_CHECKING:
+    from scenarist.model.record import TraceRecord
     from scenarist.tracing.context import RunContext, new_trace_id
-    from scenarist.tracing.record import TraceRecord
     from scenarist.tracing.tracked_step import StepHandle, step
 
 __getattr__, __dir__ = lazy_attributes(
@@ -19,7 +19,7 @@ __getattr__, __dir__ = lazy_attributes(
     {
         "RunContext": "scenarist.tracing.context",
         "StepHandle": "scenarist.tracing.tracked_step",
-        "TraceRecord": "scenarist.tracing.record",
+        "TraceRecord": "scenarist.model.record",
         "new_trace_id": "scenarist.tracing.context",
         "step": "scenarist.tracing.tracked_step",
     },

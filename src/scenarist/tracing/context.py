@@ -20,14 +20,14 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scenarist._usage import step_spans
-from scenarist.trace import Span
+from scenarist.model.trace import Span
+from scenarist.model.usage import step_spans
 from scenarist.tracing.recorder import RunRecorder
 from scenarist.tracing.recorder import _span as _current_span
 
 if TYPE_CHECKING:
+    from scenarist.model.record import TraceRecord
     from scenarist.replay.step_replay import Replayer, ReplayFidelity
-    from scenarist.tracing.record import TraceRecord
 from scenarist.tracing.tracked_step import StepHandle, _Step, decode_output, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
@@ -126,8 +126,8 @@ class RunContext:
         lacks runs live. ``live_model_steps`` runs the recorded ``llm`` steps for real and
         serves every other step. Call it before the agent runs.
         """
+        from scenarist.model.record import TraceRecord
         from scenarist.replay.step_replay import Replayer, ReplayOptions
-        from scenarist.tracing.record import TraceRecord
 
         record = trace if isinstance(trace, TraceRecord) else TraceRecord.from_dict(trace)
         if not record.steps:
@@ -150,7 +150,7 @@ class RunContext:
         """The tracked steps recorded so far, flattened in pre-order: what the agent
         declared (``track_step``, ``step``), as Veval lists them. The LLM calls the capture
         recorded inside them are in :attr:`spans`; ``max_steps`` counts the same steps
-        (:mod:`scenarist._usage`)."""
+        (:mod:`scenarist.model.usage`)."""
         return step_spans(self.recorder.roots)
 
     @property
@@ -187,7 +187,7 @@ class RunContext:
         try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
             if result is not None and inspect.isawaitable(result):
-                from scenarist._sync import run_sync
+                from scenarist.engine._sync import run_sync
 
                 awaitable = result
 

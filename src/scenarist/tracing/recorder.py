@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from scenarist._construct import constructor
-from scenarist.trace import Span, SpanError
+from scenarist.model._construct import constructor
+from scenarist.model.trace import Span, SpanError
 
 if TYPE_CHECKING:
     from scenarist.replay.step_replay import Replayer

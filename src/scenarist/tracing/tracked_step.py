@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contextvars import Token
 from typing import Any, ParamSpec, TypeVar, overload
 
-from scenarist.trace import Span
+from scenarist.model.trace import Span
 from scenarist.tracing.recorder import OUTPUT_TYPE_KEY, RunRecorder
 from scenarist.tracing.recorder import _recorder as _current_run
 from scenarist.tracing.recorder import _span as _current_span

@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING
 from scenarist._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from scenarist.formats.veval_wire import from_veval, to_veval
+    from scenarist.model.items import (
+        ItemRunResult,
+        ItemSummary,
+        ScenarioItem,
+        ScenarioRunRecord,
+        ScenarioRunResult,
+    )
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import (
@@ -18,14 +26,6 @@ if TYPE_CHECKING:
         run_scenario_async,
         set_client,
     )
-    from scenarist.veval.items import (
-        ItemRunResult,
-        ItemSummary,
-        ScenarioItem,
-        ScenarioRunRecord,
-        ScenarioRunResult,
-    )
-    from scenarist.veval.wire import from_veval, to_veval
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -33,17 +33,17 @@ __getattr__, __dir__ = lazy_attributes(
         "Client": "scenarist.veval.client",
         "ClientOptions": "scenarist.veval.client",
         "ITraceAssertion": "scenarist.veval.assertions",
-        "ItemRunResult": "scenarist.veval.items",
-        "ItemSummary": "scenarist.veval.items",
-        "ScenarioItem": "scenarist.veval.items",
-        "ScenarioRunRecord": "scenarist.veval.items",
-        "ScenarioRunResult": "scenarist.veval.items",
-        "from_veval": "scenarist.veval.wire",
+        "ItemRunResult": "scenarist.model.items",
+        "ItemSummary": "scenarist.model.items",
+        "ScenarioItem": "scenarist.model.items",
+        "ScenarioRunRecord": "scenarist.model.items",
+        "ScenarioRunResult": "scenarist.model.items",
+        "from_veval": "scenarist.formats.veval_wire",
         "get_client": "scenarist.veval.default_client",
         "run_scenario": "scenarist.veval.default_client",
         "run_scenario_async": "scenarist.veval.default_client",
         "set_client": "scenarist.veval.default_client",
-        "to_veval": "scenarist.veval.wire",
+        "to_veval": "scenarist.formats.veval_wire",
     },
 )
 

@@ -25,7 +25,7 @@ def choose_store(
     project: str | None = None,
 ) -> Store:
     """The store a client with these arguments uses; ``project`` scopes it
-    (:mod:`scenarist.projects`; a given store is scoped when it can be)."""
+    (:mod:`scenarist.store.projects`; a given store is scoped when it can be)."""
     if store is not None:
         scoped = getattr(store, "scoped", None)
         return scoped(project) if project is not None and callable(scoped) else store

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from scenarist._user_code import stray_exit
 from scenarist.checks.base import Check
+from scenarist.engine._user_code import stray_exit
 
 if TYPE_CHECKING:
-    from scenarist.trace import Trace
+    from scenarist.model.record import TraceRecord
+    from scenarist.model.trace import Trace
     from scenarist.tracing.context import RunContext
-    from scenarist.tracing.record import TraceRecord
 
 __all__ = ["Assertion", "ITraceAssertion", "check_assertions", "failures_of"]
 
@@ -63,7 +63,7 @@ def check_assertions(assertions: Sequence[Any], where: str) -> list[Assertion]:
 async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Trace[Any, Any]) -> str | None:
     """The failure message of one assertion, or ``None`` when it passed."""
     if isinstance(assertion, Check):
-        from scenarist.runner import run_check
+        from scenarist.engine.runner import run_check
 
         verdict = await run_check(assertion, trace, return_exception=True)
         if verdict.status == "pass":

@@ -17,19 +17,19 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from scenarist._sync import run_sync
+from scenarist.engine._sync import run_sync
+from scenarist.model.record import TraceRecord
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 from scenarist.veval._store_choice import choose_store
 from scenarist.veval.assertions import Assertion, check_assertions
 from scenarist.veval.execution import Agent, Executed, Harness, check_agent, execute_traced
 
 if TYPE_CHECKING:
+    from scenarist.model.items import ScenarioItem, ScenarioRunResult
     from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
     from scenarist.replay.snapshots import SnapshotData
     from scenarist.replay.step_replay import ReplayOptions, ReplayResult
-    from scenarist.veval.items import ScenarioItem, ScenarioRunResult
 
 __all__ = ["Agent", "Client", "ClientOptions"]
 
@@ -38,7 +38,7 @@ class ClientOptions:
     """Veval's ``VevalOptions`` for ported code: ``Client(ClientOptions(api_key=...))``.
 
     ``base_url`` is the server (Veval reads its endpoint elsewhere); ``project_id`` is the
-    project (:mod:`scenarist.projects`; empty: ``SCENARIST_PROJECT``, else the key's or
+    project (:mod:`scenarist.store.projects`; empty: ``SCENARIST_PROJECT``, else the key's or
     ``default``); the flush settings are accepted and unused (scenarist sends each trace
     when its run ends).
     """
@@ -71,7 +71,7 @@ class Client:
     ``api_key`` and ``base_url`` (else ``SCENARIST_API_KEY`` / ``SCENARIST_URL``) select
     a server; ``store`` a store of your own. They choose :attr:`store` and are not kept.
     ``project`` (else ``SCENARIST_PROJECT``, else ``"default"``) is the project its runs,
-    traces and items belong to (:mod:`scenarist.projects`); Veval's ``project_id``.
+    traces and items belong to (:mod:`scenarist.store.projects`); Veval's ``project_id``.
     The first argument may also be a :class:`ClientOptions` (Veval's ``VevalSdk(options)``).
     """
 
@@ -96,7 +96,7 @@ class Client:
                 f"{type(api_key).__name__}"
             )
         if project is not None:
-            from scenarist.projects import check_project
+            from scenarist.store.projects import check_project
 
             check_project(project, source="Client(project=...)")
         self.store = choose_store(api_key, base_url, store, raise_on_send_failure, project)
@@ -299,9 +299,9 @@ class Client:
         runs their recorded ``llm`` steps live) and synthetic items always run live.
 
         ``executor=RayExecutor(...)`` runs the items in batches on Ray workers (see
-        :mod:`scenarist.ray_executor`); traces and the summary are stored here.
+        :mod:`scenarist.distributed.ray`); traces and the summary are stored here.
         """
-        from scenarist.suite import validate_max_concurrency
+        from scenarist.engine.suite import validate_max_concurrency
         from scenarist.veval.item_runner import run_items
 
         if not isinstance(scenario_name, str) or not scenario_name:

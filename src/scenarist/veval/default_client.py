@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from scenarist.veval.client import Client
 
 if TYPE_CHECKING:
+    from scenarist.model.items import ScenarioItem, ScenarioRunResult
     from scenarist.veval.assertions import Assertion
     from scenarist.veval.execution import Agent
-    from scenarist.veval.items import ScenarioItem, ScenarioRunResult
 
 __all__ = ["get_client", "run_scenario", "run_scenario_async", "set_client"]
 

@@ -18,10 +18,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from scenarist._user_code import stray_exit
+from scenarist.engine._user_code import stray_exit
+from scenarist.model.record import TraceRecord
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 
 __all__ = ["Agent", "Executed", "Harness", "TraceWrites", "check_agent", "execute_traced"]
 
@@ -49,7 +49,7 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
     item), as :class:`~scenarist.errors.AbortedCallError`; a cancellation of the run
     propagates.
     """
-    from scenarist.integrations.http_capture import capture_llm_calls
+    from scenarist.tracing.http.capture import capture_llm_calls
 
     error: BaseException | None = None
     writes = _trace_writes.get()

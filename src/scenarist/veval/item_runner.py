@@ -16,15 +16,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from scenarist._construct import construct
-from scenarist._lanes import lane
-from scenarist.integrations._throttle import Throttle, throttling
+from scenarist.engine._lanes import lane
+from scenarist.model._construct import construct
+from scenarist.model.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
+from scenarist.tracing.http._throttle import Throttle, throttling
 from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
-from scenarist.veval.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
 
 __all__ = ["ItemExecutor", "run_item_list", "run_items"]
 
@@ -79,7 +79,7 @@ async def run_items(
 
     With an ``executor`` (a ``RayExecutor``) the items run there in batches, each batch
     with ``workers`` at a time; the summary is stored here all the same. The items' live
-    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.rate_limits`)."""
+    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.engine.rate_limits`)."""
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -112,7 +112,7 @@ async def run_items(
 
 def _env_throttle() -> Throttle | None:
     """``$SCENARIST_RATE_LIMITS`` for the items' live LLM calls (none when unset)."""
-    from scenarist.rate_limits import RateLimiter, rate_limits_from_env
+    from scenarist.engine.rate_limits import RateLimiter, rate_limits_from_env
 
     limits = rate_limits_from_env()
     return Throttle(RateLimiter(limits)) if limits else None

@@ -11,8 +11,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
+from scenarist.model.record import TraceRecord
 from scenarist.tracing.context import RunContext
-from scenarist.tracing.record import TraceRecord
 
 __all__ = ["judge_run"]
 
@@ -27,8 +27,8 @@ async def judge_run(
     samples: int | None = None,
 ) -> dict[str, Any]:
     """Judge the run in ``ctx`` against ``criteria`` inside ``scope``."""
-    from scenarist.checks.trace_assert import TraceAssert
-    from scenarist.runner import run_check
+    from scenarist.engine.runner import run_check
+    from scenarist.veval.trace_assert import TraceAssert
 
     check = TraceAssert.judge(
         criteria=criteria,

@@ -67,7 +67,7 @@ def ours(veval_name: str) -> Any:
 
 def sample(veval_name: str) -> Any:
     """An instance of our counterpart, for attributes set when it is built."""
-    from scenarist.trace import Span
+    from scenarist.model.trace import Span
 
     return {
         "VevalExecutionContext": lambda: scenarist.RunContext("tr_1"),

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
+from scenarist.model.record import TraceRecord
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +82,7 @@ def test_connections_close_when_the_loop_ends(tmp_path: Path) -> None:
 
 
 def test_sync_calls_on_fresh_loops_see_each_others_writes(tmp_path: Path) -> None:
-    from scenarist._sync import run_sync
+    from scenarist.engine._sync import run_sync
 
     writer, reader = SqlStore(tmp_path / "s.db"), SqlStore(tmp_path / "s.db")
     for i in range(3):
@@ -162,7 +162,7 @@ def test_processes_writing_one_file_at_once_lose_nothing(tmp_path: Path) -> None
     code = (
         "import asyncio, sys\n"
         "from scenarist.store.default import default_store\n"
-        "from scenarist.tracing.record import TraceRecord\n"
+        "from scenarist.model.record import TraceRecord\n"
         "async def main():\n"
         "    store = default_store()\n"
         "    await asyncio.gather(*(store.save_trace(TraceRecord(trace_id=f'{sys.argv[1]}_{i}'))\n"

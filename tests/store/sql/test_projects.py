@@ -9,11 +9,11 @@ from sqlalchemy.engine import Connection
 from tests.server.conftest import make_run_log
 
 from scenarist.errors import UserError
-from scenarist.projects import check_project, current_project, project_scope
+from scenarist.model.items import ScenarioItem
+from scenarist.model.record import TraceRecord
+from scenarist.store.projects import check_project, current_project, project_scope
 from scenarist.store.sql.migrate import current_revision, head_revision
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem
 
 pytestmark = pytest.mark.anyio
 

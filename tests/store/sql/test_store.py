@@ -12,14 +12,14 @@ from tests.server.conftest import minutes_ago
 from tests.server.test_api import VEVAL_TRACE
 
 from scenarist.errors import UserError
+from scenarist.formats.veval_wire import from_veval
+from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.sql.engine import resolve_database_url
 from scenarist.store.sql.models import Base
 from scenarist.store.sql.store import SqlStore
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem, ScenarioRunRecord
-from scenarist.veval.wire import from_veval
 
 pytestmark = pytest.mark.anyio
 
@@ -122,7 +122,7 @@ def test_database_url_defaults_and_drivers(tmp_path: Path, monkeypatch: pytest.M
 
 def test_sqlstore_works_from_sync_wrappers(tmp_path: Path) -> None:
     """Each ``run_sync`` call has its own event loop, hence its own engine."""
-    from scenarist._sync import run_sync
+    from scenarist.engine._sync import run_sync
 
     store = SqlStore(str(tmp_path / "s.db"))
     for i in range(3):

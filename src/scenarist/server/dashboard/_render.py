@@ -25,9 +25,9 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from scenarist._json_limits import finite
-from scenarist._money import format_usd
 from scenarist._version import __version__
 from scenarist.judges.health import JUDGE_KINDS
+from scenarist.report._money import format_usd
 from scenarist.server._responses import FiniteJSONResponse
 from scenarist.server.projects import switcher
 

@@ -15,10 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from scenarist._money import format_usd
-from scenarist._status import DECIDED, FAILING, pass_rate_of, summary_line
-from scenarist._usage import token_spans
 from scenarist._version import __version__
+from scenarist.model.items import ItemSummary, ScenarioItem
+from scenarist.model.record import TraceRecord
+from scenarist.model.status import DECIDED, FAILING, pass_rate_of, summary_line
+from scenarist.model.trace import Span
+from scenarist.model.usage import token_spans
+from scenarist.report._money import format_usd
 from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.server.dashboard import trace_view
 from scenarist.store.sql import dashboard as queries
@@ -31,9 +34,6 @@ from scenarist.store.sql.records import (
     encode_cursor,
 )
 from scenarist.store.sql.store import SqlStore
-from scenarist.trace import Span
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ItemSummary, ScenarioItem
 
 __all__ = [
     "Chart",

@@ -33,6 +33,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from scenarist.errors import UserError
+from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.server._deps import Cursor, Ingest, Read, Store
 from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard import pages
@@ -47,7 +48,6 @@ from scenarist.server.dashboard._render import not_found, page_format, render, u
 from scenarist.server.dashboard.login import install_sessions
 from scenarist.server.trace_actions import TraceNotFound, trace_to_item, trace_to_snapshot
 from scenarist.store.sql.compare import PREVIOUS, CompareError
-from scenarist.veval.items import NO_INPUT_MESSAGE, ScenarioItem
 
 __all__ = ["install_dashboard", "router"]
 

@@ -41,10 +41,10 @@ from urllib.parse import quote
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import RedirectResponse
 
-from scenarist._owner_only import owner_only_dir
 from scenarist.server.auth import requires
 from scenarist.server.dashboard._render import page_format
 from scenarist.server.projects import check_key_project
+from scenarist.store._owner_only import owner_only_dir
 
 __all__ = [
     "SESSION_COOKIE",

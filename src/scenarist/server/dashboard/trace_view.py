@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scenarist.trace import Span
+from scenarist.model.trace import Span
 
 __all__ = [
     "ChatMessage",

@@ -12,16 +12,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from scenarist._jsonable import json_text
-from scenarist._status import pass_rate
 from scenarist.errors import UserError
+from scenarist.model.status import pass_rate
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from scenarist.formats.runlog import RunLog
+    from scenarist.model.items import ScenarioRunRecord
+    from scenarist.model.record import TraceRecord
     from scenarist.replay.snapshots import SnapshotData
-    from scenarist.runlog import RunLog
-    from scenarist.tracing.record import TraceRecord
-    from scenarist.veval.items import ScenarioRunRecord
 
 __all__ = [
     "MAX_NAME",
@@ -59,7 +59,7 @@ def dumps(model: BaseModel) -> str:
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:
     """The ``runs`` row, the ``scenario_results`` rows and the ``check_results`` rows."""
-    from scenarist.runlog import dump_json
+    from scenarist.formats.runlog import dump_json
 
     header, footer = log.header, log.footer
     check_name(header.run_id, "run_id")

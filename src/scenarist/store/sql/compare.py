@@ -1,4 +1,4 @@
-"""Comparing two stored runs: the classification of :mod:`scenarist.run_comparison` (fixed,
+"""Comparing two stored runs: the classification of :mod:`scenarist.model.comparison` (fixed,
 broken, still failing, new, removed, skipped, flaky changes, pass rates) computed from
 the ``scenario_results`` rows, so a run is compared without loading its documents.
 
@@ -15,7 +15,7 @@ from datetime import datetime
 from pydantic import BaseModel
 from sqlalchemy import and_, or_, select
 
-from scenarist.run_comparison import RunComparison, ScenarioOutcome, compare_outcomes
+from scenarist.model.comparison import RunComparison, ScenarioOutcome, compare_outcomes
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import RunRow, ScenarioResultRow, table_of
 

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import DateTime, func, select, type_coerce
 
-from scenarist._status import FAILING
-from scenarist.runlog import ScenarioRecord, decode_scenario_record
+from scenarist.formats.runlog import ScenarioRecord, decode_scenario_record
+from scenarist.model.status import FAILING
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of

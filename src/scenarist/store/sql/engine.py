@@ -50,10 +50,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import NullPool
 
 from scenarist._extras import missing_extra
-from scenarist._owner_only import owner_only_dir, owner_only_file
 from scenarist.errors import UserError
-from scenarist.integrations._network_guard import unguarded
+from scenarist.store._owner_only import owner_only_dir, owner_only_file
 from scenarist.store.location import default_database_url, resolve_database_url
+from scenarist.tracing.http._network_guard import unguarded
 
 __all__ = [
     "UNAVAILABLE_ERRORS",
@@ -230,7 +230,7 @@ class Database:
     keeps no connection between operations (one is opened for each), for callers that
     want no open file handle between calls; the default keeps one pool per event loop.
     ``migrate=False`` skips the schema upgrade (the migration commands use it).
-    ``project``: the project this store reads and writes (:mod:`scenarist.projects`;
+    ``project``: the project this store reads and writes (:mod:`scenarist.store.projects`;
     default: a server request's, else ``SCENARIST_PROJECT``, else ``"default"``).
     """
 
@@ -242,7 +242,7 @@ class Database:
         migrate: bool = True,
         project: str | None = None,
     ) -> None:
-        from scenarist.projects import check_project
+        from scenarist.store.projects import check_project
 
         self.url = resolve_database_url(url)
         self._pooled = pooled
@@ -255,13 +255,13 @@ class Database:
         server's one store serves each request's project)."""
         if self._project is not None:
             return self._project
-        from scenarist.projects import current_project
+        from scenarist.store.projects import current_project
 
         return current_project()
 
     def scoped(self, project: str) -> Self:
         """This store (the same database and connections) on another project."""
-        from scenarist.projects import check_project
+        from scenarist.store.projects import check_project
 
         other = copy.copy(self)
         other._project = check_project(project)

@@ -62,7 +62,7 @@ def _info(row: Mapping[Any, Any]) -> ApiKeyInfo:
 
 
 def _check_projects(projects: list[str] | None) -> list[str] | None:
-    from scenarist.projects import check_project
+    from scenarist.store.projects import check_project
 
     if projects is None:
         return None

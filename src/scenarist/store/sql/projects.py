@@ -2,7 +2,7 @@
 
 A write to a project the process has not yet seen on a database adds its row (insert or
 ignore, in the write's own transaction); after that the write costs nothing more. Which
-project a store reads and writes is :attr:`Database.project` (:mod:`scenarist.projects`).
+project a store reads and writes is :attr:`Database.project` (:mod:`scenarist.store.projects`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 
-from scenarist._status import pass_rate_of
+from scenarist.model.status import pass_rate_of
 from scenarist.store.sql._paging import keyset, page_of, parse_time
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql.engine import Database
@@ -30,8 +30,8 @@ from scenarist.store.sql.records import (
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from scenarist.runlog import RunLog
-    from scenarist.veval.items import ScenarioRunRecord
+    from scenarist.formats.runlog import RunLog
+    from scenarist.model.items import ScenarioRunRecord
 
 __all__ = ["RunQueries"]
 
@@ -119,7 +119,7 @@ class RunQueries(Database):
         self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
     ) -> Page[ScenarioRunRecord]:
         """Veval-style runs of ``scenario_name``, oldest first."""
-        from scenarist.veval.items import ScenarioRunRecord
+        from scenarist.model.items import ScenarioRunRecord
 
         query = select(_RUNS.c.document, _RUNS.c.sort_at, _RUNS.c.run_id).where(
             _RUNS.c.kind == "scenario",

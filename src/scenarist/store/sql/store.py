@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
+from scenarist.model.items import ScenarioItem
+from scenarist.model.record import TraceRecord
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
@@ -32,8 +34,6 @@ from scenarist.store.sql.records import (
 )
 from scenarist.store.sql.retention import RetentionQueries
 from scenarist.store.sql.runs import RunQueries
-from scenarist.tracing.record import TraceRecord
-from scenarist.veval.items import ScenarioItem
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection

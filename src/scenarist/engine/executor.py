@@ -1,0 +1,215 @@
+"""Where a suite's scenarios run: the ``Executor`` protocol and ``LocalExecutor``.
+
+``Suite.run`` / ``Suite.iter_results`` decide *what* runs (which scenarios, which target,
+how many at once, timeouts, repeats) and hand it to an executor as a :class:`RunPlan`;
+the executor decides *where*. :class:`LocalExecutor` (the default) runs them in this
+process on asyncio: serially, or with a fixed pool of workers pulling scenarios in order,
+so overhead stays flat however large the suite is. ``RayExecutor``
+(:mod:`scenarist.distributed.ray`, extra ``ray``) cuts the suite into batches and runs each
+batch with a ``LocalExecutor`` on a Ray worker.
+
+Whatever the executor, results reach the ``sink`` as ``(index, result)`` pairs, each
+exactly once; the caller puts them back in scenario order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence, Sized
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from scenarist.engine._lanes import lane
+from scenarist.engine.interactions import ThreadBudget
+from scenarist.engine.runner import get_runner
+from scenarist.errors import ScenarioSourceError
+
+if TYPE_CHECKING:
+    from scenarist.engine.adaptive import AdaptiveConcurrency
+    from scenarist.engine.rate_limits import RateLimiter
+    from scenarist.engine.scenario import Scenario
+    from scenarist.model.results import ScenarioResult
+    from scenarist.tracing.http._throttle import Limiter
+
+__all__ = ["Executor", "LocalExecutor", "RunPlan", "ScenarioSink"]
+
+ScenarioSink = Callable[[int, "ScenarioResult"], Awaitable[None]]
+"""Receives each finished scenario as ``(index in the suite, result)``."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How to run a suite's scenarios, whatever runs them (validated by ``Suite``).
+
+    ``concurrency`` is ``None`` (all at once) or an int when ``parallel``; an
+    :class:`~scenarist.engine.adaptive.AdaptiveConcurrency` for ``max_concurrency="auto"``.
+    ``limiter`` paces the agent's LLM calls (on a Ray worker: a handle on the run's
+    limiter actor). ``indices`` are the scenarios' positions in the whole suite (a Ray batch runs a
+    slice of it and reports the suite's own indices).
+    """
+
+    target: Any
+    return_exception: bool = False
+    parallel: bool = False
+    concurrency: int | AdaptiveConcurrency | None = None
+    timeout_s: float | None = None
+    repeat: int = 1
+    limiter: RateLimiter | Limiter | None = field(default=None, compare=False)
+    indices: Sequence[int] | None = field(default=None, compare=False)
+
+    @property
+    def cap(self) -> int | None:
+        """The most scenarios that may run at once (``None``: no bound)."""
+        from scenarist.engine.adaptive import AdaptiveConcurrency
+
+        if isinstance(self.concurrency, AdaptiveConcurrency):
+            return self.concurrency.cap
+        return self.concurrency
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs a suite's scenarios somewhere and hands every result to ``sink``.
+
+    The first exception of a run with ``return_exception=False`` is raised (the others
+    are cancelled); with ``True`` every scenario yields a result, errors included.
+    """
+
+    async def run_scenarios(
+        self, scenarios: Sequence[Scenario], plan: RunPlan, sink: ScenarioSink
+    ) -> None: ...
+
+
+class LocalExecutor:
+    """This process, asyncio concurrency: what ``Suite.run`` always did (the default)."""
+
+    def __repr__(self) -> str:
+        return "LocalExecutor()"
+
+    async def run_scenarios(
+        self, scenarios: Iterable[Scenario], plan: RunPlan, sink: ScenarioSink
+    ) -> None:
+        """Run ``scenarios`` (a list, or any iterable: pulled lazily, one per free
+        worker) and hand each result to ``sink``."""
+        from scenarist.engine.adaptive import AdaptiveConcurrency
+
+        adaptive = plan.concurrency if isinstance(plan.concurrency, AdaptiveConcurrency) else None
+        if plan.limiter is None and adaptive is None:
+            await self._run(scenarios, plan, sink, None)
+            return
+        from scenarist.tracing.http._throttle import Throttle, throttling
+
+        with throttling(Throttle(plan.limiter, adaptive)):
+            await self._run(scenarios, plan, sink, adaptive)
+
+    async def _run(
+        self,
+        scenarios: Iterable[Scenario],
+        plan: RunPlan,
+        sink: ScenarioSink,
+        adaptive: AdaptiveConcurrency | None,
+    ) -> None:
+        runner = get_runner()
+        indices = list(plan.indices) if plan.indices is not None else ()
+        repeat, target = plan.repeat, plan.target
+
+        async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
+            with lane(f"scenario:{scenario.name}"):  # its cassette responses, in any order
+                runs = [
+                    await runner.run(
+                        scenario,
+                        target,
+                        plan.return_exception,
+                        timeout_s=plan.timeout_s,
+                        threads=threads,
+                    )
+                    for _ in range(repeat)
+                ]
+            if repeat == 1:
+                return runs[0]
+            chosen = next((r for r in runs if not r.passed), runs[-1])
+            chosen.__dict__["repeat_statuses"] = [r.status for r in runs]
+            return chosen
+
+        # Scenarios are pulled one at a time, when a worker is free: a streamed suite
+        # (any iterable) is built lazily, and no finished scenario is kept alive here.
+        pending: Iterator[tuple[int, Scenario]] = (
+            enumerate(scenarios) if plan.indices is None else zip(indices, scenarios, strict=True)
+        )
+        if not plan.parallel:
+            for index, scenario in pending:
+                result = await run_one(scenario, None)
+                del scenario  # not alive while the next one is built
+                await sink(index, result)
+            return
+
+        import asyncio  # here, not at import: `import scenarist` stays light
+
+        cap = plan.cap
+        size = len(scenarios) if isinstance(scenarios, Sized) else None
+        workers = min(cap, size) if cap and size is not None else cap
+        threads = ThreadBudget(cap or 40)
+        first_error: list[Exception] = []
+        source_error: list[ScenarioSourceError] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        def pull() -> tuple[int, Scenario] | None:
+            """The next scenario, or ``None`` when there is none (or the source failed:
+            the scenarios already running finish, then its error is raised)."""
+            if source_error:
+                return None
+            try:
+                return next(pending, None)
+            except ScenarioSourceError as exc:
+                source_error.append(exc)
+                return None
+
+        def stop(exc: Exception) -> None:
+            """The first scenario error stops the run (it is raised at the end)."""
+            if not first_error:
+                first_error.append(exc)
+                for task in tasks:
+                    task.cancel()
+
+        async def run_and_sink(index: int, scenario: Scenario) -> None:
+            """Run one scenario and hand its result to the sink."""
+            try:
+                if adaptive is None:
+                    result = await run_one(scenario, threads)
+                else:
+                    async with adaptive.slot():
+                        result = await run_one(scenario, threads)
+            except Exception as exc:
+                stop(exc)
+                return
+            del scenario
+            await sink(index, result)
+
+        async def worker() -> None:  # run_and_sink inlined: no extra coroutine per scenario
+            while (item := pull()) is not None:
+                index, scenario = item
+                del item
+                try:
+                    if adaptive is None:
+                        result = await run_one(scenario, threads)
+                    else:
+                        async with adaptive.slot():
+                            result = await run_one(scenario, threads)
+                except Exception as exc:
+                    stop(exc)
+                    return
+                del scenario  # not alive while the next one is built
+                await sink(index, result)
+
+        # asyncio's own task group: structured, cancels siblings, and costs no import.
+        async with asyncio.TaskGroup() as group:
+            if workers is None and size is None:  # all at once, as they come
+                while not first_error and (item := pull()) is not None:
+                    tasks.append(group.create_task(run_and_sink(*item)))
+                    del item
+            else:
+                count = workers if workers is not None else size
+                tasks.extend(group.create_task(worker()) for _ in range(count or 0))
+        if first_error:
+            raise first_error[0]
+        if source_error:
+            raise source_error[0]

@@ -1,0 +1,484 @@
+"""Interaction specs: how a scenario step produces its interactions.
+
+:class:`InteractionSpec` is the extensible base (registered by ``kind``, like checks);
+:class:`Interact` (kind ``interact``) is what ``Scenario.interact(...)`` builds. A spec's
+``run`` receives an :class:`InteractionContext` that knows the current trace, the bound
+target and the run options, and adds interactions to it one by one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, field_serializer, field_validator
+
+from scenarist.engine._callables import Binding, bind
+from scenarist.engine._user_code import call_in_thread
+from scenarist.errors import (
+    InputGenerationException,
+    SerializationError,
+    StepTimeoutError,
+    UserError,
+)
+from scenarist.model._construct import construct, replace
+from scenarist.model._missing import MISSING, is_missing
+from scenarist.model._registry import KindRegistered
+from scenarist.model.trace import Interaction, InteractionLog, Span, Trace
+from scenarist.tracing.http.capture import capture_llm_calls
+from scenarist.tracing.recorder import RunRecorder
+
+if TYPE_CHECKING:
+    import anyio
+
+__all__ = [
+    "Interact",
+    "InteractionContext",
+    "InteractionSpec",
+    "ThreadBudget",
+    "interact_spec",
+    "recorded",
+]
+
+InputMode = Literal["static", "callable", "generator", "async_generator"]
+
+NO_TARGET_MESSAGE = (
+    "Interaction outputs are not provided and no target was bound. "
+    "Pass outputs= to .interact(...), or give a target: Scenario(target=...), "
+    ".with_target(...), Suite(target=...) or .run(target=...); in a scenario file, "
+    "'target: module:function' (or scenarist run --target module:function)."
+)
+
+
+class ThreadBudget:
+    """How many sync calls may run in worker threads at once (the limiter is made on first use).
+
+    Parallel suites run sync user code in threads so one blocking call does not stall the
+    event loop; runs whose code is all ``async`` never create the limiter at all.
+    """
+
+    __slots__ = ("_limiter", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        if self._limiter is None:
+            import anyio
+
+            self._limiter = anyio.CapacityLimiter(self.size)
+        return self._limiter
+
+
+class InteractionContext:
+    """The state a spec works with while a step runs: the trace so far and how to call code.
+
+    ``add`` appends an interaction (the trace is immutable; ``trace`` is replaced).
+    ``call`` runs a bound user callable with the run's rules: awaited if async, within
+    ``timeout_s``. A sync callable runs in a worker thread when the run has a
+    :class:`ThreadBudget` (parallel suites), and in a daemon thread whenever ``timeout_s``
+    is set, so the deadline holds for a call that blocks (see :mod:`scenarist.engine._user_code`).
+    """
+
+    __slots__ = ("_annotations", "_log", "_trace", "target", "threads", "timeout_s")
+
+    def __init__(
+        self,
+        trace: Trace[Any, Any],
+        target: Binding | None = None,
+        *,
+        timeout_s: float | None = None,
+        threads: ThreadBudget | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> None:
+        self._trace = trace
+        self._log: InteractionLog[Interaction[Any, Any]] | None = None
+        # Annotations for ``trace``, set when the trace is first built (one copy of the
+        # trace per run instead of two).
+        self._annotations = annotations
+        self.target = target
+        self.timeout_s = timeout_s
+        self.threads = threads
+
+    @property
+    def trace(self) -> Trace[Any, Any]:
+        """The trace so far (built on demand: appending does not copy the trace object)."""
+        if self._annotations is not None:
+            interactions = self._log if self._log is not None else self._trace.interactions
+            self._trace = replace(
+                self._trace, interactions=interactions, annotations=self._annotations
+            )
+            self._annotations = self._log = None
+        elif self._log is not None:
+            self._trace = replace(self._trace, interactions=self._log)
+            self._log = None
+        return self._trace
+
+    @trace.setter
+    def trace(self, trace: Trace[Any, Any]) -> None:
+        self._trace = trace
+        self._log = self._annotations = None
+
+    def add(self, interaction: Interaction[Any, Any]) -> None:
+        log = self._log if self._log is not None else self._trace.interactions
+        self._log = log.appended(interaction)
+
+    def record(self, values: list[Any], metadata: list[Any] | None) -> None:
+        """Add the interactions of static specs (:meth:`Interact.record` each), built
+        when first read: ``values`` holds each one's inputs then outputs, ``metadata``
+        (``None`` when none has any) a copy or ``None`` for each; one clock read for all."""
+        log = self._log if self._log is not None else self._trace.interactions
+        self._log = log.recorded(datetime.now(UTC), values, metadata)
+
+    async def call(self, binding: Binding, inputs: Any = None) -> Any:
+        """Call ``binding`` with ``inputs`` and the trace, honouring the run's options."""
+        trace = self.trace if binding.wants_trace else None
+        if self.timeout_s is None:
+            if binding.is_async:  # the common case, one frame: awaited on the event loop
+                return await binding.invoke(trace, inputs)
+            return await self._call(binding, trace, inputs)
+        import anyio
+
+        try:
+            with anyio.fail_after(self.timeout_s):
+                return await self._call(binding, trace, inputs)
+        except TimeoutError:
+            raise StepTimeoutError(
+                f"{getattr(binding.fn, '__qualname__', 'the call')} did not finish within "
+                f"timeout_s={self.timeout_s}"
+            ) from None
+
+    async def _call(self, binding: Binding, trace: Any, inputs: Any) -> Any:
+        if binding.is_async:
+            result = binding.invoke(trace, inputs)
+        elif self.timeout_s is not None:  # a deadline must hold even for a blocking call
+            limiter = self.threads.limiter if self.threads is not None else None
+            result = await call_in_thread(partial(binding.invoke, trace, inputs), limiter)
+        elif self.threads is not None:
+            import anyio.to_thread
+
+            result = await anyio.to_thread.run_sync(
+                binding.invoke, trace, inputs, limiter=self.threads.limiter
+            )
+        else:
+            result = binding.invoke(trace, inputs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def call_target(self, inputs: Any) -> Any:
+        if self.target is None:
+            raise UserError(NO_TARGET_MESSAGE)
+        return await self.call(self.target, inputs)
+
+
+class InteractionSpec(KindRegistered):
+    """Base of interaction specs: subclass, implement one of two protocols, register by ``kind``.
+
+    * ``async def run(self, context)``: add interactions with ``context.add`` and call
+      code through ``context.call`` (timeouts, threads and the run's target apply);
+    * ``async def generate(self, trace)`` (giskard-checks' protocol): an async generator
+      that yields :class:`Interaction` objects and receives the updated trace after each.
+
+    Whichever one a subclass implements, the other is derived from it.
+    """
+
+    _family = "interaction spec"
+
+    async def run(self, context: InteractionContext) -> None:
+        """Produce this spec's interactions, adding each one with ``context.add``."""
+        if type(self).generate is InteractionSpec.generate:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement run(context) or generate(trace)"
+            )
+        generator = self.generate(context.trace)
+        try:
+            interaction = await generator.__anext__()
+            while True:
+                if not isinstance(interaction, Interaction):
+                    raise TypeError(
+                        f"{type(self).__name__}.generate yielded "
+                        f"{type(interaction).__name__}; it must yield Interaction objects"
+                    )
+                context.add(interaction)
+                interaction = await generator.asend(context.trace)
+        except StopAsyncIteration:
+            pass
+        finally:
+            await generator.aclose()
+
+    async def generate(
+        self, trace: Trace[Any, Any]
+    ) -> AsyncGenerator[Interaction[Any, Any], Trace[Any, Any]]:
+        """Yield this spec's interactions given ``trace`` (giskard-checks' protocol).
+
+        Derived from ``run``: the spec runs against ``trace`` with no bound target (so a
+        spec that needs one raises), then its interactions are yielded in order.
+        """
+        if type(self).run is InteractionSpec.run:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement run(context) or generate(trace)"
+            )
+        context = InteractionContext(trace)
+        await self.run(context)
+        for interaction in context.trace.interactions[len(trace.interactions) :]:
+            yield interaction
+
+    @property
+    def needs_target(self) -> bool:
+        """Whether this spec calls the run's target (it has no outputs of its own)."""
+        return False
+
+
+def _input_mode(inputs: Any) -> InputMode:
+    if not callable(inputs) or isinstance(inputs, type):
+        return "static"
+    call = inputs if inspect.isfunction(inputs) or inspect.ismethod(inputs) else inputs.__call__
+    if inspect.isasyncgenfunction(call):
+        return "async_generator"
+    if inspect.isgeneratorfunction(call):
+        return "generator"
+    return "callable"
+
+
+# Kinds defined in modules loaded on first use (keeps `import scenarist` light).
+InteractionSpec.register_lazy({"with_spy": "scenarist.engine.spy"})
+
+
+@InteractionSpec.register("interact")
+class Interact(InteractionSpec):
+    """One or more exchanges: inputs (static, computed, or generated) and their outputs.
+
+    ``inputs`` is a value, a callable of the trace, a (sync or async) generator
+    function that yields several inputs and receives the updated trace after each one, or
+    an input generator object (:mod:`scenarist.generators`: ``UserSimulator``...), which
+    is such an async generator when called and dumps as ``{"kind": ...}``.
+    ``outputs`` is a value, a callable of ``inputs`` / ``(trace, inputs)``, or absent
+    (``MISSING``): then the run's target answers. See :mod:`scenarist.engine._callables`.
+    """
+
+    inputs: Any
+    outputs: Any = Field(default=MISSING, exclude_if=is_missing)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _input_mode: InputMode = PrivateAttr("static")
+    _inputs_binding: Binding | None = PrivateAttr(None)
+    _outputs_binding: Binding | None = PrivateAttr(None)
+    _recorded: bool = PrivateAttr(False)
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._input_mode = _input_mode(self.inputs)
+        if self._input_mode != "static":
+            self._inputs_binding = bind(self.inputs, "inputs")
+        if callable(self.outputs) and not isinstance(self.outputs, type):
+            self._outputs_binding = bind(self.outputs, "outputs")
+        # Static inputs and outputs: nothing runs, the interaction is only recorded.
+        self._recorded = (
+            self._input_mode == "static"
+            and self._outputs_binding is None
+            and self.outputs is not MISSING
+        )
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _input_generator_from_dict(cls, value: Any) -> Any:
+        """``{"kind": "user_simulator", ...}`` (a dumped input generator) loads back as one."""
+        if isinstance(value, dict) and isinstance(value.get("kind"), str):
+            from scenarist.generators import InputGenerator
+
+            if value["kind"] in InputGenerator.kinds():
+                return InputGenerator.model_validate(value)
+        return value
+
+    @field_serializer("inputs", "outputs")
+    def _no_callables(self, value: Any) -> Any:
+        if isinstance(value, KindRegistered):  # an input generator: a model, dumped by kind
+            return value
+        if callable(value) and not isinstance(value, type):
+            raise SerializationError(
+                f"cannot write {getattr(value, '__name__', value)!r} to JSON: interaction "
+                "inputs and outputs that are functions exist only in code; use static values "
+                "(or a target) in scenarios you want to save"
+            )
+        return value
+
+    @property
+    def needs_target(self) -> bool:
+        return is_missing(self.outputs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _own_private(self)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        _own_private(self)
+        super().__delattr__(name)
+
+    async def run(self, context: InteractionContext) -> None:
+        private = self.__pydantic_private__ or {}
+        mode, binding = private["_input_mode"], private["_inputs_binding"]
+        if mode == "static":
+            await self._exchange(context, self.inputs)
+        elif mode == "callable":
+            assert binding is not None
+            await self._exchange(context, await context.call(binding))
+        elif mode == "generator":
+            assert binding is not None
+            before = len(context.trace.interactions)
+            generator = binding.call(trace=context.trace, input_type=None)
+            try:
+                value = next(generator)
+                while True:
+                    await self._exchange(context, value)
+                    value = generator.send(context.trace)
+            except StopIteration:
+                pass
+            finally:
+                generator.close()
+            self._check_yielded(context, before)
+        else:
+            assert binding is not None
+            before = len(context.trace.interactions)
+            agenerator = binding.call(trace=context.trace, input_type=None)
+            try:
+                value = await agenerator.__anext__()
+                while True:
+                    await self._exchange(context, value)
+                    value = await agenerator.asend(context.trace)
+            except StopAsyncIteration:
+                pass
+            finally:
+                await agenerator.aclose()
+            self._check_yielded(context, before)
+
+    def _check_yielded(self, context: InteractionContext, before: int) -> None:
+        """A generator that yielded no input is its step's ERROR: a conversation of zero
+        turns has tested nothing, so it must not let the step's checks pass."""
+        if len(context.trace.interactions) > before:
+            return
+        kind = getattr(self.inputs, "kind", None)
+        label = kind or getattr(self.inputs, "__name__", None) or type(self.inputs).__name__
+        raise InputGenerationException(
+            f"the input generator {label!r} yielded no input, so this step has no "
+            "interaction to check; make it yield at least one (a simulated user that "
+            "reaches its goal before speaking has tested nothing)"
+        )
+
+    def record(self, started_at: datetime) -> Interaction[Any, Any]:
+        """The interaction of a spec whose inputs and outputs are both given (see
+        :func:`recorded`), started at ``started_at``."""
+        return construct(
+            Interaction,
+            {
+                "inputs": self.inputs,
+                "outputs": self.outputs,
+                "metadata": dict(self.metadata) if self.metadata else {},
+                "spans": (),
+                "started_at": started_at,
+                "duration_ms": 0.0,
+                "error": None,
+            },
+        )
+
+    async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
+        started_at = datetime.now(UTC)
+        outputs = self.outputs
+        outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
+        spans: tuple[Span, ...] = ()
+        duration_ms = 0.0  # static outputs: nothing ran, so no clock is read
+        if outputs_binding is not None or outputs is MISSING:
+            t0 = time.perf_counter()
+            # The system answers: trace what happens inside (steps, LLM calls) as spans.
+            with RunRecorder("", started=(started_at, t0)) as recorder, capture_llm_calls():
+                if outputs_binding is not None:
+                    outputs = await context.call(outputs_binding, inputs)
+                else:
+                    outputs = await context.call_target(inputs)
+            spans = tuple(recorder.roots)
+            duration_ms = (time.perf_counter() - t0) * 1000
+        if isinstance(outputs, Interaction):
+            if spans and not outputs.spans:
+                outputs = replace(outputs, spans=spans)
+            context.add(outputs)
+            return
+        context.add(
+            construct(
+                Interaction,
+                {
+                    "inputs": inputs,
+                    "outputs": outputs,
+                    "metadata": dict(self.metadata),
+                    "spans": spans,
+                    "started_at": started_at,
+                    "duration_ms": duration_ms,
+                    "error": None,
+                },
+            )
+        )
+
+
+#: The private state of every :func:`interact_spec` with static inputs (the same for all of
+#: them, so shared rather than one dict per spec: a generated suite holds many thousands).
+#: A spec that changes an attribute gets its own copy first (``Interact.__setattr__``).
+_STATIC_RECORDED: dict[str, Any] = {
+    "_input_mode": "static",
+    "_inputs_binding": None,
+    "_outputs_binding": None,
+    "_recorded": True,
+}
+_STATIC_FOR_TARGET: dict[str, Any] = {**_STATIC_RECORDED, "_recorded": False}
+_setattr = object.__setattr__
+
+
+def _own_private(spec: BaseModel) -> None:
+    private = spec.__pydantic_private__
+    if private is _STATIC_RECORDED or private is _STATIC_FOR_TARGET:
+        _setattr(spec, "__pydantic_private__", dict(private))
+
+
+def interact_spec(
+    inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
+) -> Interact:
+    """``Interact(inputs=..., outputs=..., metadata=...)``, what ``Scenario.interact`` builds.
+
+    Plain values (neither callable nor a dumped input generator, metadata a ``dict`` with
+    string keys) need no validation: the spec is built directly, with the fields set and
+    private state every such spec shares, which halves what a definition costs (a
+    100,000-scenario suite holds half a million of them). The object is the same as the
+    validated one (fields, private state, dumps); anything else is validated as before,
+    with the same errors.
+    """
+    if (
+        not callable(inputs)
+        and not (isinstance(inputs, dict) and "kind" in inputs)
+        and not callable(outputs)
+        and (metadata is None or (type(metadata) is dict and all(type(k) is str for k in metadata)))
+    ):
+        spec = construct(
+            Interact,
+            {"inputs": inputs, "outputs": outputs, "metadata": dict(metadata) if metadata else {}},
+        )
+        shared = _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED
+        _setattr(spec, "__pydantic_private__", shared)
+        return spec
+    return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
+
+
+def recorded(spec: InteractionSpec) -> Interact | None:
+    """``spec`` if nothing has to run to produce its interaction, else ``None``.
+
+    A plain :class:`Interact` with static inputs and outputs (the common case in test
+    suites): the runner records it with :meth:`Interact.record` instead of awaiting
+    ``run``, which saves two coroutines and a clock read per interaction. Any other spec
+    (a subclass included) is awaited.
+    """
+    if type(spec) is Interact and spec.__pydantic_private__["_recorded"]:  # type: ignore[index]
+        return spec
+    return None

@@ -1,0 +1,487 @@
+"""The run loop: steps in order, checks after each step, early stop, repeated runs.
+
+For each step: produce its interactions (extending the trace), run **all** its checks,
+record a :class:`TestCaseResult`. If the step did not pass, stop: every later step is
+reported as SKIP (one per declared check, or one synthetic SKIP for a step without
+checks) and the system under test is not called for them.
+
+With ``return_exception=False`` an exception raised by user code (a target, an outputs
+function, a check) propagates unchanged. With ``True`` it becomes data: a step error
+(phase ``input_generation`` or ``timeout``) or an ERROR check result carrying the
+exception type and traceback.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+import typing
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializeAsAny
+
+from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
+from scenarist.engine._callables import Binding, bind
+from scenarist.engine._sync import run_sync
+from scenarist.engine._user_code import stray_exit
+from scenarist.engine.interactions import InteractionContext, ThreadBudget, recorded
+from scenarist.engine.scenario import Scenario, Step
+from scenarist.errors import StepTimeoutError
+from scenarist.model._construct import construct
+from scenarist.model._missing import MISSING
+from scenarist.model.results import CheckResult, ScenarioResult, StepError, TestCaseResult
+from scenarist.model.status import ScenarioStatus, TestCaseStatus, rollup
+from scenarist.model.trace import InteractionLog, Trace
+
+__all__ = [
+    "ScenarioRunner",
+    "TestCase",
+    "TestCaseRunner",
+    "bind_target",
+    "get_runner",
+    "run_check",
+    "run_step",
+]
+
+
+@lru_cache(maxsize=512)
+def _bind_target_cached(target: Any) -> Binding:
+    return bind(target, "outputs")
+
+
+def bind_target(target: Any) -> Binding | None:
+    """Bind a target callable once (cached per callable)."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _bind_target_cached(target)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return bind(target, "outputs")
+
+
+@lru_cache(maxsize=512)
+def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        return None
+    for name, hint in hints.items():
+        if name == "return":
+            continue
+        origin = typing.get_origin(hint) or hint
+        if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
+            return hint if isinstance(hint, type) else origin
+    return None
+
+
+def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
+    """The ``Trace`` subclass a target's annotations ask for, or ``None``."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _trace_type_from_annotations(target)
+    except TypeError:  # unhashable callable
+        return None
+
+
+def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
+    if scenario.trace_type is not None:
+        return scenario.trace_type
+    if target is not MISSING and target is not None:
+        try:
+            inferred = _trace_type_from_annotations(target)
+        except TypeError:  # unhashable callable
+            inferred = None
+        if inferred is not None:
+            return inferred
+    return Trace
+
+
+@lru_cache(maxsize=64)
+def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
+    """An empty trace of ``trace_type``; runs start from copies of it."""
+    if trace_type is Trace:  # the common case needs no validation (nor a schema build)
+        return construct(Trace, {"interactions": InteractionLog(), "annotations": {}})
+    return trace_type()
+
+
+#: How the runner calls each check class (see :func:`_mode`), cached per class.
+_MODES: dict[type[Check], int] = {}
+_SYNC_FRESH, _SYNC, _ASYNC = 1, 2, 3  # all truthy: `_MODES.get(t) or _mode(t)`
+
+
+def _mode(check_type: type[Check]) -> int:
+    """``_ASYNC`` for an ``async def run``; ``_SYNC_FRESH`` for a sync ``run`` marked with
+    ``fresh_verdicts`` (its verdict is stamped in place); ``_SYNC`` otherwise."""
+    mode = _MODES.get(check_type)
+    if mode is None:
+        if inspect.iscoroutinefunction(check_type.run):
+            mode = _ASYNC
+        else:
+            mode = _SYNC_FRESH if has_fresh_verdicts(check_type) else _SYNC
+        _MODES[check_type] = mode
+    return mode
+
+
+def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
+    """The verdict with the check's identity: typed fields, and (as giskard-checks does)
+    the same in ``details`` for code that reads them there."""
+    return _identified(result, check.kind, check.name, check.description, duration_ms)
+
+
+def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> CheckResult:
+    """:func:`_stamp` in place, for a verdict nothing else holds (see ``fresh_verdicts``)."""
+    if type(result) is not CheckResult:
+        return _identified(result, check.kind, check.name, check.description, duration_ms)
+    took = round(duration_ms)
+    values = result.__dict__
+    details = values["details"]
+    details["duration_ms"] = took
+    details["check_kind"] = values["kind"] = check.kind
+    details["check_name"] = values["name"] = check.name
+    details["check_description"] = check.description
+    values["duration_ms"] = took
+    return result
+
+
+def _identified(
+    result: CheckResult,
+    kind: str | None,
+    name: str | None,
+    description: str | None,
+    duration_ms: float | None,
+) -> CheckResult:
+    details = dict(result.details)
+    took = None if duration_ms is None else round(duration_ms)
+    if took is not None:
+        details["duration_ms"] = took
+    details["check_kind"] = kind
+    details["check_name"] = name
+    details["check_description"] = description
+    return construct(
+        CheckResult,
+        {
+            "status": result.status,
+            "message": result.message,
+            "metrics": result.metrics,
+            "details": details,
+            "kind": kind,
+            "name": name,
+            "duration_ms": took,
+        },
+    )
+
+
+def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseException:
+    """What to record for an exception user code raised, or re-raise it.
+
+    ``SystemExit`` and a cancellation nobody asked for become an ``AbortedCallError``
+    (recorded, or raised with ``return_exception=False``, except ``SystemExit``, which
+    then exits as asked); anything else that is not an ``Exception`` (Ctrl-C, the run's
+    own cancellation) always propagates.
+    """
+    aborted = stray_exit(caught, who)
+    if aborted is None and not isinstance(caught, Exception):
+        raise caught
+    if not return_exception:
+        if aborted is None or isinstance(caught, SystemExit):
+            raise caught
+        raise aborted from caught
+    return aborted if aborted is not None else caught
+
+
+def _not_a_result(check: Check, outcome: object) -> TypeError:
+    return TypeError(
+        f"{type(check).__name__}.run returned {type(outcome).__name__}; "
+        "a check must return a CheckResult"
+    )
+
+
+def _errored(check: Check, caught: BaseException, return_exception: bool) -> CheckResult:
+    exc = _as_error(caught, f"check {check.label!r}", return_exception)
+    return CheckResult.error(
+        f"Check '{check.label}' failed with error: {exc}",
+        details={
+            "exception_type": type(exc).__name__,
+            "traceback": "".join(traceback.format_exception(exc)),
+        },
+    )
+
+
+async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool) -> CheckResult:
+    """Run one check; stamp its details with timing and identity; errors become data if asked."""
+    t0 = time.perf_counter()
+    try:
+        outcome = await check.run(trace) if _mode(type(check)) == _ASYNC else check.run(trace)
+        if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
+            outcome = await outcome
+        if not isinstance(outcome, CheckResult):
+            raise _not_a_result(check, outcome)
+    except BaseException as caught:
+        outcome = _errored(check, caught, return_exception)
+    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
+
+
+async def _settle(check: Check, outcome: Any, return_exception: bool, t0: float) -> CheckResult:
+    """The verdict of a sync ``run`` that returned something other than a verdict: an
+    awaitable (awaited), else an error; stamped with the time since ``t0``."""
+    try:
+        if not inspect.isawaitable(outcome):
+            raise _not_a_result(check, outcome)
+        outcome = await outcome
+        if not isinstance(outcome, CheckResult):
+            raise _not_a_result(check, outcome)
+    except BaseException as caught:
+        outcome = _errored(check, caught, return_exception)
+    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
+
+
+async def _run_checks(
+    checks: list[AnyCheck], trace: Trace[Any, Any], return_exception: bool, t0: float
+) -> tuple[list[CheckResult], float]:
+    """Every check in order, from ``t0``; the verdicts and when the last one ended.
+
+    A sync check costs no coroutine and one clock read (its start is the previous check's
+    end); a built-in verdict is stamped in place."""
+    results: list[CheckResult] = []
+    for check in checks:
+        mode = _MODES.get(type(check)) or _mode(type(check))
+        if mode == _ASYNC:
+            results.append(await run_check(check, trace, return_exception))
+            t0 = time.perf_counter()
+            continue
+        try:
+            outcome = check.run(trace)
+        except BaseException as caught:
+            outcome = _errored(check, caught, return_exception)
+            mode = _SYNC  # an error verdict of ours: stamped like any other
+        if type(outcome) is not CheckResult and not isinstance(outcome, CheckResult):
+            results.append(await _settle(check, outcome, return_exception, t0))
+            t0 = time.perf_counter()
+            continue
+        now = time.perf_counter()
+        if mode == _SYNC_FRESH:
+            results.append(_stamp_fresh(outcome, check, (now - t0) * 1000))
+        else:
+            results.append(_stamp(outcome, check, (now - t0) * 1000))
+        t0 = now
+    return results, t0
+
+
+def _test_case_result(
+    results: list[CheckResult],
+    t0: float,
+    end: float,
+    trace: Trace[Any, Any] | None,
+    error: StepError | None,
+) -> TestCaseResult:
+    """A step's result; ``trace`` is the step's (None for a lone :class:`TestCase`, whose
+    trace no step produced: no ``last_interaction_index``, as in giskard-checks)."""
+    n = 0 if trace is None else len(trace.interactions)
+    return construct(
+        TestCaseResult,
+        {
+            "results": results,
+            "duration_ms": round((end - t0) * 1000),
+            "last_interaction_index": n - 1 if n else None,
+            "error": error,
+        },
+    )
+
+
+async def run_step(
+    step: Step, context: InteractionContext, return_exception: bool
+) -> TestCaseResult:
+    """Produce the step's interactions into ``context``, then run all its checks."""
+    t0 = time.perf_counter()
+    error: StepError | None = None
+    # Interactions that only need recording (static inputs and outputs) go into the trace
+    # together, as one record built when read (trace.py), before the next spec that runs
+    # code and at the end: each one's inputs and outputs, and a copy of its metadata.
+    values: list[Any] = []
+    metadata: list[Any] | None = None  # one copy (or None) per recorded spec, if any has some
+    ran_code = False  # else the checks start when the step did (nothing ran in between)
+    for spec in step.interacts:
+        interact = recorded(spec)
+        if interact is not None:
+            values += (interact.inputs, interact.outputs)
+            if interact.metadata:
+                if metadata is None:
+                    metadata = [None] * (len(values) // 2 - 1)
+                metadata.append(dict(interact.metadata))
+            elif metadata is not None:
+                metadata.append(None)
+            continue
+        if values:
+            context.record(values, metadata)
+            values, metadata = [], None
+        ran_code = True
+        try:
+            await spec.run(context)
+        except BaseException as caught:
+            exc = _as_error(caught, "user code", return_exception)
+            phase = "timeout" if isinstance(exc, StepTimeoutError) else "input_generation"
+            error = StepError.from_exception(exc, phase)
+            break
+    if values:
+        context.record(values, metadata)
+    trace = context.trace
+    if error is None:
+        start = time.perf_counter() if ran_code else t0
+        results, end = await _run_checks(step.checks, trace, return_exception, start)
+    else:
+        reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
+        results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
+        end = time.perf_counter()
+    return _test_case_result(results, t0, end, trace, error)
+
+
+class TestCase(BaseModel):
+    """Checks over a trace you already have (a recorded conversation, a production log)."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
+
+    name: str | None = None
+    trace: SerializeAsAny[Trace]  # type: ignore[type-arg]
+    checks: list[AnyCheck]
+
+    async def run(self, return_exception: bool = False) -> TestCaseResult:
+        return await TestCaseRunner().run(self, return_exception)
+
+    def run_sync(self, return_exception: bool = False) -> TestCaseResult:
+        return run_sync(self.run, return_exception)
+
+    async def assert_passed(self, return_exception: bool = False) -> TestCaseResult:
+        """Run, then raise ``AssertionError`` listing the failures unless every check passed."""
+        result = await self.run(return_exception)
+        result.assert_passed()
+        return result
+
+
+class TestCaseRunner:
+    """Runs a :class:`TestCase`: every check against its trace, in order."""
+
+    __test__ = False  # not a pytest test class
+
+    async def run(self, test_case: TestCase, return_exception: bool = False) -> TestCaseResult:
+        t0 = time.perf_counter()
+        results, end = await _run_checks(test_case.checks, test_case.trace, return_exception, t0)
+        return _test_case_result(results, t0, end, None, None)
+
+
+def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
+    message = f"Step {index + 1} was skipped due to previous failure"
+    if step.checks:
+        results = [_stamp(CheckResult.skip(message), c, None) for c in step.checks]
+    else:
+        results = [_identified(CheckResult.skip(message), "step", "step", None, None)]
+    return construct(
+        TestCaseResult,
+        {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},
+    )
+
+
+def _validate_multiple_runs(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"multiple_runs must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"multiple_runs must be greater than or equal to 1, got {value!r}")
+    return value
+
+
+class ScenarioRunner:
+    """Runs scenarios. ``Scenario.run`` uses the process-wide one from :func:`get_runner`."""
+
+    async def run(
+        self,
+        scenario: Scenario,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        multiple_runs: int | None = None,
+        *,
+        timeout_s: float | None = None,
+        stop_on_failure: bool = True,
+        threads: ThreadBudget | None = None,
+    ) -> ScenarioResult:
+        """Run ``scenario``; ``target`` overrides the scenario's own target for this run."""
+        runs = scenario.multiple_runs if multiple_runs is None else multiple_runs
+        if type(runs) is not int or runs < 1:
+            runs = _validate_multiple_runs(runs)
+        if target is MISSING or target is None:
+            target = scenario.target
+        binding = bind_target(target)
+        trace_type = _trace_type(scenario, target)
+        timeout = timeout_s if timeout_s is not None else scenario.timeout_s
+        t0 = time.perf_counter()
+        statuses: list[ScenarioStatus] = []
+        steps: list[TestCaseResult] = []
+        empty = _empty_trace(trace_type)
+        trace = empty
+        for _ in range(runs):
+            context = InteractionContext(
+                empty,
+                binding,
+                timeout_s=timeout,
+                threads=threads,
+                annotations=dict(scenario.annotations),
+            )
+            steps, status = await self._run_once(
+                scenario, context, return_exception, stop_on_failure
+            )
+            trace = context.trace
+            statuses.append(status)
+            if status is not ScenarioStatus.PASS:
+                break
+        return construct(
+            ScenarioResult,
+            {
+                "scenario_name": scenario.name,
+                "steps": steps,
+                "final_trace": trace,
+                "duration_ms": round((time.perf_counter() - t0) * 1000),
+                "multiple_runs": runs,
+                "runs_executed": len(statuses),
+                "run_statuses": statuses,
+                "repeat_statuses": [],
+                "tags": list(scenario.tags),
+            },
+        )
+
+    async def _run_once(
+        self,
+        scenario: Scenario,
+        context: InteractionContext,
+        return_exception: bool,
+        stop_on_failure: bool,
+    ) -> tuple[list[TestCaseResult], ScenarioStatus]:
+        """One run's step results and its status (each step's status is read once)."""
+        results: list[TestCaseResult] = []
+        statuses: list[TestCaseStatus] = []
+        stopped = False
+        for index, step in enumerate(scenario.steps):
+            if stopped:
+                last = results[-1].last_interaction_index if results else None
+                skipped = _skipped_step(index, step, last)
+                results.append(skipped)
+                statuses.append(skipped.status)
+                continue
+            result = await run_step(step, context, return_exception)
+            results.append(result)
+            status = result.status
+            statuses.append(status)
+            if stop_on_failure and status is not TestCaseStatus.PASS:
+                stopped = True
+        return results, rollup(statuses, ScenarioStatus)
+
+
+_default_runner = ScenarioRunner()
+
+
+def get_runner() -> ScenarioRunner:
+    """The process-wide default :class:`ScenarioRunner`."""
+    return _default_runner

@@ -1,0 +1,285 @@
+"""The ``Scenario`` builder: steps of interactions followed by checks.
+
+The builder mutates the scenario and returns it, so calls chain::
+
+    Scenario("refund").interact("I want a refund", agent).check(StringMatching(keyword="refund"))
+
+A scenario is a list of :class:`Step`: each holds interactions, then checks. An
+interaction added after a step that already has checks opens a new step; a check added
+when there is no step opens one. ``.interact().interact().check().check().interact()``
+therefore gives two steps: (2 interactions, 2 checks) and (1 interaction, 0 checks).
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import importlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    StrictInt,
+    field_serializer,
+    field_validator,
+)
+
+from scenarist.checks.base import AnyCheck, Check
+from scenarist.engine._sync import run_sync
+from scenarist.engine.interactions import InteractionSpec, interact_spec
+from scenarist.model._construct import SharedFieldsSet, construct
+from scenarist.model._missing import MISSING, is_missing
+from scenarist.model.trace import Trace
+
+if TYPE_CHECKING:
+    from scenarist.model.results import ScenarioResult
+
+__all__ = ["Scenario", "Step", "Target"]
+
+
+class Target(Protocol):
+    """The system under test: a function of ``inputs`` (or ``(trace, inputs)``), sync or async.
+
+    ``Target[In, Out, TraceType]`` subscripts as in giskard-checks (for readers; at runtime
+    it is this protocol).
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        return cls
+
+
+AnySpec = SerializeAsAny[InteractionSpec]
+
+
+class Step(BaseModel):
+    """One step of a scenario: its interactions run first, then all its checks."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid")
+
+    interacts: list[AnySpec] = Field(default_factory=list)
+    checks: list[AnyCheck] = Field(default_factory=list)
+
+
+def _new_step() -> Step:
+    """An empty :class:`Step` without validation (nothing to validate; one per step of
+    every scenario built)."""
+    return construct(Step, {"interacts": [], "checks": []})
+
+
+def _validate_tags(tags: Any) -> list[str]:
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise ValueError(
+            f"tags must be a list of strings like ['team:search', 'smoke'], got {tags!r}"
+        )
+    checked: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag:
+            raise ValueError(f"each tag must be a non-empty string, got {tag!r} in {tags!r}")
+        checked.append(tag)
+    return checked
+
+
+class Scenario(SharedFieldsSet):  # see scenarist.model._construct
+    """A named, ordered list of steps to run against a system under test.
+
+    ``trace_type`` selects a :class:`Trace` subclass (for computed properties that checks
+    can address); when omitted it is inferred from a target parameter annotated with a
+    ``Trace`` subclass. ``multiple_runs=n`` runs the whole scenario up to ``n`` times,
+    each with a fresh trace, and stops at the first run that does not pass.
+    ``timeout_s`` bounds each interaction (expiry is an ERROR with phase ``timeout``).
+    """
+
+    model_config = ConfigDict(
+        defer_build=True, extra="forbid", arbitrary_types_allowed=True, validate_assignment=True
+    )
+
+    name: str = "Unnamed Scenario"
+    steps: list[Step] = Field(default_factory=list)
+    trace_type: type[Trace] | None = None  # type: ignore[type-arg]
+    multiple_runs: Annotated[StrictInt, Field(ge=1)] = 1
+    tags: list[str] = Field(default_factory=list)
+    target: Any = Field(default=MISSING, exclude=True, repr=False)
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """As :meth:`pydantic.BaseModel.model_validate`; unknown top-level keys are ignored.
+
+        Files written by giskard-checks or by another scenarist version load (as in
+        giskard-checks); the constructor and the steps inside stay strict, so a typo in
+        code still fails loudly.
+        """
+        if isinstance(obj, dict):
+            obj = {k: v for k, v in obj.items() if k in cls.model_fields}
+        return super().model_validate(obj, *args, **kwargs)
+
+    @field_validator("trace_type", mode="before")
+    @classmethod
+    def _trace_type_by_name(cls, value: Any) -> Any:
+        """A dumped ``"module.QualName"`` loads back as the class (``None`` stays ``None``)."""
+        if isinstance(value, str):
+            module, _, qualname = value.rpartition(".")
+            try:
+                found: Any = importlib.import_module(module)
+                for part in qualname.split("."):
+                    found = getattr(found, part)
+            except (ImportError, AttributeError, ValueError):
+                raise ValueError(f"trace_type {value!r} cannot be imported") from None
+            return found
+        return value
+
+    @field_serializer("trace_type")
+    def _trace_type_name(self, value: type[Trace] | None) -> str | None:  # type: ignore[type-arg]
+        return None if value is None else f"{value.__module__}.{value.__qualname__}"
+
+    def __init__(self, name: str = "Unnamed Scenario", /, **data: Any) -> None:
+        if "name" in data:
+            name = data.pop("name")
+        super().__init__(name=name, **data)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _check_tags(cls, value: Any) -> list[str]:
+        return _validate_tags(value)
+
+    @field_validator("target")
+    @classmethod
+    def _check_target(cls, value: Any) -> Any:
+        if not is_missing(value) and value is not None and not callable(value):
+            raise ValueError(f"target must be a callable (a function of inputs), got {value!r}")
+        return MISSING if value is None else value
+
+    # -- building ----------------------------------------------------------------------
+
+    def add_interaction(self, interaction: InteractionSpec) -> Self:
+        """Add a pre-built interaction spec (opens a new step after checks)."""
+        if not isinstance(interaction, InteractionSpec):
+            raise TypeError(
+                f"add_interaction expects an InteractionSpec such as Interact(...), "
+                f"got {type(interaction).__name__}; use .check(...) for checks"
+            )
+        if not self.steps or self.steps[-1].checks:
+            self.steps.append(_new_step())
+        self.steps[-1].interacts.append(interaction)
+        return self
+
+    def add_interactions(self, *interactions: InteractionSpec) -> Self:
+        for interaction in interactions:
+            self.add_interaction(interaction)
+        return self
+
+    def interact(
+        self, inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
+    ) -> Self:
+        """Add an exchange; without ``outputs`` the target answers at run time."""
+        return self.add_interaction(interact_spec(inputs, outputs, metadata))
+
+    def check(self, check: Check) -> Self:
+        """Add a check to the current step (opening one if there is none)."""
+        if not isinstance(check, Check):
+            raise TypeError(
+                f"check expects a Check such as Equals(...) or FnCheck(...), got "
+                f"{type(check).__name__}; wrap a plain function with from_fn(fn)"
+            )
+        if not self.steps:
+            self.steps.append(_new_step())
+        self.steps[-1].checks.append(check)
+        return self
+
+    def checks(self, *checks: Check) -> Self:
+        for check in checks:
+            self.check(check)
+        return self
+
+    def append(self, component: InteractionSpec | Check) -> Self:
+        """Add an interaction spec or a check, whichever ``component`` is."""
+        if isinstance(component, Check):
+            return self.check(component)
+        return self.add_interaction(component)
+
+    def extend(self, *components: InteractionSpec | Check) -> Self:
+        for component in components:
+            self.append(component)
+        return self
+
+    def with_tags(self, tags: list[str]) -> Self:
+        """Replace the tags (``"key:value"`` strings, or bare labels)."""
+        self.tags = _validate_tags(tags)
+        return self
+
+    def with_target(self, target: Callable[..., Any]) -> Self:
+        self.target = target
+        return self
+
+    def with_annotations(self, annotations: dict[str, Any]) -> Self:
+        """Merge ``annotations`` into the ones every run's trace starts with."""
+        self.annotations = {**self.annotations, **annotations}
+        return self
+
+    def copy(self) -> Self:  # type: ignore[override]
+        """An independent copy to branch variants from (steps and checks are not shared)."""
+        clone = self.model_copy(deep=False)
+        clone.__dict__.update(
+            steps=[Step(interacts=list(s.interacts), checks=list(s.checks)) for s in self.steps],
+            tags=list(self.tags),
+            annotations=_copy.deepcopy(self.annotations),
+        )
+        return clone
+
+    # -- running -----------------------------------------------------------------------
+
+    async def run(
+        self,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        multiple_runs: int | None = None,
+        *,
+        timeout_s: float | None = None,
+        stop_on_failure: bool = True,
+    ) -> ScenarioResult:
+        """Run the scenario and return its result (see :class:`ScenarioRunner`)."""
+        from scenarist.engine.runner import get_runner
+
+        return await get_runner().run(
+            self,
+            target=target,
+            return_exception=return_exception,
+            multiple_runs=multiple_runs,
+            timeout_s=timeout_s,
+            stop_on_failure=stop_on_failure,
+        )
+
+    def run_sync(
+        self,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        multiple_runs: int | None = None,
+        *,
+        timeout_s: float | None = None,
+        stop_on_failure: bool = True,
+    ) -> ScenarioResult:
+        """:meth:`run` for scripts, notebooks and sync tests (safe inside a running loop)."""
+        return run_sync(
+            self.run,
+            target,
+            return_exception,
+            multiple_runs,
+            timeout_s=timeout_s,
+            stop_on_failure=stop_on_failure,
+        )
+
+    # -- files -------------------------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Scenario:
+        """Load a scenario from a JSON or YAML file."""
+        from scenarist.formats.files import load_model
+
+        return load_model(cls, path)

@@ -1,0 +1,655 @@
+"""The run log: the complete record of one run, and the contract between the library, the
+CLI, the pytest plugin and the server.
+
+A run log is JSON Lines: a :class:`RunLogHeader` line (run id, suite, environment,
+settings), then one :class:`ScenarioRecord` line per scenario as it finishes, then a
+:class:`RunLogFooter` line with the totals. Writers append line by line, so a log streams
+while a run is going and a crashed run still leaves a readable file (without a footer).
+Every line carries ``record_type``; the header carries ``format_version``.
+
+The models are the source of truth. ``src/scenarist/schemas/runlog.schema.json`` is
+generated from them (``python -m scenarist.formats.runlog``) and a test checks it is current, so
+any change to the contract shows up in review. Readers accept older versions: each line
+is upgraded through :data:`MIGRATIONS` before validation.
+
+This module is the one codec of the format: :func:`dump_json` writes every record (values
+JSON cannot hold in marked forms, never an error), :func:`split_jsonl` is the only line
+splitting (``\\n`` alone), :func:`read_jsonl` / :func:`decode_bytes` / :func:`decode_text`
+(a file), :func:`decode_records` (its records as JSON objects) and :func:`decode_body` (the
+``{"header", "scenarios", "footer"}`` object ``POST /api/runs`` takes) all migrate and
+validate through the same code, so the CLI, the server's ingest and the remote upload
+accept and refuse the same logs, with the same messages (a
+:class:`~scenarist.errors.RunLogError` naming the file or request body, the line or record
+and the field, and the fix).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from importlib import metadata
+from os import PathLike
+from pathlib import Path
+from typing import Annotated, Any, Literal, overload
+
+from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
+
+from scenarist import _json_limits
+from scenarist._jsonable import as_text, to_json_value
+from scenarist._version import __version__
+from scenarist.errors import RunLogError
+from scenarist.model.results import ScenarioResult, SuiteResult
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MIGRATIONS",
+    "SCHEMA_PATH",
+    "RunEnvironment",
+    "RunLog",
+    "RunLogFooter",
+    "RunLogHeader",
+    "RunSettings",
+    "ScenarioRecord",
+    "collect_environment",
+    "decode_body",
+    "decode_bytes",
+    "decode_records",
+    "decode_scenario_record",
+    "decode_text",
+    "dump_data",
+    "dump_json",
+    "json_schema",
+    "read_jsonl",
+    "run_log_from_suite_result",
+    "split_jsonl",
+    "write_jsonl",
+]
+
+FORMAT_VERSION = 2
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "runlog.schema.json"
+_PACKAGES = ("scenarist", "pydantic", "rich", "anyio")
+
+
+class RunEnvironment(BaseModel):
+    """Where the run happened: enough to tell two runs' machines and code apart."""
+
+    git_commit: str | None = None
+    git_branch: str | None = None
+    python_version: str = Field(default_factory=platform.python_version)
+    platform: str = Field(default_factory=platform.platform)
+    hostname: str | None = None
+    packages: dict[str, str] = Field(default_factory=dict)
+
+
+class RunSettings(BaseModel):
+    """The settings that change what a run means (an older log's ``target_name``, which
+    nothing read, is ignored on read)."""
+
+    concurrency: int | None = None
+    repeat: int = 1
+
+
+class RunLogHeader(BaseModel):
+    """The first line of a run log."""
+
+    record_type: Literal["header"] = "header"
+    format_version: int = FORMAT_VERSION
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    suite_name: str | None = None
+    project: str | None = None  # the store's project when None (scenarist.store.projects)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    environment: RunEnvironment = Field(default_factory=RunEnvironment)
+    settings: RunSettings = Field(default_factory=RunSettings)
+
+
+class ScenarioRecord(BaseModel):
+    """One scenario's result with its full trace, plus its cost and token totals.
+
+    ``check_count`` is the number of check verdicts; a passing scenario with 0 is flagged
+    ``no_checks`` so that readers (the dashboard, ``scenarist report``) never show an
+    untested scenario as a tested pass; ``vacuous`` flags a pass whose final trace is
+    empty (no interaction: nothing was tested, whatever the checks said).
+    """
+
+    record_type: Literal["scenario"] = "scenario"
+    index: int
+    result: ScenarioResult
+    check_count: int = 0
+    no_checks: bool = False
+    vacuous: bool = False
+    flaky: bool = False
+    cost_usd: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    @classmethod
+    def from_result(cls, index: int, result: ScenarioResult) -> ScenarioRecord:
+        return cls(
+            index=index,
+            result=result,
+            check_count=result.check_count,
+            no_checks=not result.has_checks,
+            vacuous=result.vacuous,
+            flaky=result.flaky,
+            cost_usd=result.cost_usd,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+        )
+
+
+class RunLogFooter(BaseModel):
+    """The last line: totals of the whole run."""
+
+    record_type: Literal["footer"] = "footer"
+    ended_at: datetime | None = None
+    duration_ms: int = 0
+    passed_count: int = 0
+    failed_count: int = 0
+    errored_count: int = 0
+    skipped_count: int = 0
+    pass_rate: float | None = None
+    cost_usd: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    recommendation: str | None = None
+    vacuous: list[int] = Field(default_factory=list)
+    """The indexes of the scenarios that passed with an empty final trace (vacuous passes),
+    so a reader of the run alone (the dashboard's run page) can flag them."""
+
+
+RunLogRecord = Annotated[
+    RunLogHeader | ScenarioRecord | RunLogFooter, Field(discriminator="record_type")
+]
+_RECORD: TypeAdapter[RunLogHeader | ScenarioRecord | RunLogFooter] = TypeAdapter(RunLogRecord)
+_MODELS: dict[str, type[RunLogHeader | ScenarioRecord | RunLogFooter]] = {
+    "header": RunLogHeader,
+    "scenario": ScenarioRecord,
+    "footer": RunLogFooter,
+}
+
+
+class RunLog(BaseModel):
+    """A whole run log in memory: header, scenario records, footer (``None`` if cut off)."""
+
+    header: RunLogHeader
+    scenarios: list[ScenarioRecord] = Field(default_factory=list)
+    footer: RunLogFooter | None = None
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """What reading the log left out (a last line cut off mid-write), for people."""
+        return self._notes
+
+    def records(self) -> list[RunLogHeader | ScenarioRecord | RunLogFooter]:
+        footer = [self.footer] if self.footer is not None else []
+        return [self.header, *self.scenarios, *footer]
+
+    def to_suite_result(self) -> SuiteResult:
+        """The suite result again, e.g. to re-render a report from a saved run (marked
+        ``incomplete`` when the log has no footer: the run did not finish)."""
+        footer = self.footer or RunLogFooter()
+        return SuiteResult(
+            results=[r.result for r in sorted(self.scenarios, key=lambda r: r.index)],
+            duration_ms=footer.duration_ms,
+            suite_name=self.header.suite_name,
+            started_at=self.header.started_at,
+            recommendation=footer.recommendation,
+            incomplete=self.footer is None,
+        )
+
+
+def run_log_from_suite_result(
+    result: SuiteResult,
+    *,
+    run_id: str | None = None,
+    settings: RunSettings | None = None,
+    environment: RunEnvironment | None = None,
+    project: str | None = None,
+) -> RunLog:
+    """The run log of a finished suite run (environment collected now unless given;
+    ``project`` ``None``: the project of the store it goes to)."""
+    ended_at = None
+    if result.started_at is not None:
+        ended_at = result.started_at + timedelta(milliseconds=result.duration_ms)
+    header = RunLogHeader(
+        suite_name=result.suite_name,
+        project=project,
+        started_at=result.started_at,
+        ended_at=ended_at,
+        environment=environment if environment is not None else collect_environment(),
+        settings=settings or RunSettings(),
+        **({"run_id": run_id} if run_id else {}),
+    )
+    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
+    # reads back as incomplete too.
+    footer = (
+        None
+        if result.incomplete
+        else RunLogFooter(
+            ended_at=ended_at,
+            duration_ms=result.duration_ms,
+            passed_count=result.passed_count,
+            failed_count=result.failed_count,
+            errored_count=result.errored_count,
+            skipped_count=result.skipped_count,
+            pass_rate=result.pass_rate,
+            cost_usd=result.cost_usd,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            recommendation=result.recommendation,
+            vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
+        )
+    )
+    records = [ScenarioRecord.from_result(i, r) for i, r in enumerate(result.results)]
+    return RunLog(header=header, scenarios=records, footer=footer)
+
+
+def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
+    """``model`` (a record, a run log) as JSON text; never fails on the values in it.
+
+    Values JSON cannot hold are written in the forms :mod:`scenarist._jsonable`
+    documents: an unknown object as its ``str``, bytes as ``{"__bytes__": <base64>}``, a
+    container that holds itself marked ``{"__cycle__": ...}``, an object whose ``str`` and
+    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``, parts
+    nested past what the readers accept cut and marked ``{"__truncated__": ...}``. The
+    fast path is pydantic's own dump; the marked forms are only computed when it fails
+    or writes deeper than :data:`scenarist._json_limits.MAX_DEPTH`.
+    """
+    try:
+        text = model.model_dump_json(fallback=str, indent=indent)
+    except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
+        pass
+    else:
+        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
+            return text
+    data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
+    return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
+
+
+def dump_data(model: BaseModel) -> Any:
+    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
+    try:
+        return model.model_dump(mode="json", fallback=str)
+    except Exception:
+        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
+
+
+def _separators(indent: int | None) -> tuple[str, str]:
+    return (",", ": ") if indent is not None else (",", ":")
+
+
+@overload
+def split_jsonl(data: str) -> tuple[list[tuple[int, str]], str]: ...
+@overload
+def split_jsonl(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]: ...
+def split_jsonl(data: str | bytes) -> tuple[list[tuple[int, Any]], Any]:
+    """JSON Lines split the one safe way, on ``\\n`` alone: every reader uses this.
+
+    ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
+    ``\\x1c``-``\\x1e``, which JSON writers leave raw inside strings, so it cuts a valid
+    record in two. Returns the terminated lines that are not blank, numbered from 1, and
+    the unterminated rest (empty when ``data`` ends with a newline): where a writer that
+    was interrupted mid-line leaves its torn last line.
+    """
+    parts: list[Any] = data.split(b"\n") if isinstance(data, bytes) else data.split("\n")
+    rest = parts.pop()
+    numbered = [(n, line) for n, line in enumerate(parts, 1) if line.strip()]
+    return numbered, rest
+
+
+def write_jsonl(
+    records: RunLog | Iterable[BaseModel], path: str | PathLike[str], *, append: bool = False
+) -> None:
+    """Write a run log (or some of its records) as JSON Lines; ``append`` adds to a file.
+
+    Values that JSON cannot hold are written as :func:`dump_json` says (an object used as
+    outputs as its ``str``; bytes, cycles and unprintable objects marked).
+    """
+    items = records.records() if isinstance(records, RunLog) else list(records)
+    text = "".join(dump_json(record) + "\n" for record in items)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a" if append else "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def read_jsonl(path: str | PathLike[str], *, require_run_id: bool = False) -> RunLog:
+    """Read a run log file written by any version of scenarist (see :func:`decode_bytes`)."""
+    return decode_bytes(
+        Path(path).read_bytes(), source=f"run log {str(path)!r}", require_run_id=require_run_id
+    )
+
+
+def decode_text(text: str, *, source: str = "run log", require_run_id: bool = False) -> RunLog:
+    """The run log in ``text`` (JSON Lines): parsed, migrated and validated (as
+    :func:`decode_bytes`)."""
+    return decode_bytes(
+        text.encode("utf-8", "surrogatepass"), source=source, require_run_id=require_run_id
+    )
+
+
+def decode_bytes(data: bytes, *, source: str = "run log", require_run_id: bool = False) -> RunLog:
+    """The run log in ``data`` (UTF-8 JSON Lines): parsed, migrated and validated.
+
+    Lines end at ``\\n`` only (:func:`split_jsonl`). A last line without its newline that
+    is not a whole record (a run interrupted while writing it, maybe in the middle of a
+    character) is dropped and :attr:`RunLog.notes` says so; any other line that is not
+    UTF-8 JSON raises :class:`~scenarist.errors.RunLogError` naming ``source`` and the line.
+    """
+    numbered, rest = split_jsonl(data)
+    raw: list[Any] = []
+    for number, line in numbered:
+        raw.append(_json_line(line, source, number))
+    notes: list[str] = []
+    if rest.strip():
+        number = data.count(b"\n") + 1
+        try:
+            raw.append(_json_limits.parse(rest.decode("utf-8")))
+            numbered.append((number, rest))
+        except ValueError:  # UnicodeDecodeError too: cut inside a character
+            notes.append(
+                f"{source} line {number} was cut off mid-write (the run was interrupted) "
+                "and is left out"
+            )
+    lines = [number for number, _ in numbered]
+    log = _decode(raw, source, lambda index: f"line {lines[index]}", require_run_id)
+    log.notes.extend(notes)
+    return log
+
+
+def _json_line(line: bytes, source: str, number: int) -> Any:
+    try:
+        return _json_limits.parse(line.decode("utf-8"))
+    except _json_limits.JsonLimitError as exc:
+        raise RunLogError(
+            f"{source} line {number}: {exc.problem}; {_FIX}",
+            fields=[_field(f"line {number}", exc.problem, exc.kind)],
+        ) from exc
+    except UnicodeDecodeError as exc:
+        problem = f"is not UTF-8 text ({exc})"
+        error: ValueError = exc
+    except ValueError as exc:
+        problem = f"is not valid JSON ({exc})"
+        error = exc
+    raise RunLogError(
+        f"{source} line {number} {problem}; the file is damaged: fix or delete line "
+        f"{number}, or write the log again with `scenarist run`",
+        invalid_json=True,
+    ) from error
+
+
+def decode_records(
+    records: Sequence[Any], *, source: str = "request body", require_run_id: bool = False
+) -> RunLog:
+    """The run log made of ``records`` (the JSON objects of its lines, header first), e.g.
+    as a server receives them: migrated and validated exactly as :func:`decode_text` does."""
+    return _decode(list(records), source, lambda index: f"record {index}", require_run_id)
+
+
+def decode_body(body: Any, *, source: str = "request body", require_run_id: bool = True) -> RunLog:
+    """The run log in a ``{"header", "scenarios", "footer"}`` object (what
+    :meth:`RunLog.model_dump` gives and ``POST /api/runs`` takes). Records without
+    ``record_type`` take the one their place says."""
+    if not isinstance(body, dict) or not isinstance(body.get("header"), dict):
+        raise RunLogError(
+            f"{source}: a run log is an object with a 'header' object",
+            fields=[_field("header", "a run log is an object with a 'header' object", "missing")],
+        )
+    scenarios = body.get("scenarios") or []
+    if not isinstance(scenarios, list):
+        raise RunLogError(
+            f"{source}: 'scenarios' must be a list of scenario records",
+            fields=[_field("scenarios", "must be a list of scenario records", "list_type")],
+        )
+    footer = body.get("footer")
+    placed = [
+        ("header", body["header"]),
+        *(("scenario", record) for record in scenarios),
+        *([("footer", footer)] if footer is not None else []),
+    ]
+    records = [
+        {"record_type": kind, **record} if isinstance(record, dict) else record
+        for kind, record in placed
+    ]
+    return decode_records(records, source=source, require_run_id=require_run_id)
+
+
+_FIX = "fix the record, or write the log again with `scenarist run`"
+
+
+def _field(field: str, message: str, kind: str) -> dict[str, str]:
+    return {"field": field, "message": message, "type": kind}
+
+
+def _decode(
+    raw: list[Any], source: str, where: Callable[[int], str], require_run_id: bool
+) -> RunLog:
+    """Migrate then validate the records of a run log; every entry point ends here."""
+    if not raw:
+        raise RunLogError(f"{source} is empty; expected a header line first")
+    for index, record in enumerate(raw):
+        if not isinstance(record, dict):
+            raise RunLogError(
+                f"{source} {where(index)} is {type(record).__name__} {record!r:.60}, not a JSON "
+                f"object; {_FIX}",
+                fields=[_field(_record_path(raw, index), "not a JSON object", "dict_type")],
+            )
+        try:  # depth, NaN/Infinity, lone surrogates: what no reader after us can take
+            _json_limits.check_json(record)
+        except _json_limits.JsonLimitError as exc:
+            field = ".".join(part for part in (_record_path(raw, index), exc.field) if part)
+            raise RunLogError(
+                f"{source} {where(index)}: field {field}: {exc.problem}; {_FIX}",
+                fields=[_field(field, exc.problem, exc.kind)],
+            ) from exc
+    version = raw[0].get("format_version", 0)
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise RunLogError(
+            f"{source} has format_version {version!r}, newer than this scenarist supports "
+            f"({FORMAT_VERSION}); upgrade scenarist to read it",
+            fields=[_field("header.format_version", "newer than supported", "version")],
+        )
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        message = f"not a format version (a whole number from 0 to {FORMAT_VERSION})"
+        raise RunLogError(
+            f"{source} has format_version {version!r}, {message}; {_FIX}",
+            fields=[_field("header.format_version", message, "version")],
+        )
+    if require_run_id and (not isinstance(raw[0].get("run_id"), str) or not raw[0]["run_id"]):
+        # a made-up run id would store a retried upload twice
+        raise RunLogError(
+            f"{source} {where(0)}: the header has no run_id; give it the run's id",
+            fields=[_field("header.run_id", "Field required", "missing")],
+        )
+    for step in range(version, FORMAT_VERSION):
+        raw = MIGRATIONS[step](raw)
+    header: RunLogHeader | None = None
+    scenarios: list[ScenarioRecord] = []
+    footer: RunLogFooter | None = None
+    for index, record in enumerate(raw):
+        kind = record.get("record_type")
+        model = _MODELS.get(kind) if isinstance(kind, str) else None
+        path = _record_path(raw, index)
+        if model is None or (index == 0) != (model is RunLogHeader):
+            wanted = "'header'" if index == 0 else "'scenario' or 'footer'"
+            raise RunLogError(
+                f"{source} {where(index)}: record_type is {kind!r}, expected {wanted} "
+                f"{'(a run log starts with its header)' if index == 0 else 'here'}; {_FIX}",
+                fields=[_field(f"{path}.record_type", f"expected {wanted}", "record_type")],
+            )
+        try:
+            parsed = model.model_validate(record)
+        except ValidationError as exc:
+            fields = [
+                _field(
+                    ".".join(str(part) for part in (path, *error["loc"])),
+                    error["msg"],
+                    error["type"],
+                )
+                for error in exc.errors()
+            ]
+            first = fields[0]
+            more = f" (and {len(fields) - 1} more)" if len(fields) > 1 else ""
+            raise RunLogError(
+                f"{source} {where(index)}: field {first['field']}: {first['message']}{more}; "
+                f"{_FIX}",
+                fields=fields,
+            ) from exc
+        if isinstance(parsed, RunLogHeader):
+            header = parsed
+        elif isinstance(parsed, ScenarioRecord):
+            scenarios.append(parsed)
+        else:
+            footer = parsed  # the last footer wins
+    assert header is not None  # index 0 is a header, checked above
+    return RunLog(header=header, scenarios=scenarios, footer=footer)
+
+
+def decode_scenario_record(text: str | bytes, *, source: str = "stored record") -> ScenarioRecord:
+    """One scenario record from its JSON (e.g. a document the server stored before v2),
+    upgraded like the records of a run log (see :func:`_typed_check_identity`)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RunLogError(f"{source} is not valid JSON ({exc})", invalid_json=True) from exc
+    if not isinstance(data, dict):
+        raise RunLogError(f"{source} is not a JSON object")
+    try:
+        return ScenarioRecord.model_validate(_typed_check_identity(data))
+    except ValidationError as exc:
+        raise RunLogError(f"{source} is not a valid scenario record: {exc}") from exc
+
+
+_IDENTITY = (("kind", "check_kind"), ("name", "check_name"), ("duration_ms", "duration_ms"))
+
+
+def _typed_check_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """Check verdicts written before ``CheckResult.kind``/``name``/``duration_ms`` existed
+    carry them in ``details`` only; give them the typed fields."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return record
+    steps = result.get("steps")
+    if not isinstance(steps, list) or not any(
+        isinstance(step, dict)
+        and any(isinstance(c, dict) and "kind" not in c for c in step.get("results") or ())
+        for step in steps
+    ):
+        return record
+    upgraded_steps = []
+    for step in steps:
+        checks = step.get("results") if isinstance(step, dict) else None
+        if isinstance(checks, list):
+            step = {**step, "results": [_with_identity(c) for c in checks]}
+        upgraded_steps.append(step)
+    return {**record, "result": {**result, "steps": upgraded_steps}}
+
+
+def _with_identity(check: Any) -> Any:
+    if not isinstance(check, dict) or not isinstance(check.get("details"), dict):
+        return check
+    details = check["details"]
+    filled = {
+        typed: details[free]
+        for typed, free in _IDENTITY
+        if typed not in check and details.get(free) is not None
+    }
+    return {**check, **filled} if filled else check
+
+
+def _record_path(raw: list[Any], index: int) -> str:
+    """``header``, ``scenarios.<k>`` or ``footer``: where the record sits in a run log."""
+    if index == 0:
+        return "header"
+    kind = raw[index].get("record_type") if isinstance(raw[index], dict) else None
+    if kind == "footer":
+        return "footer"
+    before = sum(
+        1 for r in raw[1:index] if not (isinstance(r, dict) and r.get("record_type") == "footer")
+    )
+    return f"scenarios.{before}"
+
+
+def _v0_to_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v0 (pre-release drafts): lines had no ``record_type``; position told them apart.
+
+    The first line is the header, every other line a scenario record. Footers did not exist.
+    """
+    upgraded = []
+    for position, record in enumerate(records):
+        record = {**record}
+        record.setdefault("record_type", "header" if position == 0 else "scenario")
+        if position == 0:
+            record["format_version"] = 1
+        upgraded.append(record)
+    return upgraded
+
+
+def _v1_to_v2(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v1: check verdicts carried their identity in ``details`` only (``check_kind``,
+    ``check_name``, ``duration_ms``); v2 has the typed ``kind``, ``name``, ``duration_ms``."""
+    header, *rest = records
+    upgraded = [_typed_check_identity(r) if r.get("record_type") == "scenario" else r for r in rest]
+    return [{**header, "format_version": 2}, *upgraded]
+
+
+#: ``MIGRATIONS[v]`` turns the raw JSON lines of format ``v`` into format ``v + 1``.
+MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
+    0: _v0_to_v1,
+    1: _v1_to_v2,
+}
+
+
+def collect_environment() -> RunEnvironment:
+    """The environment of this process: git commit/branch (if in a repo), versions, host."""
+    packages = {}
+    for name in _PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            if name == "scenarist":
+                packages[name] = __version__
+    return RunEnvironment(
+        git_commit=_git("rev-parse", "HEAD"),
+        git_branch=_git("rev-parse", "--abbrev-ref", "HEAD"),
+        hostname=socket.gethostname(),
+        packages=packages,
+    )
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and out and out != "HEAD" else None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one run-log line (what writers produce, in serialization mode)."""
+    schema = _RECORD.json_schema(mode="serialization")
+    schema["title"] = "scenarist run log record"
+    schema["description"] = (
+        f"One line of a scenarist run log (JSON Lines), format_version {FORMAT_VERSION}."
+    )
+    return schema
+
+
+def _schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":  # python -m scenarist.formats.runlog: regenerate the committed schema
+    SCHEMA_PATH.write_text(_schema_text(), encoding="utf-8")
+    sys.stdout.write(f"wrote {SCHEMA_PATH}\n")

@@ -1,0 +1,643 @@
+"""Results: what a run produced, as plain data.
+
+``CheckResult`` → ``TestCaseResult`` (one per scenario step) → ``ScenarioResult`` →
+``SuiteResult``; ``SuiteResult.group_by`` gives a ``GroupedSuiteResult``. Every level
+rolls statuses up the same way (:func:`scenarist.model.status.rollup`). The models hold no
+presentation code: ``print_report`` and Rich rendering live in :mod:`scenarist.report`.
+"""
+
+from __future__ import annotations
+
+import traceback as _traceback
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_field
+
+from scenarist.model._construct import construct
+from scenarist.model._ready import Ready
+from scenarist.model.stats import pass_at_k, pass_hat_k
+from scenarist.model.status import (
+    FAILING,
+    CheckStatus,
+    ScenarioStatus,
+    TestCaseStatus,
+    pass_rate,
+    pass_rate_of,
+    rollup,
+    summary_line,
+)
+from scenarist.model.trace import Trace
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+    from scenarist.model.comparison import RunComparison
+
+__all__ = [
+    "CheckResult",
+    "CheckStatus",
+    "GroupStats",
+    "GroupedSuiteResult",
+    "Metric",
+    "ScenarioResult",
+    "ScenarioStatus",
+    "StepError",
+    "SuiteResult",
+    "TestCaseResult",
+    "TestCaseStatus",
+    "split_tag",
+]
+
+
+class _Renderable(BaseModel):
+    """Results render themselves through the one renderer in :mod:`scenarist.report`."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from scenarist.report import render
+
+        yield from render(self)
+
+    def print_report(self, console: Console | None = None) -> None:
+        """Print this result with Rich (to stdout unless ``console`` is given)."""
+        from scenarist.report import print_report
+
+        print_report(self, console)
+
+
+class Metric(BaseModel):
+    """A named number a check measured (a similarity, a score, an agreement rate)."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    name: str
+    value: float
+
+
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class CheckResult(Ready, _Renderable):
+    """The verdict of one check: a status, a message, metrics and details.
+
+    The runner also stamps which check it was: ``kind`` (its registered kind), ``name``
+    and ``duration_ms``. These are ours, typed, keyword-only and ``None`` by default, and
+    left out of ``model_dump()`` while ``None``, so a ``CheckResult(...)`` built by hand
+    constructs and dumps exactly as in giskard-checks. Like giskard-checks, the runner
+    also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
+    ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
+    """
+
+    # Ready (scenarist.model._ready): built-in checks answer at once, and both
+    # ``await check.run(trace)`` and ``asyncio.run(check.run(trace))`` give the verdict.
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    status: CheckStatus
+    message: str | None = None
+    metrics: list[Metric] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's registered kind (``"equals"``, ``"fn"``...), stamped by the runner."""
+    name: str | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """The check's ``name``, stamped by the runner."""
+    duration_ms: int | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """How long the check took, stamped by the runner."""
+
+    @classmethod
+    def _make(
+        cls,
+        status: CheckStatus,
+        message: str | None,
+        details: dict[str, Any] | None,
+        metrics: Iterable[Metric] | None,
+    ) -> Self:
+        return construct(
+            cls,
+            {
+                "status": status,
+                "message": message,
+                "metrics": list(metrics) if metrics else [],
+                "details": details or {},
+                "kind": None,
+                "name": None,
+                "duration_ms": None,
+            },
+        )
+
+    @classmethod
+    def success(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A PASS verdict."""
+        return cls._make(CheckStatus.PASS, message, details, metrics)
+
+    @classmethod
+    def failure(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A FAIL verdict: the check ran and the system did not meet it."""
+        return cls._make(CheckStatus.FAIL, message, details, metrics)
+
+    @classmethod
+    def skip(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """A SKIP verdict: the check was not evaluated."""
+        return cls._make(CheckStatus.SKIP, message, details, metrics)
+
+    @classmethod
+    def error(
+        cls,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        metrics: Iterable[Metric] | None = None,
+    ) -> Self:
+        """An ERROR verdict: the check could not be evaluated (bad key, exception...)."""
+        return cls._make(CheckStatus.ERROR, message, details, metrics)
+
+    def __hash__(self) -> int:
+        # Consistent with ``==`` (which compares every field); see ``scenarist.model._ready``.
+        return hash((self.status, self.message))
+
+    @property
+    def passed(self) -> bool:
+        return self.status is CheckStatus.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status is CheckStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is CheckStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is CheckStatus.SKIP
+
+    @property
+    def label(self) -> str:
+        """The check's display name: its ``name``, else its kind, else ``"check"``."""
+        return str(
+            self.name
+            or self.kind
+            or self.details.get("check_name")
+            or self.details.get("check_kind")
+            or "check"
+        )
+
+
+class StepError(BaseModel):
+    """An exception raised while a step's inputs or outputs were produced.
+
+    Also importable as ``TestCaseError`` (giskard-checks' name for this object).
+    """
+
+    __test__ = False  # not a pytest test class (under its ``TestCaseError`` name)
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    message: str
+    exception_type: str
+    traceback: str | None = None
+    phase: str = "outputs"
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, phase: str) -> Self:
+        from scenarist.redaction import redact_text  # an error only: not on every step
+
+        return cls(  # an HTTP client's error quotes its URL, key and all: redacted
+            message=redact_text(str(exc) or type(exc).__name__),
+            exception_type=type(exc).__name__,
+            traceback=redact_text("".join(_traceback.format_exception(exc))),
+            phase=phase,
+        )
+
+    def summary(self) -> str:
+        """One line: ``<ExceptionType> during <phase>: <message>`` (as giskard-checks)."""
+        phase = f" during {self.phase}" if self.phase else ""
+        return f"{self.exception_type}{phase}: {self.message}"
+
+
+TestCaseError = StepError
+"""giskard-checks' name for a step error (a model carried on results, not an exception)."""
+
+_PAST_TENSE = {"pass": "PASSED", "fail": "FAILED", "error": "ERRORED", "skip": "SKIPPED"}
+
+
+class TestCaseResult(_Renderable):
+    """The result of one scenario step: its check results, timing and any error."""
+
+    __test__ = False  # not a pytest test class
+
+    results: list[CheckResult] = Field(default_factory=list)
+    duration_ms: int = 0
+    last_interaction_index: int | None = None
+    error: StepError | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> TestCaseStatus:
+        if self.error is not None:
+            return TestCaseStatus.ERROR
+        return rollup((r.status for r in self.results), TestCaseStatus)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is TestCaseStatus.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status is TestCaseStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is TestCaseStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is TestCaseStatus.SKIP
+
+    @property
+    def failures_and_errors(self) -> list[CheckResult]:
+        """The check results that failed or errored, in order."""
+        return [r for r in self.results if r.status in FAILING]
+
+    def format_failures(self) -> list[str]:
+        """One line per check that did not pass (SKIP included), after the step error if any.
+
+        As giskard-checks: ``"<check name or kind> FAILED: <message>"``.
+        """
+        lines: list[str] = []
+        if self.error is not None:
+            lines.append(f"Test case ERRORED: {self.error.summary()}")
+        for r in self.results:
+            if r.status is CheckStatus.PASS:
+                continue
+            label = r.name or r.details.get("check_name") or r.kind
+            label = label or r.details.get("check_kind") or "Unknown check"
+            message = r.message or "No specific error message provided"
+            lines.append(f"{label} {_PAST_TENSE[r.status.value]}: {message}")
+        return lines
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` listing what did not pass unless the step passed."""
+        if self.status is not TestCaseStatus.PASS:
+            raise AssertionError(
+                "Test case failed with the following errors:\n" + "\n".join(self.format_failures())
+            )
+
+
+class ScenarioResult(_Renderable):
+    """The result of running one scenario: its steps, final trace and timing.
+
+    ``ScenarioResult[TraceType]`` subscripts as in giskard-checks (typing only).
+    """
+
+    scenario_name: str
+    steps: list[TestCaseResult] = Field(default_factory=list)
+    final_trace: SerializeAsAny[Trace] = Field(default_factory=Trace)  # type: ignore[type-arg]
+    duration_ms: int = 0
+    multiple_runs: int = 1
+    runs_executed: int = 1
+    run_statuses: list[ScenarioStatus] = Field(default_factory=list)
+    repeat_statuses: list[ScenarioStatus] = Field(default_factory=list)
+    """With ``Suite.run(repeat=k)``: the status of each of the ``k`` independent runs
+    (this result shows the first one that did not pass, else the last)."""
+    tags: list[str] = Field(default_factory=list)
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        return cls
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> ScenarioStatus:
+        return rollup((s.status for s in self.steps), ScenarioStatus)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is ScenarioStatus.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status is ScenarioStatus.FAIL
+
+    @property
+    def errored(self) -> bool:
+        return self.status is ScenarioStatus.ERROR
+
+    @property
+    def skipped(self) -> bool:
+        return self.status is ScenarioStatus.SKIP
+
+    @property
+    def repeats_passed(self) -> int:
+        """How many of the repeated runs passed (0 without ``repeat``)."""
+        return sum(1 for s in self.repeat_statuses if s == ScenarioStatus.PASS)
+
+    @property
+    def flaky(self) -> bool:
+        """Repeated runs disagreed: at least one passed and at least one did not."""
+        passed = self.repeats_passed
+        return 0 < passed < len(self.repeat_statuses)
+
+    @property
+    def replay_verdict(self) -> dict[str, int] | None:
+        """LLM calls ``replayed`` / ``missed`` / made ``live`` (captured calls only);
+        ``None`` when nothing was replayed or missed (an ordinary live run)."""
+        counts = {"replayed": 0, "missed": 0, "live": 0}
+        for span in self.final_trace.spans:
+            if span.kind != "llm" or "url" not in span.metadata:
+                continue
+            if span.metadata.get("replayed"):
+                counts["replayed"] += 1
+            elif span.error is not None and span.error.type == "ReplayMissError":
+                counts["missed"] += 1
+            else:
+                counts["live"] += 1
+        return counts if counts["replayed"] or counts["missed"] else None
+
+    @property
+    def vacuous(self) -> bool:
+        """Passed with an empty final trace: no interaction happened, so the checks (if
+        any) judged nothing. Still a PASS, as giskard-checks documents for an empty
+        scenario, but flagged in every report; ``--fail-on-vacuous`` makes it a failure."""
+        return self.passed and not self.final_trace.interactions
+
+    @property
+    def check_count(self) -> int:
+        """How many check verdicts the scenario produced (0 flags an untested pass)."""
+        return sum(len(s.results) for s in self.steps)
+
+    @property
+    def has_checks(self) -> bool:
+        """False for a scenario that passed only because it checked nothing."""
+        return self.check_count > 0
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.final_trace.cost_usd
+
+    @property
+    def tokens_in(self) -> int:
+        return self.final_trace.tokens_in
+
+    @property
+    def tokens_out(self) -> int:
+        return self.final_trace.tokens_out
+
+    @property
+    def failures_and_errors(self) -> list[TestCaseResult]:
+        """The steps that failed or errored (giskard-checks' meaning)."""
+        return [step for step in self.steps if step.status in FAILING]
+
+    def format_failures(self) -> str:
+        """One line per check that did not pass, over the failing steps."""
+        return "\n".join(line for s in self.failures_and_errors for line in s.format_failures())
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
+        if self.status is not ScenarioStatus.PASS:
+            raise AssertionError(
+                f"scenario {self.scenario_name!r} {self.status.value}:\n{self.format_failures()}"
+            )
+
+
+def split_tag(tag: str) -> tuple[str, str | None]:
+    """``"Key:Value"`` → ``("Key", "Value")``; a bare label → ``(label, None)``."""
+    key, sep, value = tag.partition(":")
+    return (key, value) if sep else (tag, None)
+
+
+class GroupStats(BaseModel):
+    """Pass/fail counts for one tag value."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    name: str | None
+    passed: int
+    failed: int
+    errored: int
+    skipped: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errored + self.skipped
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def non_skipped(self) -> int:
+        return self.total - self.skipped
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        return pass_rate(self.passed, self.non_skipped)
+
+    @property
+    def display_name(self) -> str:
+        """``(untagged)`` for the ``None`` bucket, ``true`` for a bare or empty value."""
+        if self.name is None:
+            return "(untagged)"
+        return self.name or "true"
+
+
+class SuiteResult(_Renderable):
+    """The results of a suite run, in scenario order."""
+
+    results: list[ScenarioResult] = Field(default_factory=list)
+    duration_ms: int = 0
+    suite_name: str | None = None
+    started_at: datetime | None = None
+    recommendation: str | None = None
+    suite: Any = Field(default=None, exclude=True, repr=False)
+    incomplete: bool = Field(default=False, kw_only=True, exclude_if=lambda value: not value)
+    rate_limits: Any = Field(default=None, kw_only=True, exclude=True, repr=False)
+    """What the run's rate limiter did (a ``LimiterStats``), when it had one: the report
+    shows it (not part of the run log)."""
+    """The run did not finish: read back from a run log without its end record (an
+    interrupted run), so the counts cover only the scenarios that finished. Reports say
+    ``INCOMPLETE``; left out of dumps while ``False`` (giskard-checks has no such field)."""
+
+    def _count(self, status: ScenarioStatus) -> int:
+        return sum(1 for r in self.results if r.status is status)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed_count(self) -> int:
+        return self._count(ScenarioStatus.PASS)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def failed_count(self) -> int:
+        return self._count(ScenarioStatus.FAIL)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def errored_count(self) -> int:
+        return self._count(ScenarioStatus.ERROR)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def skipped_count(self) -> int:
+        return self._count(ScenarioStatus.SKIP)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
+        return pass_rate_of(r.status for r in self.results)
+
+    @property
+    def failures_and_errors(self) -> list[ScenarioResult]:
+        """The scenarios that failed or errored (giskard-checks' meaning)."""
+        return [r for r in self.results if r.status in FAILING]
+
+    def summary_line(self) -> str:
+        """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
+        line the CLI, the pytest plugin and the dashboard show for a run (prefixed
+        ``INCOMPLETE run (no end record):`` for a run that did not finish)."""
+        line = summary_line(
+            len(self.results),
+            self.passed_count,
+            self.failed_count,
+            self.errored_count,
+            self.skipped_count,
+            self.pass_rate,
+        )
+        return f"INCOMPLETE run (no end record): {line}" if self.incomplete else line
+
+    @property
+    def status(self) -> ScenarioStatus:
+        return rollup((r.status for r in self.results), ScenarioStatus)
+
+    @property
+    def repeat(self) -> int:
+        """How many times each scenario ran (``Suite.run(repeat=k)``), 1 by default."""
+        return max((len(r.repeat_statuses) for r in self.results), default=0) or 1
+
+    @property
+    def flaky(self) -> list[ScenarioResult]:
+        """Scenarios whose repeated runs both passed and failed."""
+        return [r for r in self.results if r.flaky]
+
+    @property
+    def pass_at_k(self) -> float | None:
+        """Mean over scenarios of pass@k, ``k = repeat`` (``None`` without repeats)."""
+        return self._repeat_mean(pass_at_k)
+
+    @property
+    def pass_hat_k(self) -> float | None:
+        """Mean over scenarios of pass^k, ``k = repeat`` (``None`` without repeats)."""
+        return self._repeat_mean(pass_hat_k)
+
+    def _repeat_mean(self, estimator: Callable[[int, int, int], float]) -> float | None:
+        rows = [r for r in self.results if len(r.repeat_statuses) > 1]
+        if not rows:
+            return None
+        values = [
+            estimator(len(r.repeat_statuses), r.repeats_passed, len(r.repeat_statuses))
+            for r in rows
+        ]
+        return sum(values) / len(values)
+
+    def compare(self, baseline: SuiteResult) -> RunComparison:
+        """What changed since ``baseline``: fixed, broken, still failing, new, removed."""
+        from scenarist.model.comparison import compare_runs
+
+        return compare_runs(baseline, self)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [c for r in self.results if (c := r.cost_usd) is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(r.tokens_in for r in self.results)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(r.tokens_out for r in self.results)
+
+    def group_by(self, key: str) -> GroupedSuiteResult:
+        """Bucket scenarios by the value of their ``key:value`` tags.
+
+        A scenario lands in every bucket whose value it carries (so totals may exceed the
+        number of scenarios); a bare ``key`` tag counts as the value ``""`` (shown as
+        ``true``); scenarios without the key go to the ``None`` bucket.
+        """
+        counts: dict[str | None, dict[str, int]] = {}
+        for result in self.results:
+            values: list[str | None] = []
+            for tag in result.tags:
+                tag_key, value = split_tag(tag)
+                if tag_key == key and (value or "") not in values:
+                    values.append(value or "")
+            for value in values or [None]:
+                bucket = counts.setdefault(
+                    value, dict.fromkeys(("pass", "fail", "error", "skip"), 0)
+                )
+                bucket[result.status.value] += 1
+        groups = {
+            value: GroupStats(
+                name=value,
+                passed=c["pass"],
+                failed=c["fail"],
+                errored=c["error"],
+                skipped=c["skip"],
+            )
+            for value, c in counts.items()
+        }
+        return GroupedSuiteResult(suite_result=self, key=key, groups=groups)
+
+    def print_report(self, console: Console | None = None, group_by: str | None = None) -> None:
+        """Print the suite report; with ``group_by``, add a pass-rate table per tag value."""
+        from scenarist.report import print_report
+
+        print_report(self.group_by(group_by) if group_by else self, console)
+
+    def to_hub_format(self) -> dict[str, Any]:
+        """A JSON-serialisable payload in the shape the Giskard Hub accepts."""
+        from scenarist.report.hub import to_hub_format
+
+        return to_hub_format(self)
+
+    def to_junit_xml(self, path: str | Any | None = None) -> str:
+        """The run as JUnit XML; with ``path``, also write it there (parents created)."""
+        from scenarist.report.junit import to_junit_xml
+
+        return to_junit_xml(self, path)
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` naming every scenario that did not pass."""
+        bad = [r for r in self.results if r.status is not ScenarioStatus.PASS]
+        if bad:
+            lines = [f"{len(bad)} of {len(self.results)} scenarios did not pass:"]
+            for r in bad:
+                lines.append(f"- {r.scenario_name} [{r.status.value}]")
+                lines.extend(f"    {line}" for line in r.format_failures().splitlines())
+            raise AssertionError("\n".join(lines))
+
+
+class GroupedSuiteResult(_Renderable):
+    """A suite result bucketed by one tag key, with per-bucket stats."""
+
+    suite_result: SuiteResult
+    key: str
+    groups: dict[str | None, GroupStats]

@@ -1,0 +1,548 @@
+"""The trace model: what happened during a scenario run.
+
+A :class:`Trace` is the ordered history of :class:`Interaction` objects (one exchange
+with the system under test each). Each interaction carries the :class:`Span` tree of what
+happened inside the system while it answered: LLM calls, tool calls, retrievals, custom
+steps. One model serves conversation-level checks (giskard style, ``trace.last.outputs``)
+and step-level assertions (Veval style, ``trace.tool_calls``).
+
+Traces are immutable. :meth:`Trace.with_interaction` returns a new trace; the new and the
+old one share their backing storage, so a run that appends ``n`` interactions does ``O(n)``
+work in total rather than copying the history at every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any, Generic, Self, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic_core import core_schema
+
+from scenarist.model._construct import constructor, replace
+from scenarist.model._ready import Ready
+from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
+
+__all__ = [
+    "Interaction",
+    "InteractionLog",
+    "RecordedInteractions",
+    "Span",
+    "SpanError",
+    "Trace",
+]
+
+InputType = TypeVar("InputType")
+OutputType = TypeVar("OutputType")
+T = TypeVar("T")
+
+
+class SpanError(BaseModel):
+    """Why a span failed: the exception's message and type name."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    message: str
+    type: str | None = None
+
+    def __str__(self) -> str:
+        """The message, as Veval's string ``error`` reads."""
+        return self.message
+
+    # Veval's ``step.error`` is the message itself, and ported code compares it and
+    # searches it as text: ``error == "timeout"``, ``"timeout" in error``. Without these,
+    # ``in`` walked the model's fields and said False whatever the message: a check on an
+    # error passing by accident. Anything else a string has (``.lower()``, ``json.dumps``)
+    # fails loudly; the serialised form stays ``{"message", "type"}``.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.message == other
+        return super().__eq__(other)
+
+    def __hash__(self) -> int:  # equal errors, and an error and its message, hash alike
+        return hash(self.message)
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.message
+
+
+class Span(BaseModel):
+    """One step inside the system under test (Veval calls it a step).
+
+    ``kind`` is one of ``"llm"``, ``"tool"``, ``"retrieval"``, ``"agent"``, ``"custom"``,
+    or any other string. Spans nest: ``children`` holds the spans opened inside this one.
+    """
+
+    # Built on first use, like the other models: building its schema at import also ran
+    # pydantic's plugin discovery (a scan of every installed distribution's entry points).
+    model_config = ConfigDict(defer_build=True)
+
+    span_id: str
+    parent_id: str | None = None
+    name: str
+    kind: str = "custom"
+    input: Any = None
+    output: Any = None
+    status: str = "success"
+    error: SpanError | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    duration_ms: float | None = None
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    children: list[Span] = Field(default_factory=list)
+
+    def walk(self) -> Iterator[Span]:
+        """This span, then its descendants, in pre-order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    # -- Veval's StepData names ----------------------------------------------------------
+
+    @property
+    def step_id(self) -> str:
+        """Veval's name for :attr:`span_id`."""
+        return self.span_id
+
+    @property
+    def parent_step_id(self) -> str | None:
+        """Veval's name for :attr:`parent_id`."""
+        return self.parent_id
+
+    @property
+    def type(self) -> str:
+        """Veval's name for :attr:`kind`."""
+        return self.kind
+
+    @property
+    def completed_at(self) -> datetime | None:
+        """Veval's name for :attr:`ended_at`."""
+        return self.ended_at
+
+    def set_metadata(self, key: str, value: Any) -> None:
+        """Attach ``key: value`` to this span's metadata (Veval's ``Step.set_metadata``)."""
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"set_metadata key must be a non-empty string, got {key!r}")
+        self.metadata[key] = value
+
+
+class Interaction(BaseModel, Generic[InputType, OutputType]):
+    """One exchange with the system under test: what went in, what came out.
+
+    ``spans`` are what happened inside the system while it answered. ``error`` is set
+    when the system itself failed (an agent run that raised, inside or outside any span),
+    so trace assertions can see failures that no span recorded.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
+
+    inputs: InputType
+    outputs: OutputType
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spans: Sequence[Span] = ()
+    started_at: datetime | None = None
+    duration_ms: float | None = None
+    error: SpanError | None = None
+
+    @field_validator("spans", mode="after")
+    @classmethod
+    def _freeze_spans(cls, spans: Sequence[Span]) -> tuple[Span, ...]:
+        # A tuple: interactions are immutable, and an empty tuple costs no allocation.
+        return tuple(spans)
+
+    def __eq__(self, other: object) -> bool:
+        """Same class and same content; what was observed while answering (``spans``,
+        ``started_at``, ``duration_ms``) is not compared, so an interaction from a run's
+        final trace equals the one built by hand (as in giskard-checks, which has none of
+        these fields)."""
+        if not isinstance(other, Interaction):
+            return NotImplemented
+        if self is other:
+            return True
+        if _origin(self) is not _origin(other):
+            return False
+        mine, theirs = self.__dict__, other.__dict__
+        return (
+            all(
+                mine.get(name, _MISSING) == theirs.get(name, _MISSING)
+                for name in mine.keys() | theirs.keys()
+                if name not in _OBSERVED
+            )
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    def __hash__(self) -> int:
+        # Consistent with ``__eq__``; unhashable inputs or outputs raise, as before.
+        return hash((_origin(self), self.inputs, self.outputs))
+
+
+class RecordedInteractions(tuple):  # type: ignore[type-arg]
+    """Interactions of static inputs and outputs, kept in a log until someone reads them.
+
+    A step that only records values (``.interact("q", "a")``, nothing runs) would build
+    an :class:`Interaction` per turn per run, most of which nobody ever reads (checks read
+    ``trace.last``): a suite keeping 100,000 results holds half a million of them. The log
+    keeps one record per run of such turns instead (what the interactions will hold,
+    captured when they were recorded) and builds each interaction the first time it is
+    read, in place, so every later read (and every view sharing the log) gets that same
+    object. Never seen outside :class:`InteractionLog`.
+
+    The record is a tuple, ``(first, started_at, metadata, inputs, outputs, inputs,
+    outputs, ...)``: one object for all the turns (five small records and their pointers
+    cost 200 bytes more per result). It fills the log's slots ``first`` to ``first + n -
+    1`` (the shared list only ever grows, so those positions never move); ``metadata`` is
+    ``None`` when no turn has any, else one copy (or ``None``) per turn.
+    """
+
+    __slots__ = ()
+
+    def build(self, index: int) -> Interaction[Any, Any]:
+        """The interaction at ``index`` of the log holding this record."""
+        turn = index - self[0]
+        metadata = self[2]
+        copied = None if metadata is None else metadata[turn]
+        return _new_interaction(
+            {
+                "inputs": self[3 + 2 * turn],
+                "outputs": self[4 + 2 * turn],
+                "metadata": copied if copied is not None else {},
+                "spans": (),
+                "started_at": self[1],
+                "duration_ms": 0.0,
+                "error": None,
+            }
+        )
+
+    def outputs_at(self, index: int) -> Any:
+        """The outputs of the interaction at ``index``, without building it."""
+        return self[4 + 2 * (index - self[0])]
+
+
+_new_interaction = constructor(Interaction)
+
+#: Interaction fields recorded while the system answered; left out of ``==``.
+_OBSERVED = frozenset({"spans", "started_at", "duration_ms"})
+_MISSING = object()
+
+
+def _origin(model: BaseModel) -> type:
+    return model.__pydantic_generic_metadata__["origin"] or type(model)
+
+
+class InteractionLog(Sequence[T]):
+    """An immutable view of the first ``n`` items of a list that only ever grows.
+
+    Appending to the newest view extends the shared list in place (amortised ``O(1)``);
+    appending to an older view copies its prefix first, so no view ever changes.
+    Compares equal to any sequence with the same items, and serialises as a list.
+    Recorded interactions (:class:`RecordedInteractions`) are built on first read.
+
+    A log of a single record (a run whose first step only records static turns, the
+    common case) keeps the record itself instead of a list holding it ``n`` times, and
+    makes that list when it is first read or appended to: a kept result holds 112 bytes
+    fewer. Only that view holds the record, so the list it makes is the one every later
+    view shares.
+    """
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: Sequence[T] = (), /) -> None:
+        # The shared list, or a single RecordedInteractions record (see above).
+        self._items: Any = list(items)
+        self._n = len(self._items)
+
+    @classmethod
+    def _view(cls, items: list[T] | RecordedInteractions, n: int) -> InteractionLog[T]:
+        view: InteractionLog[T] = cls.__new__(cls)
+        view._items = items
+        view._n = n
+        return view
+
+    def _list(self) -> list[Any]:
+        """The shared list (made now from a single record, see the class docstring)."""
+        items = self._items
+        if type(items) is RecordedInteractions:
+            items = self._items = [items] * self._n
+        return items  # type: ignore[no-any-return]
+
+    def _item(self, index: int) -> T:
+        items = self._items
+        if type(items) is not list:
+            items = self._list()
+        item = items[index]
+        if type(item) is RecordedInteractions:
+            item = items[index] = item.build(index)
+        return item  # type: ignore[no-any-return]
+
+    def _built(self) -> list[T]:
+        """Every item of the shared list built (a prefix copy must share the objects)."""
+        items = self._list()
+        for i, item in enumerate(items):
+            if type(item) is RecordedInteractions:
+                items[i] = item.build(i)
+        return items
+
+    def _growable(self) -> list[T]:
+        """The list to append to: the shared one when this is its newest view, else a
+        copy of this view's prefix (an empty view starts a list of its own: the empty
+        trace every run starts from is shared, so its list must never grow)."""
+        n = self._n
+        if not n:
+            return []
+        items = self._list()
+        return items if len(items) == n else self._built()[:n]
+
+    def appended(self, item: T) -> InteractionLog[T]:
+        """A new log with ``item`` at the end; this one is unchanged."""
+        items = self._growable()
+        items.append(item)
+        return InteractionLog._view(items, self._n + 1)
+
+    def recorded(
+        self, started_at: datetime, values: list[Any], metadata: list[Any] | None
+    ) -> InteractionLog[T]:
+        """A new log with the interactions of static specs at the end, built when read
+        (see :class:`RecordedInteractions`); this one is unchanged.
+
+        ``values`` holds each turn's inputs then outputs; ``metadata`` is ``None`` when no
+        turn has any, else a copy (or ``None``) per turn, made by the caller.
+        """
+        n = self._n
+        frozen = None if metadata is None else tuple(metadata)
+        record = RecordedInteractions((n, started_at, frozen, *values))
+        turns = len(values) // 2
+        if not n:  # the common case: a run's first step (the record alone, see above)
+            return InteractionLog._view(record, turns)
+        items: list[Any] = self._growable()
+        items += [record] * turns
+        return InteractionLog._view(items, n + turns)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return self._built()[: self._n][index]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("list index out of range")  # a list's message, as in giskard
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[T]:
+        for i in range(self._n):
+            yield self._item(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, InteractionLog | list | tuple):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._built()[: self._n])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles hold built interactions only.
+        return (InteractionLog, (self._built()[: self._n],))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        args = getattr(source, "__args__", None)
+        item_type = args[0] if args else Interaction
+        from_list = core_schema.no_info_after_validator_function(
+            cls,
+            handler.generate_schema(list[item_type]),  # type: ignore[valid-type]
+        )
+        return core_schema.union_schema(
+            [core_schema.is_instance_schema(cls), from_list],
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                list,
+                return_schema=handler.generate_schema(list[item_type]),  # type: ignore[valid-type]
+            ),
+        )
+
+
+class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
+    """The history of a scenario run: its interactions and free-form annotations.
+
+    Subclass it to add computed properties that checks can address by path
+    (``trace.transcript``); pass the subclass as ``Scenario(trace_type=...)``.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, arbitrary_types_allowed=True)
+
+    interactions: InteractionLog[Interaction[InputType, OutputType]] = Field(
+        default_factory=InteractionLog
+    )
+    annotations: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def last(self) -> Interaction[InputType, OutputType] | None:
+        """The most recent interaction, or ``None`` before the first one."""
+        log = self.interactions
+        if type(log) is InteractionLog:  # read the view directly (checks ask for it often)
+            n = log._n
+            return log._item(n - 1) if n else None
+        return log[len(log) - 1] if len(log) else None
+
+    def with_interaction(self, interaction: Interaction[InputType, OutputType]) -> Self:
+        """A new trace with ``interaction`` appended; this one is unchanged.
+
+        The result is returned directly and is also awaitable (``await
+        trace.with_interaction(i)``, as in giskard-checks). To extend a trace with what an
+        interaction spec generates, use ``await trace.with_interactions(spec)``.
+        """
+        if not isinstance(interaction, Interaction):
+            raise TypeError(
+                f"with_interaction takes an Interaction, got {type(interaction).__name__}; "
+                "for an interaction spec use `await trace.with_interactions(spec)`"
+            )
+        return replace(self, interactions=self.interactions.appended(interaction))
+
+    async def with_interactions(self, *interactions: Any) -> Self:
+        """A new trace extended with each interaction, or with what each spec generates.
+
+        Arguments are :class:`Interaction` objects or interaction specs (anything with an
+        async ``generate(trace)``, such as ``Interact(...)``), appended in order.
+        """
+        trace = self
+        for item in interactions:
+            if isinstance(item, Interaction):
+                trace = trace.with_interaction(item)
+            else:
+                trace = await trace._generated(item)
+        return trace
+
+    async def _generated(self, spec: Any) -> Self:
+        from scenarist.errors import InteractionGenerationError
+
+        trace = self
+        generator = spec.generate(trace)
+        try:
+            interaction = await generator.__anext__()
+            while True:
+                trace = trace.with_interaction(interaction)
+                interaction = await generator.asend(trace)
+        except StopAsyncIteration:
+            return trace
+        except InteractionGenerationError:
+            raise
+        except Exception as exc:
+            raise InteractionGenerationError(
+                f"{type(spec).__name__} failed after {len(trace.interactions)} interaction(s): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            await generator.aclose()
+
+    @classmethod
+    async def from_interactions(cls, *interactions: Any) -> Self:
+        """A new trace of this type holding ``interactions`` (and what any spec generates)."""
+        return await cls().with_interactions(*interactions)
+
+    @classmethod
+    def for_target(cls, target: Any) -> Trace[Any, Any]:
+        """An empty trace of the type ``target``'s annotations ask for (else of this class)."""
+        from scenarist.engine.runner import trace_type_for
+
+        found = trace_type_for(target)
+        return found() if found is not None else cls()
+
+    def __hash__(self) -> int:
+        # Consistent with ``==``; cheap, and defined even for unhashable contents (asyncio's
+        # ``gather`` hashes what it is given: see ``scenarist.model._ready``).
+        return hash((type(self), len(self.interactions)))
+
+    # -- views over the spans of every interaction ------------------------------------
+
+    @property
+    def spans(self) -> list[Span]:
+        """Every span of every interaction, flattened in pre-order."""
+        return [span for i in self.interactions for root in i.spans for span in root.walk()]
+
+    @property
+    def llm_calls(self) -> list[Span]:
+        """Spans of kind ``"llm"``."""
+        return [s for s in self.spans if s.kind == "llm"]
+
+    @property
+    def tool_calls(self) -> list[Span]:
+        """Spans of kind ``"tool"``."""
+        return [s for s in self.spans if s.kind == "tool"]
+
+    @property
+    def errors(self) -> list[Span]:
+        """Spans whose status is ``"error"``."""
+        return [s for s in self.spans if s.status == "error"]
+
+    @property
+    def interaction_errors(self) -> list[SpanError]:
+        """Failures of the system itself, recorded on interactions (not on any span)."""
+        return [i.error for i in self.interactions if i.error is not None]
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Total known cost of all spans, each call counted once (``scenarist.model.usage``);
+        ``None`` when no span has a cost."""
+        from scenarist.model.usage import cost_spans
+
+        costs = [s.cost_usd for s in cost_spans(self._roots()) if s.cost_usd is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def tokens_in(self) -> int:
+        """Total input tokens, each call counted once (spans without usage count as 0)."""
+        from scenarist.model.usage import token_spans
+
+        return sum(s.tokens_in or 0 for s in token_spans(self._roots()))
+
+    @property
+    def tokens_out(self) -> int:
+        """Total output tokens, each call counted once (spans without usage count as 0)."""
+        from scenarist.model.usage import token_spans
+
+        return sum(s.tokens_out or 0 for s in token_spans(self._roots()))
+
+    def _roots(self) -> list[Span]:
+        return [root for interaction in self.interactions for root in interaction.spans]
+
+    @property
+    def duration_ms(self) -> float:
+        """Time spent producing the interactions, summed (they run one after another)."""
+        return sum(i.duration_ms or 0.0 for i in self.interactions)
+
+
+def _last_outputs(trace: Trace[Any, Any]) -> Any:
+    """``trace.last.outputs`` for :func:`scenarist.model.paths.resolve` on a plain ``Trace``; a
+    recorded interaction is read without being built (most never are)."""
+    log = trace.interactions
+    if type(log) is not InteractionLog:
+        return GENERAL
+    n = log._n
+    if not n:
+        return NO_LAST
+    items = log._items
+    if type(items) is RecordedInteractions:
+        return items.outputs_at(n - 1)
+    item = items[n - 1]
+    if type(item) is Interaction:
+        return item.outputs
+    if type(item) is RecordedInteractions:
+        return item.outputs_at(n - 1)
+    return GENERAL
+
+
+register_plain_trace(Trace, _last_outputs)

@@ -1,0 +1,139 @@
+"""``MatchesSnapshot``: the trace's step sequence has not drifted from a saved baseline.
+
+Built by ``TraceAssert.matches_snapshot``. The baseline is either held inline (a
+:class:`~scenarist.replay.SnapshotData`, written to JSON with the check, so a suite file
+carries its own baseline) or named, and then looked up when the check runs: in the store
+given to the factory, else in the default client's store (``scenarist.get_client()``).
+A bound store is not part of the check's JSON; a check read back from JSON looks the name
+up in the default client's store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import Field, PrivateAttr, StrictInt, model_validator
+
+from scenarist.checks._values import optional
+from scenarist.checks.base import Check
+from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
+from scenarist.model.results import CheckResult
+from scenarist.model.trace import Trace
+from scenarist.replay.snapshot_diff import SnapshotOptions, diff_steps
+from scenarist.replay.snapshots import SnapshotData, missing_snapshot_message
+
+if TYPE_CHECKING:
+    from scenarist.store.base import Store
+
+__all__ = ["MatchesSnapshot"]
+
+PREFIX = "MatchesSnapshot"
+
+
+@Check.register("trace_matches_snapshot")
+class MatchesSnapshot(Check):
+    """The spans (every interaction's, or ``interaction``'s) match a snapshot's steps.
+
+    Exactly one of ``snapshot`` (inline) and ``snapshot_name`` (looked up at run time).
+    Drift is a FAIL whose message is the diff's summary; a name with no saved snapshot,
+    or a store that cannot be read, is an ERROR.
+    """
+
+    snapshot: SnapshotData | None = optional()
+    snapshot_name: str | None = optional()
+    options: SnapshotOptions = Field(default_factory=SnapshotOptions)
+    interaction: StrictInt | None = optional()
+    _store: Store | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _one_baseline(self) -> Self:
+        if (self.snapshot is None) == (self.snapshot_name is None):
+            got = "both" if self.snapshot is not None else "neither"
+            raise ValueError(
+                "give exactly one of 'snapshot' (a SnapshotData) or 'snapshot_name' "
+                f"(a saved snapshot's name), got {got}"
+            )
+        if self.snapshot_name == "":
+            raise ValueError("snapshot_name must not be empty")
+        return self
+
+    def bind_store(self, store: Store | None) -> Self:
+        """Look ``snapshot_name`` up in ``store`` instead of the default client's."""
+        self._store = store
+        return self
+
+    # A ``normalize`` function cannot be written to JSON: say so with our own exception,
+    # not pydantic's wrapper around it (the same contract as ``FnCheck``).
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """As :meth:`pydantic.BaseModel.model_dump`; JSON mode raises ``SerializationError``
+        when the options hold a ``normalize`` function."""
+        error = self.options.unserialisable()
+        if error and kwargs.get("mode") == "json" and not omits_callables(kwargs.get("context")):
+            raise error
+        return super().model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        """As :meth:`pydantic.BaseModel.model_dump_json`; raises ``SerializationError``
+        when the options hold a ``normalize`` function."""
+        error = self.options.unserialisable()
+        if error and not omits_callables(kwargs.get("context")):
+            raise error
+        return super().model_dump_json(*args, **kwargs)
+
+    def to_spec(self) -> dict[str, Any]:
+        """The check as JSON-ready data (a ``normalize`` function left out)."""
+        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
+
+    @property
+    def baseline_label(self) -> str | None:
+        """The snapshot's name as messages show it."""
+        return self.snapshot_name or (self.snapshot.name if self.snapshot else None)
+
+    async def _baseline(self) -> SnapshotData | CheckResult:
+        if self.snapshot is not None:
+            return self.snapshot
+        name = self.snapshot_name or ""
+        store = self._store
+        try:
+            if store is None:
+                from scenarist.veval.default_client import get_client
+
+                store = get_client().store
+            found = await store.get_snapshot(name)
+        except Exception as exc:  # a store that cannot be read is no verdict on the trace
+            return CheckResult.error(
+                f"{PREFIX}: could not read snapshot '{name}': {type(exc).__name__}: {exc}",
+                details={"snapshot": name},
+            )
+        if found is None:
+            return CheckResult.error(
+                f"{PREFIX}: {missing_snapshot_message(name)}", details={"snapshot": name}
+            )
+        return found
+
+    async def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        """Compare the trace's steps with the baseline."""
+        n, index = len(trace.interactions), self.interaction
+        if index is not None and not -n <= index < n:
+            return CheckResult.error(
+                f"{PREFIX}: no interaction at index {index}; the trace has {n} interaction(s).",
+                details={"interaction": index, "interactions": n},
+            )
+        baseline = await self._baseline()
+        if isinstance(baseline, CheckResult):
+            return baseline
+        current = SnapshotData.from_trace(trace, interaction=index)
+        diff = diff_steps(baseline.steps, current.steps, self.options)
+        label = self.baseline_label
+        details: dict[str, Any] = {
+            "snapshot": label,
+            "baseline_steps": diff.baseline_steps,
+            "current_steps": diff.current_steps,
+            "changes": [change.model_dump(mode="json") for change in diff.changes],
+        }
+        if index is not None:
+            details["interaction"] = index
+        if diff.has_changes:
+            return CheckResult.failure(f"{PREFIX}: {diff.summary(label)}", details=details)
+        return CheckResult.success(f"{PREFIX}: {diff.summary(label)}.", details=details)

@@ -100,10 +100,10 @@ def test_import_scenarist_loads_only_its_light_modules() -> None:
     assert ours == [
         "scenarist",
         "scenarist._lazy",
-        "scenarist.model.status",
         "scenarist._version",
         "scenarist.errors",
-        "scenarist.providers.defaults",
+        "scenarist.model",
+        "scenarist.model.status",
     ]
     assert not {m.split(".")[0] for m in loaded} & {"pydantic", "pydantic_core", "anyio"}
 

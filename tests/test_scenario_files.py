@@ -19,7 +19,7 @@ from scenarist.formats.scenario_schema import CODE_ONLY_KINDS, SCHEMA_PATH, json
 def test_scenario_committed_schema_is_current() -> None:
     committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert committed == json_schema(), (
-        "src/scenarist/schemas/scenario.schema.json is out of date; regenerate it with "
+        "src/scenarist/formats/schemas/scenario.schema.json is out of date; regenerate it with "
         "python -m scenarist.formats.scenario_schema"
     )
 

@@ -20,14 +20,6 @@ from scenarist.errors import (
     UserError,
 )
 from scenarist.model.status import CheckStatus, ScenarioStatus, TestCaseStatus
-from scenarist.providers.defaults import (
-    get_default_embedding_model,
-    get_default_generator,
-    get_default_judge,
-    set_default_embedding_model,
-    set_default_generator,
-    set_default_judge,
-)
 
 if TYPE_CHECKING:
     from scenarist.checks import (
@@ -103,6 +95,14 @@ if TYPE_CHECKING:
         TestCaseResult,
     )
     from scenarist.model.trace import Interaction, Span, Trace
+    from scenarist.providers.defaults import (
+        get_default_embedding_model,
+        get_default_generator,
+        get_default_judge,
+        set_default_embedding_model,
+        set_default_generator,
+        set_default_judge,
+    )
     from scenarist.providers.mixins import WithEmbeddingMixin, WithGeneratorMixin
     from scenarist.replay.snapshot_diff import (
         SnapshotAlignmentRow,
@@ -128,6 +128,12 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
+        "get_default_embedding_model": "scenarist.providers.defaults",
+        "get_default_generator": "scenarist.providers.defaults",
+        "get_default_judge": "scenarist.providers.defaults",
+        "set_default_embedding_model": "scenarist.providers.defaults",
+        "set_default_generator": "scenarist.providers.defaults",
+        "set_default_judge": "scenarist.providers.defaults",
         "Check": "scenarist.checks",
         "Interact": "scenarist.engine.interactions",
         "InteractionSpec": "scenarist.engine.interactions",

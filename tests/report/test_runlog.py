@@ -196,7 +196,7 @@ def test_runlog_rejects_newer_and_empty_files(tmp_path: Path) -> None:
 def test_runlog_committed_schema_is_current() -> None:
     committed = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert committed == json_schema(), (
-        "src/scenarist/schemas/runlog.schema.json is out of date with the run log models; "
+        "src/scenarist/formats/schemas/runlog.schema.json is out of date with the run log models; "
         "regenerate it with `.venv/bin/python -m scenarist.formats.runlog` and review the diff"
     )
 

@@ -4,7 +4,7 @@ A file that does not validate raises one :class:`~scenarist.errors.UserError` li
 every problem as ``<file>: <path inside it>: <what is wrong>; <the fix>``, e.g.
 ``suite.yaml: scenarios[0].steps[1].checks[0].keywrd: unknown field of a
 string_matching check; did you mean 'keyword'?``. The JSON Schema that editors can use
-to catch these while typing is ``src/scenarist/schemas/scenario.schema.json``.
+to catch these while typing is ``src/scenarist/formats/schemas/scenario.schema.json``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-_SCHEMA_HINT = "the JSON Schema scenarist/schemas/scenario.schema.json lists every field"
+_SCHEMA_HINT = "the JSON Schema scenarist/formats/schemas/scenario.schema.json lists every field"
 
 
 def read_data(path: Path) -> Any:

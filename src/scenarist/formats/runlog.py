@@ -7,7 +7,7 @@ settings), then one :class:`ScenarioRecord` line per scenario as it finishes, th
 while a run is going and a crashed run still leaves a readable file (without a footer).
 Every line carries ``record_type``; the header carries ``format_version``.
 
-The models are the source of truth. ``src/scenarist/schemas/runlog.schema.json`` is
+The models are the source of truth. ``src/scenarist/formats/schemas/runlog.schema.json`` is
 generated from them (``python -m scenarist.formats.runlog``) and a test checks it is current, so
 any change to the contract shows up in review. Readers accept older versions: each line
 is upgraded through :data:`MIGRATIONS` before validation.

@@ -1,6 +1,6 @@
 """The JSON Schema of scenario files (YAML or JSON), generated from the pydantic models.
 
-``src/scenarist/schemas/scenario.schema.json`` is written by ``python -m
+``src/scenarist/formats/schemas/scenario.schema.json`` is written by ``python -m
 scenarist.formats.scenario_schema`` and a test checks it is current. A file holds either one
 scenario (``name``, ``steps``...) or a suite (``name``, ``scenarios``). Checks and
 interaction specs are unions discriminated by ``kind`` (``oneOf`` with a ``const``
@@ -73,6 +73,9 @@ def _import_builtin_kinds() -> None:
     for package in (scenarist.checks, scenarist.judges):
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{module.name}")
+    # The trace checks live with the Veval half they serve.
+    importlib.import_module("scenarist.veval.trace_assert")
+    importlib.import_module("scenarist.veval.snapshot_check")
 
 
 def json_schema() -> dict[str, Any]:

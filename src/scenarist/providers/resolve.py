@@ -87,7 +87,7 @@ def _default(purpose: Purpose) -> tuple[Any, bool]:
     A judge falls back to the generator; a configured ``LLMChatJudge`` stands for its
     provider (the same rule as :func:`scenarist.providers.defaults.get_default_judge`).
     """
-    from scenarist import model_defaults as defaults
+    from scenarist.providers import defaults
 
     if purpose == "embedding":
         spec = defaults.configured("embedding_model")

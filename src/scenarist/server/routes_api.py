@@ -55,7 +55,7 @@ _RUN_LOG_BODY = {
                 "type": "object",
                 "description": (
                     "A run log: the header, the scenario records and the footer "
-                    "(src/scenarist/schemas/runlog.schema.json describes each record)."
+                    "(src/scenarist/formats/schemas/runlog.schema.json describes each record)."
                 ),
                 "required": ["header"],
                 "properties": {

@@ -2,7 +2,7 @@
 
 ``capture_llm_calls`` records every LLM call (OpenAI, Azure OpenAI, Anthropic, Gemini,
 Ollama formats) made over ``httpx2`` / ``httpx`` / ``urllib3`` (``requests``) during a run
-as an ``llm`` span (see ``http_capture``);
+as an ``llm`` span (see ``capture``);
 ``serve_llm_calls`` routes them through a response source (replay's cassettes).
 """
 

@@ -3,7 +3,7 @@
 aiohttp makes its ``ClientResponse`` in one place only: from the bytes its connection's
 protocol (``ResponseHandler``, an ``asyncio.Protocol``) receives. So the hook sits where
 aiohttp gets a connection, ``BaseConnector.connect``. While a capture or a response
-source is active (see ``http_capture``), an LLM request gets a connection of ours: an
+source is active (see ``capture``), an LLM request gets a connection of ours: an
 in-memory transport (:class:`_Exchange`) under aiohttp's own protocol. aiohttp writes the
 request into it as it would into a socket; once the request is complete it takes the
 path an httpx request takes (its span from ``_llm_call``, then the active source: a
@@ -37,7 +37,7 @@ from aiohttp.connector import BaseConnector, Connection
 
 from scenarist.tracing.http import _http_shim as shim
 from scenarist.tracing.http import _llm_payloads as payloads
-from scenarist.tracing.http import http_capture as capture
+from scenarist.tracing.http import capture
 from scenarist.tracing.http._httpx_hook import streams_for
 from scenarist.tracing.http._llm_call import LLMCall
 from scenarist.tracing.http._network_guard import check_request

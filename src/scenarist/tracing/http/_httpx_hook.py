@@ -1,4 +1,4 @@
-"""The LLM-call hooks on ``httpx2`` and ``httpx`` transports (see ``http_capture``).
+"""The LLM-call hooks on ``httpx2`` and ``httpx`` transports (see ``capture``).
 
 Loaded when a capture first finds one of the two libraries imported, not when a run
 starts: a run whose agent makes no HTTP call never pays for the LLM-call machinery
@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from scenarist.tracing.http import _llm_payloads as payloads
-from scenarist.tracing.http import http_capture as capture
+from scenarist.tracing.http import capture
 from scenarist.tracing.http._llm_call import LLMCall
 from scenarist.tracing.http._network_guard import check_request
 from scenarist.tracing.http._throttle import current_throttle

@@ -1,6 +1,6 @@
 """One captured LLM call: the span from request to the last byte of the response.
 
-The transport hooks (``http_capture``) own the HTTP plumbing; this module owns what a
+The transport hooks (``capture``) own the HTTP plumbing; this module owns what a
 call records: the request JSON as input, the response (or the message a stream amounts
 to) as output, model, usage, cost, HTTP status, time to first token, errors.
 

@@ -1,7 +1,7 @@
 """The run's throttle at the HTTP seam: rate-limit turns, 429 retries, congestion signals.
 
 ``Suite.run(rate_limits=...)`` / ``SCENARIST_RATE_LIMITS`` and ``max_concurrency="auto"``
-put a :class:`Throttle` in the run's context; the transport hooks of ``http_capture``
+put a :class:`Throttle` in the run's context; the transport hooks of ``capture``
 hand it every *live* LLM call (a cassette's or a recording's answers never reach it):
 
 1. a turn is taken from the budget of the call's ``provider/model`` (waiting if needed);

@@ -2,7 +2,7 @@
 
 ``HTTPConnectionPool.urlopen`` is where both ``requests`` (``HTTPAdapter.send``) and
 plain ``urllib3`` (``PoolManager.request``) send a request. While a capture or a
-response source is active (see ``http_capture``), an LLM request there goes through the
+response source is active (see ``capture``), an LLM request there goes through the
 same path as an httpx one: its span (``_llm_call``), then the active source (a cassette,
 a recorded trace) or the network. The live response is read decoded (the caller gets
 the same bytes, without ``content-encoding``), passed through as it arrives, and the
@@ -118,7 +118,7 @@ def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: boo
 
 
 def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
-    from scenarist.tracing.http import http_capture as capture
+    from scenarist.tracing.http import capture
     from scenarist.tracing.http._httpx_hook import streams_for
     from scenarist.tracing.http._throttle import current_throttle
     from scenarist.tracing.recorder import current_recorder

@@ -221,7 +221,7 @@ def test_run_then_report_keeps_line_separators_in_outputs(
 
 
 def test_split_jsonl_is_the_one_line_splitting() -> None:
-    from scenarist.formats.runlog import split_jsonl
+    from scenarist._jsonable import split_jsonl
 
     text = '{"a": "x\u2028y"}\n\n{"b": 1}\n{"c": "torn'
     assert split_jsonl(text) == ([(1, '{"a": "x\u2028y"}'), (3, '{"b": 1}')], '{"c": "torn')

@@ -80,8 +80,9 @@ if TYPE_CHECKING:
         Toxicity,
         WithJudgeMixin,
     )
+    from scenarist.judges.judge import get_default_judge
     from scenarist.judges.trace_judge import TraceJudge
-    from scenarist.model.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+    from scenarist.model.items import ScenarioItem
     from scenarist.model.paths import NoMatch, resolve
     from scenarist.model.results import (
         CheckResult,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
     from scenarist.providers.defaults import (
         get_default_embedding_model,
         get_default_generator,
-        get_default_judge,
         set_default_embedding_model,
         set_default_generator,
         set_default_judge,
@@ -122,6 +122,7 @@ if TYPE_CHECKING:
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import get_client, run_scenario, run_scenario_async
+    from scenarist.veval.results import ItemRunResult, ScenarioRunResult
     from scenarist.veval.snapshot_check import MatchesSnapshot
     from scenarist.veval.trace_assert import CustomAssertion, TraceAssert
 
@@ -130,7 +131,7 @@ __getattr__, __dir__ = lazy_attributes(
     {
         "get_default_embedding_model": "scenarist.providers.defaults",
         "get_default_generator": "scenarist.providers.defaults",
-        "get_default_judge": "scenarist.providers.defaults",
+        "get_default_judge": "scenarist.judges.judge",
         "set_default_embedding_model": "scenarist.providers.defaults",
         "set_default_generator": "scenarist.providers.defaults",
         "set_default_judge": "scenarist.providers.defaults",
@@ -205,7 +206,7 @@ __getattr__, __dir__ = lazy_attributes(
         "DatasetInputGenerator": "scenarist.generators",
         "Groundedness": "scenarist.judges.checks",
         "ITraceAssertion": "scenarist.veval.assertions",
-        "ItemRunResult": "scenarist.model.items",
+        "ItemRunResult": "scenarist.veval.results",
         "LLMChatJudge": "scenarist.judges.judge",
         "LLMCheckResult": "scenarist.judges.verdict",
         "LLMGenerator": "scenarist.generators",
@@ -216,7 +217,7 @@ __getattr__, __dir__ = lazy_attributes(
         "ReplayResult": "scenarist.replay.step_replay",
         "RunContext": "scenarist.tracing",
         "ScenarioItem": "scenarist.model.items",
-        "ScenarioRunResult": "scenarist.model.items",
+        "ScenarioRunResult": "scenarist.veval.results",
         "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",

@@ -40,14 +40,23 @@ from datetime import date, datetime, time
 from decimal import Decimal
 from enum import Enum
 from pathlib import PurePath
-from typing import Any
+from typing import Any, overload
 from uuid import UUID
 
 from pydantic import BaseModel
 
 from scenarist import _json_limits
 
-__all__ = ["MAX_DEPTH", "as_text", "json_text", "safe_repr", "to_json_value"]
+__all__ = [
+    "MAX_DEPTH",
+    "as_text",
+    "dump_data",
+    "dump_json",
+    "json_text",
+    "safe_repr",
+    "split_jsonl",
+    "to_json_value",
+]
 
 MAX_DEPTH = _json_limits.MAX_DEPTH - 16
 """Nesting kept in stored values; deeper parts are marked ``__truncated__``. Below the
@@ -242,3 +251,56 @@ def _encodable(text: str) -> bool:
 
 def _escaped(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
+    """``model`` (a record, a run log) as JSON text; never fails on the values in it.
+
+    Values JSON cannot hold are written in the forms :mod:`scenarist._jsonable`
+    documents: an unknown object as its ``str``, bytes as ``{"__bytes__": <base64>}``, a
+    container that holds itself marked ``{"__cycle__": ...}``, an object whose ``str`` and
+    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``, parts
+    nested past what the readers accept cut and marked ``{"__truncated__": ...}``. The
+    fast path is pydantic's own dump; the marked forms are only computed when it fails
+    or writes deeper than :data:`scenarist._json_limits.MAX_DEPTH`.
+    """
+    try:
+        text = model.model_dump_json(fallback=str, indent=indent)
+    except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
+        pass
+    else:
+        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
+            return text
+    data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
+    return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
+
+
+def dump_data(model: BaseModel) -> Any:
+    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
+    try:
+        return model.model_dump(mode="json", fallback=str)
+    except Exception:
+        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
+
+
+def _separators(indent: int | None) -> tuple[str, str]:
+    return (",", ": ") if indent is not None else (",", ":")
+
+
+@overload
+def split_jsonl(data: str) -> tuple[list[tuple[int, str]], str]: ...
+@overload
+def split_jsonl(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]: ...
+def split_jsonl(data: str | bytes) -> tuple[list[tuple[int, Any]], Any]:
+    """JSON Lines split the one safe way, on ``\\n`` alone: every reader uses this.
+
+    ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
+    ``\\x1c``-``\\x1e``, which JSON writers leave raw inside strings, so it cuts a valid
+    record in two. Returns the terminated lines that are not blank, numbered from 1, and
+    the unterminated rest (empty when ``data`` ends with a newline): where a writer that
+    was interrupted mid-line leaves its torn last line.
+    """
+    parts: list[Any] = data.split(b"\n") if isinstance(data, bytes) else data.split("\n")
+    rest = parts.pop()
+    numbered = [(n, line) for n, line in enumerate(parts, 1) if line.strip()]
+    return numbered, rest

@@ -293,7 +293,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def _to_wire(state: SessionState) -> dict[str, list[Any]]:
     """What a worker sends (execnet carries plain values): run-log records as JSON."""
-    from scenarist.formats.runlog import ScenarioRecord, dump_json
+    from scenarist._jsonable import dump_json
+    from scenarist.formats.runlog import ScenarioRecord
 
     return {  # dump_json: the run log's codec, which never fails on an agent's values
         "results": [

@@ -15,7 +15,6 @@ from scenarist import Scenario, TraceAssert
 from scenarist.checks import (
     AllOf,
     Check,
-    CustomAssertion,
     MaxCost,
     MaxDuration,
     NoErrors,
@@ -27,7 +26,7 @@ from scenarist.errors import SerializationError
 from scenarist.model.results import CheckStatus
 from scenarist.model.trace import Interaction, Span, SpanError, Trace
 from scenarist.replay import SnapshotData, SnapshotStep
-from scenarist.veval.trace_assert import TraceAssertionFn
+from scenarist.veval.trace_assert import CustomAssertion, TraceAssertionFn
 
 from .conftest import CheckRunner
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
+from scenarist._sync import run_sync
 from scenarist._version import __version__
 from scenarist.cli import server
-from scenarist.engine._sync import run_sync
 from scenarist.store import MemoryStore, SqlStore
 from scenarist.veval.client import Client
 

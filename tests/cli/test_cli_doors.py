@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str], Path]

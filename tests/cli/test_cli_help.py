@@ -14,9 +14,9 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
+from scenarist._sync import run_sync
 from scenarist.cli.app import app
 from scenarist.cli.store import parse_since
-from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model.record import TraceRecord
 

@@ -208,7 +208,7 @@ def test_a_broken_file_next_to_good_ones_exits_2_and_the_good_ones_run(
     (log,) = (home / "home" / "runs").glob("*.jsonl")
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [r["record_type"] for r in records] == ["header", "scenario"]
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
     from scenarist.store.default import default_store
 
     (run,) = run_sync(default_store().list_runs).items

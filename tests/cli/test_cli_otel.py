@@ -12,7 +12,7 @@ from tests.otel import otlp_data as d
 from tests.otel.real_sdk import instrumented, script, support_agent
 from typer.testing import Result
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.store import SqlStore
 from scenarist.testing import FakeLLMServer, ScriptedLLM
 from scenarist.veval.client import Client

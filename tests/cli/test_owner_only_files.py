@@ -16,7 +16,7 @@ from tests.cli.conftest import PASSING
 from tests.helpers.databases import free_port
 from typer.testing import Result
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model.record import TraceRecord
 from scenarist.store.remote import RemoteStore

@@ -80,7 +80,7 @@ def test_plugin_parametrize_suite_names_tests_and_summarises(
     scenarios = [line["result"] for line in lines if line["record_type"] == "scenario"]
     assert sorted(s["scenario_name"] for s in scenarios) == ["says_bye", "says_echo"]
     assert all("team:support" in s["tags"] for s in scenarios)
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
     from scenarist.store import SqlStore
 
     (run,) = run_sync(SqlStore(home / "scenarist.db").list_runs).items

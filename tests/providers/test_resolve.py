@@ -119,7 +119,7 @@ def test_the_documented_local_server_prefix_judges_against_a_server(
     import json
 
     from scenarist import CheckStatus, Conformity
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
     from scenarist.model.trace import Interaction, Trace
     from scenarist.testing import FakeLLMServer, ScriptedLLM
 

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from scenarist import Scenario, TraceAssert
-from scenarist.checks import Check, MatchesSnapshot
+from scenarist.checks import Check
 from scenarist.errors import SerializationError, UserError
 from scenarist.model.results import CheckResult, CheckStatus
 from scenarist.model.trace import Interaction, Span, Trace
@@ -33,6 +33,7 @@ from scenarist.replay import (
 )
 from scenarist.store import MemoryStore, SqlStore, Store
 from scenarist.tracing import RunContext, TraceRecord
+from scenarist.veval import MatchesSnapshot
 from scenarist.veval.client import Client
 from scenarist.veval.default_client import set_client
 

@@ -15,7 +15,7 @@ from tests.otel import otlp_data as d
 from tests.otel.real_sdk import instrumented, script, support_agent
 from tests.server.conftest import LiveServer
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.server.app import create_app
 from scenarist.server.ratelimit import RateLimit
 from scenarist.store.sql.store import SqlStore

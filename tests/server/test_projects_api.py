@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from tests.server.conftest import make_run_log, run_log_json
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.model.record import TraceRecord
 from scenarist.server.app import create_app
 from scenarist.store.remote import RemoteStore

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model.record import TraceRecord
 from scenarist.server.app import create_app

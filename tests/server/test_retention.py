@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from tests.server.conftest import make_run_log, run_log_json
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model.items import ScenarioItem
 from scenarist.model.record import TraceRecord

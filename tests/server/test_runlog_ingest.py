@@ -13,7 +13,7 @@ import pytest
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
 from scenarist import Equals, Scenario, Suite
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import RunLogError
 from scenarist.formats.runlog import run_log_from_suite_result, write_jsonl
 from scenarist.store.remote import RemoteStore

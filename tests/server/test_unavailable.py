@@ -10,7 +10,7 @@ import pytest
 from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F401  (fixture)
 from tests.server.conftest import LiveServer, free_port, make_run_log, run_log_json
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.server.app import create_app
 from scenarist.store import admin
 from scenarist.store.remote import RemoteStore

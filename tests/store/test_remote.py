@@ -18,7 +18,7 @@ from scenarist.store.sql.store import SqlStore
 
 
 def test_remote_store_round_trips_over_a_real_socket(live_server: LiveServer) -> None:
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     store = RemoteStore(live_server.url)
     assert isinstance(store, Store)
@@ -49,7 +49,7 @@ def test_remote_store_builds_one_tls_context_for_all_its_requests(
 
     import httpx2
 
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     given: list[object] = []
 
@@ -81,7 +81,7 @@ def test_client_with_remote_store_stores_runs_on_the_server(
     )
     assert (result.pass_count, result.fail_count) == (2, 0)
 
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     server_side = SqlStore(database_url)
     runs = run_sync(server_side.list_scenario_runs, "billing")
@@ -97,7 +97,7 @@ def test_client_with_remote_store_stores_runs_on_the_server(
 
 
 def test_remote_store_errors_are_request_and_send_errors(live_server: LiveServer) -> None:
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     down = RemoteStore(
         f"http://127.0.0.1:{free_port()}", retries=0, timeout_s=2, raise_on_send_failure=True

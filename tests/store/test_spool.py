@@ -13,7 +13,7 @@ from tests.server.test_api import VEVAL_TRACE
 from typer.testing import CliRunner
 
 from scenarist import Client, TraceAssert
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import SendError
 from scenarist.formats.runlog import write_jsonl
 from scenarist.formats.veval_wire import from_veval

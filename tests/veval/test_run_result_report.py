@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scenarist.model.items import ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.model.items import ScenarioItem
+from scenarist.veval.results import ItemRunResult, ScenarioRunResult
 
 
 def _result() -> ScenarioRunResult:

@@ -48,13 +48,6 @@ if TYPE_CHECKING:
         ToolNotCalled,
         ToolOrder,
     )
-    from scenarist.veval.assertions import ITraceAssertion
-    from scenarist.veval.snapshot_check import MatchesSnapshot
-    from scenarist.veval.trace_assert import (
-        CustomAssertion,
-        TraceAssert,
-        TraceAssertionFn,
-    )
 
 _TRACE_ASSERTIONS = "scenarist.veval.trace_assert"
 # The core catalogue loads on first use too: ``import scenarist`` then costs pydantic and
@@ -127,7 +120,6 @@ __getattr__, __dir__ = lazy_attributes(
     | {
         "Contains": "scenarist.checks.containers",
         "LengthBetween": "scenarist.checks.containers",
-        "MatchesSnapshot": "scenarist.veval.snapshot_check",
         "Readability": "scenarist.checks.readability",
         "RegoPolicy": "scenarist.checks.rego",
         "SemanticSimilarity": "scenarist.checks.similarity",
@@ -147,10 +139,6 @@ __getattr__, __dir__ = lazy_attributes(
         "ToolCalled": "scenarist.checks.tools",
         "ToolNotCalled": "scenarist.checks.tools",
         "ToolOrder": "scenarist.checks.tools",
-        "CustomAssertion": "scenarist.veval.trace_assert",
-        "ITraceAssertion": "scenarist.veval.assertions",
-        "TraceAssert": "scenarist.veval.trace_assert",
-        "TraceAssertionFn": "scenarist.veval.trace_assert",
     },
 )
 
@@ -161,17 +149,14 @@ __all__ = [
     "Check",
     "ComparisonCheck",
     "Contains",
-    "CustomAssertion",
     "Equals",
     "FnCheck",
     "GreaterThan",
     "GreaterThanEquals",
-    "ITraceAssertion",
     "JsonValid",
     "LengthBetween",
     "LessThan",
     "LessThanEquals",
-    "MatchesSnapshot",
     "MaxCost",
     "MaxDuration",
     "MaxLlmCalls",
@@ -195,7 +180,5 @@ __all__ = [
     "ToolCalled",
     "ToolNotCalled",
     "ToolOrder",
-    "TraceAssert",
-    "TraceAssertionFn",
     "from_fn",
 ]

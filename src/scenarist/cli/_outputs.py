@@ -102,7 +102,7 @@ class Outputs:
 
     def upload(self, log: RunLog, url: str) -> None:
         """Send the run log; a server that is down spools it (``scenarist sync`` later)."""
-        from scenarist.engine._sync import run_sync
+        from scenarist._sync import run_sync
         from scenarist.store.remote import RemoteStore
 
         store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"))

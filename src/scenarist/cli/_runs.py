@@ -87,7 +87,7 @@ def store_in_local_database(log: RunLog) -> str:
     """Ingest ``log`` into the database ``Client()`` and ``scenarist serve`` use; return
     its label (a file path, or a URL without its password). Ingestion is idempotent, so a
     later upload of the same run never duplicates it."""
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
     from scenarist.store.default import default_store
     from scenarist.store.location import database_label
 

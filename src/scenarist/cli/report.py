@@ -49,7 +49,7 @@ def report(
 
         text = to_junit_xml(result)
     elif format is ReportFormat.json:
-        from scenarist.formats.runlog import dump_json
+        from scenarist._jsonable import dump_json
 
         text = dump_json(log, indent=2) + "\n"
     else:

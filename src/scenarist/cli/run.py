@@ -500,8 +500,8 @@ def replay_tally(tapes: list[CassetteStats]) -> str:
 def _execute(plan: _Plan, suite_name: str) -> _Ran:
     """Run every file's scenarios; results in discovery order, streamed to the run log
     (header first: a runs folder that cannot be written stops here, before any run)."""
+    from scenarist._sync import run_sync
     from scenarist.engine._progress import Progress
-    from scenarist.engine._sync import run_sync
 
     scenarios = [s for f in plan.files for s in f.scenarios]
     header = RunLogHeader(

@@ -55,7 +55,7 @@ def _where(store: SqlStore) -> str:
 
 
 def _sync(coroutine_function: Any, *args: Any) -> Any:
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     return run_sync(coroutine_function, *args)
 

@@ -87,8 +87,9 @@ def run_scenario_batch(
     if error is not None:
         return {"error": error}
     scenarios, target = loaded
+    from scenarist._jsonable import dump_json
     from scenarist.engine.executor import LocalExecutor, RunPlan
-    from scenarist.formats.runlog import ScenarioRecord, dump_json
+    from scenarist.formats.runlog import ScenarioRecord
     from scenarist.model.results import ScenarioResult
 
     plan = RunPlan(

@@ -45,9 +45,10 @@ from scenarist.errors import UserError
 if TYPE_CHECKING:
     from scenarist.engine.executor import RunPlan, ScenarioSink
     from scenarist.engine.scenario import Scenario
-    from scenarist.model.items import ItemRunResult, ScenarioItem
+    from scenarist.model.items import ScenarioItem
     from scenarist.model.results import ScenarioResult
     from scenarist.veval.execution import Harness
+    from scenarist.veval.results import ItemRunResult
 
 __all__ = ["RayExecutor", "RemoteLimiter"]
 
@@ -254,7 +255,7 @@ class RayExecutor:
 
         from scenarist.distributed.batch import run_item_batch
         from scenarist.engine.rate_limits import RateLimiter, rate_limits_from_env
-        from scenarist.replay.agent_replay import load_recording
+        from scenarist.veval.agent_replay import load_recording
 
         limits = rate_limits_from_env()
         ray, started = self._connect()
@@ -313,8 +314,8 @@ class RayExecutor:
     ) -> None:
         import json
 
-        from scenarist.model.items import ItemRunResult
         from scenarist.model.record import TraceRecord
+        from scenarist.veval.results import ItemRunResult
 
         try:
             answer = future.result()

@@ -16,15 +16,14 @@ from __future__ import annotations
 import inspect
 import time
 import traceback
-import typing
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
+from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.engine._callables import Binding, bind
-from scenarist.engine._sync import run_sync
 from scenarist.engine._user_code import stray_exit
 from scenarist.engine.interactions import InteractionContext, ThreadBudget, recorded
 from scenarist.engine.scenario import Scenario, Step
@@ -33,7 +32,7 @@ from scenarist.model._construct import construct
 from scenarist.model._missing import MISSING
 from scenarist.model.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.model.status import ScenarioStatus, TestCaseStatus, rollup
-from scenarist.model.trace import InteractionLog, Trace
+from scenarist.model.trace import InteractionLog, Trace, trace_type_for
 
 __all__ = [
     "ScenarioRunner",
@@ -63,42 +62,10 @@ def bind_target(target: Any) -> Binding | None:
         return bind(target, "outputs")
 
 
-@lru_cache(maxsize=512)
-def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:
-        return None
-    for name, hint in hints.items():
-        if name == "return":
-            continue
-        origin = typing.get_origin(hint) or hint
-        if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
-            return hint if isinstance(hint, type) else origin
-    return None
-
-
-def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
-    """The ``Trace`` subclass a target's annotations ask for, or ``None``."""
-    if target is MISSING or target is None:
-        return None
-    try:
-        return _trace_type_from_annotations(target)
-    except TypeError:  # unhashable callable
-        return None
-
-
 def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
     if scenario.trace_type is not None:
         return scenario.trace_type
-    if target is not MISSING and target is not None:
-        try:
-            inferred = _trace_type_from_annotations(target)
-        except TypeError:  # unhashable callable
-            inferred = None
-        if inferred is not None:
-            return inferred
-    return Trace
+    return trace_type_for(target) or Trace
 
 
 @lru_cache(maxsize=64)

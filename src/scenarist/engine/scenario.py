@@ -28,8 +28,8 @@ from pydantic import (
     field_validator,
 )
 
+from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
-from scenarist.engine._sync import run_sync
 from scenarist.engine.interactions import InteractionSpec, interact_spec
 from scenarist.model._construct import SharedFieldsSet, construct
 from scenarist.model._missing import MISSING, is_missing

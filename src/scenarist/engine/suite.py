@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from scenarist._sync import run_sync
 from scenarist.engine._gc import FREEZE_EVERY, frozen_while_running
 from scenarist.engine._progress import Progress
-from scenarist.engine._sync import run_sync
 from scenarist.engine.adaptive import AUTO, AdaptiveConcurrency
 from scenarist.engine.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
 from scenarist.engine.scenario import Scenario

@@ -36,12 +36,12 @@ from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, Literal, overload
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
 from scenarist import _json_limits
-from scenarist._jsonable import as_text, to_json_value
+from scenarist._jsonable import dump_json, split_jsonl
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.model.results import ScenarioResult, SuiteResult
@@ -62,12 +62,9 @@ __all__ = [
     "decode_records",
     "decode_scenario_record",
     "decode_text",
-    "dump_data",
-    "dump_json",
     "json_schema",
     "read_jsonl",
     "run_log_from_suite_result",
-    "split_jsonl",
     "write_jsonl",
 ]
 
@@ -250,59 +247,6 @@ def run_log_from_suite_result(
     )
     records = [ScenarioRecord.from_result(i, r) for i, r in enumerate(result.results)]
     return RunLog(header=header, scenarios=records, footer=footer)
-
-
-def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
-    """``model`` (a record, a run log) as JSON text; never fails on the values in it.
-
-    Values JSON cannot hold are written in the forms :mod:`scenarist._jsonable`
-    documents: an unknown object as its ``str``, bytes as ``{"__bytes__": <base64>}``, a
-    container that holds itself marked ``{"__cycle__": ...}``, an object whose ``str`` and
-    ``repr`` raise as ``{"__repr__": null, "__type__": ..., "__error__": ...}``, parts
-    nested past what the readers accept cut and marked ``{"__truncated__": ...}``. The
-    fast path is pydantic's own dump; the marked forms are only computed when it fails
-    or writes deeper than :data:`scenarist._json_limits.MAX_DEPTH`.
-    """
-    try:
-        text = model.model_dump_json(fallback=str, indent=indent)
-    except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
-        pass
-    else:
-        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
-            return text
-    data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
-    return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
-
-
-def dump_data(model: BaseModel) -> Any:
-    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
-    try:
-        return model.model_dump(mode="json", fallback=str)
-    except Exception:
-        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
-
-
-def _separators(indent: int | None) -> tuple[str, str]:
-    return (",", ": ") if indent is not None else (",", ":")
-
-
-@overload
-def split_jsonl(data: str) -> tuple[list[tuple[int, str]], str]: ...
-@overload
-def split_jsonl(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]: ...
-def split_jsonl(data: str | bytes) -> tuple[list[tuple[int, Any]], Any]:
-    """JSON Lines split the one safe way, on ``\\n`` alone: every reader uses this.
-
-    ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
-    ``\\x1c``-``\\x1e``, which JSON writers leave raw inside strings, so it cuts a valid
-    record in two. Returns the terminated lines that are not blank, numbered from 1, and
-    the unterminated rest (empty when ``data`` ends with a newline): where a writer that
-    was interrupted mid-line leaves its torn last line.
-    """
-    parts: list[Any] = data.split(b"\n") if isinstance(data, bytes) else data.split("\n")
-    rest = parts.pop()
-    numbered = [(n, line) for n, line in enumerate(parts, 1) if line.strip()]
-    return numbered, rest
 
 
 def write_jsonl(

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scenarist._sync import run_sync
 from scenarist.checks.base import Check
-from scenarist.engine._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Trace

@@ -34,10 +34,17 @@ from scenarist.judges.verdict import (
 )
 from scenarist.model._registry import KindRegistered
 from scenarist.providers.base import ChatResponse, Message, Provider, ProviderError, single_attempt
-from scenarist.providers.defaults import get_default_judge
+from scenarist.providers.defaults import configured
 from scenarist.providers.named_model import NamedModel
 
-__all__ = ["BaseJudge", "JudgeCall", "LLMChatJudge", "judge_name", "resolve_judge"]
+__all__ = [
+    "BaseJudge",
+    "JudgeCall",
+    "LLMChatJudge",
+    "get_default_judge",
+    "judge_name",
+    "resolve_judge",
+]
 
 
 def _add(total: float | None, part: float | None) -> float | None:
@@ -346,3 +353,16 @@ def resolve_judge(spec: Any = None) -> BaseJudge:
         f"cannot use {spec!r} as a judge: expected a 'provider/model' string, a Provider "
         "(an object with an async chat(...)) or a BaseJudge"
     )
+
+
+def get_default_judge() -> BaseJudge:
+    """The default judge: the ``BaseJudge`` set, else an ``LLMChatJudge`` on the configured
+    judge model, else one that follows the default generator (``generator=None``)."""
+    from scenarist.providers.named_model import Generator
+
+    spec = configured("judge")
+    if spec is None:
+        return LLMChatJudge()
+    if isinstance(spec, BaseJudge):
+        return spec
+    return LLMChatJudge(generator=Generator(model=spec) if isinstance(spec, str) else spec)

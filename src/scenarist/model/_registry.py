@@ -22,9 +22,25 @@ from pydantic import (
 
 from scenarist.model._construct import SharedFieldsSet
 
-__all__ = ["KindRegistered"]
+__all__ = ["KindRegistered", "family"]
 
 M = TypeVar("M", bound="KindRegistered")
+
+_FAMILIES: dict[str, type[KindRegistered]] = {}
+"""Each family's base (``Check``, ``BaseJudge``...) by its ``_family`` name."""
+
+
+def family(name: str, home: str) -> type[KindRegistered]:
+    """The base class of the family ``name``, importing ``home`` (its module) if it has not
+    been loaded yet.
+
+    For a model that holds components of a layer above it (a stored ``ScenarioItem`` holds
+    checks): it names the family as data, as a lazy kind names its module, instead of
+    importing the layer above.
+    """
+    if name not in _FAMILIES:
+        importlib.import_module(home)
+    return _FAMILIES[name]
 
 
 class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
@@ -51,6 +67,7 @@ class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
         ):
             cls._kinds = {}
             cls._lazy_kinds = {}
+            _FAMILIES.setdefault(cls._family, cls)
 
     @classmethod
     def register_lazy(cls, kinds: dict[str, str]) -> None:

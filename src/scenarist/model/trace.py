@@ -13,14 +13,17 @@ work in total rather than copying the history at every turn.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Generic, Self, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
 from pydantic_core import core_schema
 
 from scenarist.model._construct import constructor, replace
+from scenarist.model._missing import MISSING
 from scenarist.model._ready import Ready
 from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
 
@@ -31,6 +34,7 @@ __all__ = [
     "Span",
     "SpanError",
     "Trace",
+    "trace_type_for",
 ]
 
 InputType = TypeVar("InputType")
@@ -456,8 +460,6 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
     @classmethod
     def for_target(cls, target: Any) -> Trace[Any, Any]:
         """An empty trace of the type ``target``'s annotations ask for (else of this class)."""
-        from scenarist.engine.runner import trace_type_for
-
         found = trace_type_for(target)
         return found() if found is not None else cls()
 
@@ -546,3 +548,28 @@ def _last_outputs(trace: Trace[Any, Any]) -> Any:
 
 
 register_plain_trace(Trace, _last_outputs)
+
+
+@lru_cache(maxsize=512)
+def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        return None
+    for name, hint in hints.items():
+        if name == "return":
+            continue
+        origin = typing.get_origin(hint) or hint
+        if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
+            return hint if isinstance(hint, type) else origin
+    return None
+
+
+def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
+    """The ``Trace`` subclass a target's annotations ask for, or ``None``."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _trace_type_from_annotations(target)
+    except TypeError:  # unhashable callable
+        return None

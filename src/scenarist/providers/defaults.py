@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from scenarist.judges.judge import BaseJudge
+from typing import Any, Literal
 
 __all__ = [
     "BUILTIN_EMBEDDING_MODEL",
@@ -39,7 +36,6 @@ __all__ = [
     "configured",
     "get_default_embedding_model",
     "get_default_generator",
-    "get_default_judge",
     "reset_settings",
     "set_default_embedding_model",
     "set_default_generator",
@@ -114,20 +110,6 @@ def set_default_judge(judge: Any) -> None:
     """Set the default judge (``"provider/model"``, a Provider or a ``BaseJudge``; ``None``
     restores the environment's, else the default generator)."""
     _explicit["judge"] = _check(judge, "judge")
-
-
-def get_default_judge() -> BaseJudge:
-    """The default judge: the ``BaseJudge`` set, else an ``LLMChatJudge`` on the configured
-    judge model, else one that follows the default generator (``generator=None``)."""
-    from scenarist.judges.judge import BaseJudge, LLMChatJudge
-    from scenarist.providers.named_model import Generator
-
-    spec = configured("judge")
-    if spec is None:
-        return LLMChatJudge()
-    if isinstance(spec, BaseJudge):
-        return spec
-    return LLMChatJudge(generator=Generator(model=spec) if isinstance(spec, str) else spec)
 
 
 def set_default_embedding_model(model: Any) -> None:

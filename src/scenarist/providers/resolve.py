@@ -85,7 +85,7 @@ def _default(purpose: Purpose) -> tuple[Any, bool]:
     """The configured model for ``purpose``, and whether it is the built-in default.
 
     A judge falls back to the generator; a configured ``LLMChatJudge`` stands for its
-    provider (the same rule as :func:`scenarist.providers.defaults.get_default_judge`).
+    provider (the same rule as :func:`scenarist.judges.judge.get_default_judge`).
     """
     from scenarist.providers import defaults
 

@@ -78,7 +78,7 @@ def read(path: Path) -> list[CassetteRecord]:
         raise CassetteError(f"{path}: not UTF-8 text ({error}); {_RERECORD}") from None
     except OSError as error:
         raise CassetteError(f"{path}: cannot be read ({error.strerror or error})") from None
-    from scenarist.formats.runlog import split_jsonl  # the one line splitting of JSON Lines
+    from scenarist._jsonable import split_jsonl  # the one line splitting of JSON Lines
 
     numbered, rest = split_jsonl(text)
     if rest.strip():  # a last line without its newline is still read (and checked)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 from scenarist._jsonable import to_json_value
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import UserError
 from scenarist.model._positional import Positional
 from scenarist.model.record import TraceRecord
@@ -35,9 +35,6 @@ from scenarist.replay.snapshot_diff import (
     diff_steps,
 )
 from scenarist.tracing.context import RunContext
-
-if TYPE_CHECKING:
-    from scenarist.store.base import Store
 
 __all__ = [
     "SnapshotAlignmentRow",
@@ -308,6 +305,17 @@ def compare_snapshots(
 # -- through a store ------------------------------------------------------------------
 
 
+class SnapshotStore(Protocol):
+    """What the snapshot functions need of a store (every :class:`~scenarist.store.Store`
+    has it): the replay layer sits below the stores and names only this much of them."""
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None: ...
+
+    async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None: ...
+
+    async def get_snapshot(self, name: str) -> SnapshotData | None: ...
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name:
         raise UserError(f"a snapshot name must be a non-empty string, got {name!r}")
@@ -315,7 +323,7 @@ def _check_name(name: object) -> str:
 
 
 async def save_snapshot_async(
-    store: Store, name: str, source: str | SnapshotSource
+    store: SnapshotStore, name: str, source: str | SnapshotSource
 ) -> SnapshotData:
     """Take a snapshot of ``source`` and keep it in ``store`` as ``name`` (replacing one).
 
@@ -337,12 +345,12 @@ async def save_snapshot_async(
     return snapshot
 
 
-async def get_snapshot_async(store: Store, name: str) -> SnapshotData | None:
+async def get_snapshot_async(store: SnapshotStore, name: str) -> SnapshotData | None:
     """The snapshot saved as ``name``, or ``None``."""
     return await store.get_snapshot(_check_name(name))
 
 
-async def load_snapshot_async(store: Store, trace_id: str) -> SnapshotData | None:
+async def load_snapshot_async(store: SnapshotStore, trace_id: str) -> SnapshotData | None:
     """A snapshot of the stored run ``trace_id`` (not saved), or ``None`` if there is none."""
     record = await store.get_trace(trace_id)
     return None if record is None else SnapshotData.from_record(record)
@@ -358,7 +366,7 @@ def missing_snapshot_message(name: str) -> str:
 
 
 async def compare_snapshot_async(
-    store: Store,
+    store: SnapshotStore,
     name: str,
     current: SnapshotSource,
     options: SnapshotOptions | None = None,
@@ -370,23 +378,23 @@ async def compare_snapshot_async(
     return compare_snapshots(snapshot, current, options)
 
 
-def save_snapshot(store: Store, name: str, source: str | SnapshotSource) -> SnapshotData:
+def save_snapshot(store: SnapshotStore, name: str, source: str | SnapshotSource) -> SnapshotData:
     """Sync twin of :func:`save_snapshot_async`."""
     return run_sync(save_snapshot_async, store, name, source)
 
 
-def get_snapshot(store: Store, name: str) -> SnapshotData | None:
+def get_snapshot(store: SnapshotStore, name: str) -> SnapshotData | None:
     """Sync twin of :func:`get_snapshot_async`."""
     return run_sync(get_snapshot_async, store, name)
 
 
-def load_snapshot(store: Store, trace_id: str) -> SnapshotData | None:
+def load_snapshot(store: SnapshotStore, trace_id: str) -> SnapshotData | None:
     """Sync twin of :func:`load_snapshot_async`."""
     return run_sync(load_snapshot_async, store, trace_id)
 
 
 def compare_snapshot(
-    store: Store,
+    store: SnapshotStore,
     name: str,
     current: SnapshotSource,
     options: SnapshotOptions | None = None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import UserError
 
 if TYPE_CHECKING:

@@ -281,7 +281,7 @@ class RemoteStore:
             source = read_jsonl(source, require_run_id=True)
             for note in source.notes:
                 logger.warning("%s", note)
-        from scenarist.formats.runlog import dump_data
+        from scenarist._jsonable import dump_data
 
         body = dump_data(source)
         run_id = source.header.run_id
@@ -324,7 +324,8 @@ def read_run_log_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a run log file as JSON objects, read through the one codec
     (:func:`scenarist.formats.runlog.read_jsonl`: migrated, validated; a last line cut off
     mid-write is left out)."""
-    from scenarist.formats.runlog import dump_data, read_jsonl
+    from scenarist._jsonable import dump_data
+    from scenarist.formats.runlog import read_jsonl
 
     log = read_jsonl(path, require_run_id=True)
     return [dump_data(record) for record in log.records()]

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Self
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.errors import LiveCallBlockedError
 from scenarist.model.record import TraceRecord
 from scenarist.store.memory import MemoryStore

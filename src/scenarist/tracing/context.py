@@ -187,7 +187,7 @@ class RunContext:
         try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
             if result is not None and inspect.isawaitable(result):
-                from scenarist.engine._sync import run_sync
+                from scenarist._sync import run_sync
 
                 awaitable = result
 

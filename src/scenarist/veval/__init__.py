@@ -11,13 +11,7 @@ from scenarist._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from scenarist.formats.veval_wire import from_veval, to_veval
-    from scenarist.model.items import (
-        ItemRunResult,
-        ItemSummary,
-        ScenarioItem,
-        ScenarioRunRecord,
-        ScenarioRunResult,
-    )
+    from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import (
@@ -26,18 +20,25 @@ if TYPE_CHECKING:
         run_scenario_async,
         set_client,
     )
+    from scenarist.veval.results import ItemRunResult, ScenarioRunResult
+    from scenarist.veval.snapshot_check import MatchesSnapshot
+    from scenarist.veval.trace_assert import CustomAssertion, TraceAssert, TraceAssertionFn
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "Client": "scenarist.veval.client",
+        "CustomAssertion": "scenarist.veval.trace_assert",
+        "MatchesSnapshot": "scenarist.veval.snapshot_check",
+        "TraceAssert": "scenarist.veval.trace_assert",
+        "TraceAssertionFn": "scenarist.veval.trace_assert",
         "ClientOptions": "scenarist.veval.client",
         "ITraceAssertion": "scenarist.veval.assertions",
-        "ItemRunResult": "scenarist.model.items",
+        "ItemRunResult": "scenarist.veval.results",
         "ItemSummary": "scenarist.model.items",
         "ScenarioItem": "scenarist.model.items",
         "ScenarioRunRecord": "scenarist.model.items",
-        "ScenarioRunResult": "scenarist.model.items",
+        "ScenarioRunResult": "scenarist.veval.results",
         "from_veval": "scenarist.formats.veval_wire",
         "get_client": "scenarist.veval.default_client",
         "run_scenario": "scenarist.veval.default_client",
@@ -50,12 +51,16 @@ __getattr__, __dir__ = lazy_attributes(
 __all__ = [
     "Client",
     "ClientOptions",
+    "CustomAssertion",
     "ITraceAssertion",
     "ItemRunResult",
     "ItemSummary",
+    "MatchesSnapshot",
     "ScenarioItem",
     "ScenarioRunRecord",
     "ScenarioRunResult",
+    "TraceAssert",
+    "TraceAssertionFn",
     "from_veval",
     "get_client",
     "run_scenario",

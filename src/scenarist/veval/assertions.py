@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scenarist.checks.base import Check
 from scenarist.engine._user_code import stray_exit
+from scenarist.model.items import ITraceAssertion
 
 if TYPE_CHECKING:
     from scenarist.model.record import TraceRecord
@@ -21,25 +22,6 @@ if TYPE_CHECKING:
     from scenarist.tracing.context import RunContext
 
 __all__ = ["Assertion", "ITraceAssertion", "check_assertions", "failures_of"]
-
-
-class ITraceAssertion:
-    """Veval's custom assertion interface, for item assertions in ``run_scenario_async``.
-
-    Subclass it and implement ``evaluate_async(ctx)`` (or the sync ``evaluate(ctx)``):
-    return ``None`` to pass, or a message to fail. ``ctx`` is the item's
-    :class:`~scenarist.tracing.RunContext` (``ctx.steps``, ``ctx.output``,
-    ``ctx.metadata``). Unlike Veval, an assertion that raises fails its item only, and a
-    returned value that is neither ``None`` nor a string is reported as an error.
-    """
-
-    async def evaluate_async(self, ctx: Any) -> str | None:
-        return self.evaluate(ctx)
-
-    def evaluate(self, ctx: Any) -> str | None:
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement evaluate_async(ctx) or evaluate(ctx)"
-        )
 
 
 Assertion = Check | ITraceAssertion

@@ -7,7 +7,7 @@ with a server URL and key it keeps everything on that server (see
 the module of its concept — traced execution (:mod:`~scenarist.veval.execution`), the item
 runner (:mod:`~scenarist.veval.item_runner`), judging (:mod:`~scenarist.veval.judging`),
 snapshots (:mod:`scenarist.replay.snapshots`) and replay
-(:mod:`scenarist.replay.agent_replay`). Two hooks, :meth:`Client._execute` and
+(:mod:`scenarist.veval.agent_replay`). Two hooks, :meth:`Client._execute` and
 :meth:`Client._assertion_scope`, are what :class:`~scenarist.testing.TestClient` overrides.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from scenarist.engine._sync import run_sync
+from scenarist._sync import run_sync
 from scenarist.model.record import TraceRecord
 from scenarist.store.base import Store
 from scenarist.tracing.context import RunContext
@@ -26,10 +26,11 @@ from scenarist.veval.assertions import Assertion, check_assertions
 from scenarist.veval.execution import Agent, Executed, Harness, check_agent, execute_traced
 
 if TYPE_CHECKING:
-    from scenarist.model.items import ScenarioItem, ScenarioRunResult
+    from scenarist.model.items import ScenarioItem
     from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
     from scenarist.replay.snapshots import SnapshotData
     from scenarist.replay.step_replay import ReplayOptions, ReplayResult
+    from scenarist.veval.results import ScenarioRunResult
 
 __all__ = ["Agent", "Client", "ClientOptions"]
 
@@ -345,7 +346,7 @@ class Client:
             executor=executor,
         )
 
-    # -- replay (see scenarist.replay.agent_replay) --------------------------------------
+    # -- replay (see scenarist.veval.agent_replay) --------------------------------------
 
     async def replay_async(
         self,
@@ -355,8 +356,8 @@ class Client:
     ) -> ReplayResult:
         """Run ``callback`` against a recorded run: tracked steps are served from the
         recording (see :mod:`scenarist.replay.step_replay`), never called live."""
-        from scenarist.replay.agent_replay import replay_recording, require_recording
         from scenarist.replay.step_replay import ReplayOptions
+        from scenarist.veval.agent_replay import replay_recording, require_recording
 
         check_agent(callback, "callback")
         options = options or ReplayOptions()

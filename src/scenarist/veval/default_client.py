@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from scenarist.veval.client import Client
 
 if TYPE_CHECKING:
-    from scenarist.model.items import ScenarioItem, ScenarioRunResult
+    from scenarist.model.items import ScenarioItem
     from scenarist.veval.assertions import Assertion
     from scenarist.veval.execution import Agent
+    from scenarist.veval.results import ScenarioRunResult
 
 __all__ = ["get_client", "run_scenario", "run_scenario_async", "set_client"]
 

@@ -1,7 +1,7 @@
 """The item runner: a Veval-style scenario's items through an agent, each isolated.
 
 A synthetic item runs the agent live on its ``input``; a trace-backed item replays its
-recording (:mod:`scenarist.replay.agent_replay`, mocked: never a live call). Then the
+recording (:mod:`scenarist.veval.agent_replay`, mocked: never a live call). Then the
 scenario's assertions and the item's own. Whatever one item does (raise, fail, time out),
 the others still run; results keep item order, and the run summary is always stored.
 Zero items is not a pass.
@@ -18,13 +18,14 @@ from typing import Protocol
 
 from scenarist.engine._lanes import lane
 from scenarist.model._construct import construct
-from scenarist.model.items import NO_INPUT_MESSAGE, ItemRunResult, ScenarioItem, ScenarioRunResult
+from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.http._throttle import Throttle, throttling
 from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
+from scenarist.veval.results import ItemRunResult, ScenarioRunResult
 
 __all__ = ["ItemExecutor", "run_item_list", "run_items"]
 
@@ -206,7 +207,7 @@ async def _run_trace_backed(
     t0: float,
 ) -> ItemRunResult:
     """Replay the item's recording with mocked steps (never a live call)."""
-    from scenarist.replay.agent_replay import load_recording, replay_recording
+    from scenarist.veval.agent_replay import load_recording, replay_recording
 
     recording = await load_recording(harness.store, item.trace or item.trace_id or "")
     if recording is None:

@@ -82,7 +82,7 @@ def test_connections_close_when_the_loop_ends(tmp_path: Path) -> None:
 
 
 def test_sync_calls_on_fresh_loops_see_each_others_writes(tmp_path: Path) -> None:
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     writer, reader = SqlStore(tmp_path / "s.db"), SqlStore(tmp_path / "s.db")
     for i in range(3):

@@ -122,7 +122,7 @@ def test_database_url_defaults_and_drivers(tmp_path: Path, monkeypatch: pytest.M
 
 def test_sqlstore_works_from_sync_wrappers(tmp_path: Path) -> None:
     """Each ``run_sync`` call has its own event loop, hence its own engine."""
-    from scenarist.engine._sync import run_sync
+    from scenarist._sync import run_sync
 
     store = SqlStore(str(tmp_path / "s.db"))
     for i in range(3):

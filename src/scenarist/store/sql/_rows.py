@@ -59,7 +59,7 @@ def dumps(model: BaseModel) -> str:
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:
     """The ``runs`` row, the ``scenario_results`` rows and the ``check_results`` rows."""
-    from scenarist.formats.runlog import dump_json
+    from scenarist._jsonable import dump_json
 
     header, footer = log.header, log.footer
     check_name(header.run_id, "run_id")

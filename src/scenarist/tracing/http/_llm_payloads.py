@@ -121,7 +121,7 @@ class SSEParser:
 
 def parse_ndjson(body: bytes) -> list[Any]:
     """Every JSON line of an NDJSON body (Ollama's stream); lines that are not JSON skipped."""
-    from scenarist.formats.runlog import split_jsonl  # the one line splitting of JSON Lines
+    from scenarist._jsonable import split_jsonl  # the one line splitting of JSON Lines
 
     numbered, rest = split_jsonl(body)
     out: list[Any] = []

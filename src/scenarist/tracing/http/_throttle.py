@@ -22,12 +22,22 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from scenarist.engine.adaptive import AdaptiveConcurrency
     from scenarist.tracing.http._llm_payloads import Endpoint
 
 __all__ = ["MAX_RETRIES_PER_CALL", "Limiter", "Throttle", "current_throttle", "throttling"]
 
 MAX_RETRIES_PER_CALL = 5
+
+
+class Congestion(Protocol):
+    """What the throttle tells the run's adaptive concurrency (the engine's
+    ``AdaptiveConcurrency``) about each call's outcome."""
+
+    def congested(self) -> None: ...
+
+    def succeeded(self) -> None: ...
+
+
 _BACKOFF_S = 1.0
 _MAX_BACKOFF_S = 60.0
 
@@ -50,9 +60,7 @@ class Limiter(Protocol):
 class Throttle:
     """What a run asks of each live LLM call: a turn, 429 retries, congestion signals."""
 
-    def __init__(
-        self, limiter: Limiter | None = None, adaptive: AdaptiveConcurrency | None = None
-    ) -> None:
+    def __init__(self, limiter: Limiter | None = None, adaptive: Congestion | None = None) -> None:
         self.limiter = limiter
         self.adaptive = adaptive
 

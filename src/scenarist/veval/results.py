@@ -1,0 +1,179 @@
+"""How a Veval-style scenario run went: one :class:`ItemRunResult` per item, and the
+:class:`ScenarioRunResult` of the whole run, whose stored summary is a
+:class:`~scenarist.model.items.ScenarioRunRecord`. Results hold the live run (its
+``RunContext``); the records they become hold only data.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ConfigDict, Field, model_validator
+
+from scenarist.model._construct import construct
+from scenarist.model._positional import Positional
+from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
+from scenarist.model.record import TraceRecord
+
+if TYPE_CHECKING:
+    from scenarist.tracing.context import RunContext
+
+__all__ = ["ItemRunResult", "ScenarioRunResult"]
+
+
+class ItemRunResult(Positional):
+    """How one item went: passed, the failure messages, and the run it produced.
+
+    Built as Veval builds it (``ItemRunResult(item, failures, context)``), ``passed``
+    defaults to having no failures.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __positional__ = ("item", "failures", "context")
+
+    item: ScenarioItem
+    passed: bool
+    failures: list[str] = Field(default_factory=list)
+    trace_id: str | None = None
+    output: Any = None
+    duration_ms: float = 0.0
+    cost_usd: float | None = None
+    context: Any = Field(default=None, exclude=True, repr=False)
+    record: TraceRecord | None = Field(default=None, repr=False)
+    replay: Any = Field(default=None, repr=False)
+    """For a trace-backed item, its :class:`~scenarist.replay.step_replay.ReplayResult`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _passed_from_failures(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "passed" not in data:
+            return {**data, "passed": not data.get("failures")}
+        return data
+
+    @property
+    def ctx(self) -> RunContext | None:
+        return self.context  # type: ignore[no-any-return]
+
+
+class ScenarioRunResult(Positional):
+    """All items' results, in item order. ``passed`` needs at least one item, all passed.
+
+    ``ScenarioRunResult(results)`` (Veval's construction) names the run ``""`` with a
+    fresh ``run_id`` started now.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    __positional__ = ("results",)
+
+    scenario_name: str = ""
+    run_id: str = Field(default_factory=lambda: "run_" + secrets.token_hex(8))
+    results: list[ItemRunResult] = Field(default_factory=list)
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    duration_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def pass_count(self) -> int:
+        return sum(1 for r in self.results if r.passed)
+
+    @property
+    def fail_count(self) -> int:
+        return len(self.results) - self.pass_count
+
+    @property
+    def passed(self) -> bool:
+        """True only when there were items and every one passed (zero items is no pass)."""
+        return bool(self.results) and self.error is None and self.fail_count == 0
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [r.cost_usd for r in self.results if r.cost_usd is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def verdict(self) -> str:
+        """``PASSED``, ``FAILED``, ``ERROR`` (the run itself failed) or ``EMPTY`` (no items)."""
+        if self.error is not None:
+            return "ERROR"
+        if not self.results:
+            return "EMPTY"
+        return "PASSED" if self.passed else "FAILED"
+
+    def __repr__(self) -> str:
+        return (
+            f"ScenarioRunResult({self.scenario_name!r}: {self.verdict}, "
+            f"{self.pass_count}/{len(self.results)} items passed, run_id={self.run_id!r})"
+        )
+
+    def report_lines(self) -> list[str]:
+        """The report as plain lines: the verdict, then each item (failures under it)."""
+        cost = f", ${self.cost_usd:.6f}" if self.cost_usd is not None else ""
+        lines = [
+            f"{self.scenario_name or 'scenario run'}: {self.verdict} | "
+            f"{self.pass_count} passed, {self.fail_count} failed of {len(self.results)} "
+            f"item(s) | {self.duration_ms:.0f} ms{cost} | run {self.run_id}"
+        ]
+        if self.error is not None:
+            lines.append(f"  error: {self.error}")
+        for number, result in enumerate(self.results, start=1):
+            mark = "PASS" if result.passed else "FAIL"
+            trace = f" (trace {result.trace_id})" if result.trace_id else ""
+            lines.append(f"  {mark}  {number}. {result.item.label}{trace}")
+            lines.extend(f"          - {failure}" for failure in result.failures)
+        return lines
+
+    def print_report(self, console: Any = None) -> None:
+        """Print :meth:`report_lines` (to a ``rich`` console if given, else stdout)."""
+        text = "\n".join(self.report_lines())
+        if console is None:
+            print(text)
+        else:
+            console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    def to_record(self, ended_at: datetime) -> ScenarioRunRecord:
+        """The stored summary (built from valid values, so without re-validation)."""
+        return construct(
+            ScenarioRunRecord,
+            {
+                "run_id": self.run_id,
+                "scenario_name": self.scenario_name,
+                "started_at": self.started_at,
+                "ended_at": ended_at,
+                "duration_ms": self.duration_ms,
+                "passed": self.passed,
+                "pass_count": self.pass_count,
+                "fail_count": self.fail_count,
+                "cost_usd": self.cost_usd,
+                "error": self.error,
+                "items": [
+                    construct(
+                        ItemSummary,
+                        {
+                            "name": r.item.label,
+                            "passed": r.passed,
+                            "failures": r.failures,
+                            "trace_id": r.trace_id,
+                            "duration_ms": r.duration_ms,
+                            "cost_usd": r.cost_usd,
+                            "trace_backed": r.item.is_trace_backed,
+                        },
+                    )
+                    for r in self.results
+                ],
+            },
+        )
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` listing every failing item unless the run passed."""
+        if self.passed:
+            return
+        lines = [f"scenario {self.scenario_name!r}: {self.pass_count}/{len(self.results)} passed"]
+        if self.error:
+            lines.append(self.error)
+        for r in self.results:
+            if not r.passed:
+                lines.append(f"- {r.item.label}")
+                lines.extend(f"    {f}" for f in r.failures)
+        raise AssertionError("\n".join(lines))

@@ -9,7 +9,7 @@ export PYTHONDONTWRITEBYTECODE :=
 # Test processes (pytest-xdist); each module stays on one worker, so module fixtures
 # (a dashboard server, the giskard differential run) are built once, and tests/dashboard
 # is one unit (its tests share a browser). Modules are handed out in collection order,
-# the longest first (tests/conftest.py, LONGEST_FIRST). Four: see docs/decisions.md.
+# the longest first (tests/conftest.py, LONGEST_FIRST). Four: see docs/design/testing.md.
 WORKERS ?= 4
 
 # mypy (about 40 s of CPU from a cold cache, as in a clean clone) runs beside the tests,

@@ -52,7 +52,7 @@ class AllOf(_Composite):
     ignored; when every inner check skipped, the result is SKIP. Otherwise PASS, with the
     inner messages joined by ``"; "`` and their metrics gathered. ``AllOf([])`` constructs
     (as in giskard-checks) but yields SKIP, never PASS: it asserts nothing (giskard-checks
-    passes it; see ``docs/decisions.md``).
+    passes it; see ``docs/design/checks.md``).
     """
 
     checks: list[AnyCheck]

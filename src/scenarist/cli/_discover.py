@@ -1,7 +1,7 @@
 """Finding scenarios to run: ``Suite`` and ``Scenario`` objects in Python files, and
 scenario files (YAML/JSON).
 
-Rules (also in ``docs/decisions.md``):
+Rules (also in ``docs/design/cli.md``):
 
 * A path given explicitly is always read: ``.py`` files are imported, ``.yaml``/``.yml``/
   ``.json`` files are loaded as a suite (a mapping with ``scenarios``, or a file named

@@ -89,7 +89,7 @@ class CheckResult(Ready, _Renderable):
     left out of ``model_dump()`` while ``None``, so a ``CheckResult(...)`` built by hand
     constructs and dumps exactly as in giskard-checks. Like giskard-checks, the runner
     also writes them into ``details`` (``check_kind``, ``check_name``, ``duration_ms``,
-    ``check_description``), where giskard code reads them. See ``docs/decisions.md``.
+    ``check_description``), where giskard code reads them. See ``docs/design/giskard-compat.md``.
     """
 
     # Ready (scenarist.model._ready): built-in checks answer at once, and both

@@ -134,9 +134,6 @@ class RunLogError(UserError):
 class StepGenerationError(ScenaristError):
     """A scenario step could not be produced; recorded on the step's result."""
 
-    # Formerly named ``TestCaseError``: that name is now giskard-checks' step-error model,
-    # ``scenarist.model.results.TestCaseError`` (still importable from this module).
-
 
 class InteractionGenerationError(StepGenerationError):
     """The inputs or outputs of an interaction could not be produced."""
@@ -227,12 +224,3 @@ class LiveCallBlockedError(ReplayError):
 
 class CassetteError(UserError):
     """A cassette file cannot be used: corrupt, from a newer scenarist, or outside its base."""
-
-
-def __getattr__(name: str) -> Any:
-    # ``errors.TestCaseError`` is giskard-checks' step-error model (see StepGenerationError).
-    if name == "TestCaseError":
-        from scenarist.model.results import TestCaseError
-
-        return TestCaseError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

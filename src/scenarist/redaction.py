@@ -38,13 +38,10 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from scenarist._json_limits import MAX_DEPTH, fast_loads, too_deep_text
-
-if TYPE_CHECKING:
-    from scenarist.model.record import TraceRecord
 
 __all__ = [
     "DEFAULT_REDACTED_FIELDS",
@@ -218,7 +215,17 @@ def _redact(value: Any, fields: frozenset[str], depth_left: int) -> Any:
     return value
 
 
-def redact_received(record: TraceRecord) -> TraceRecord:
+class _HasSpans(Protocol):
+    """A recorded run (a :class:`~scenarist.model.record.TraceRecord`): its spans, flattened."""
+
+    @property
+    def spans(self) -> list[Any]: ...
+
+
+Received = TypeVar("Received", bound=_HasSpans)
+
+
+def redact_received(record: Received) -> Received:
     """``record`` (a trace that reached us without passing our capture: an upload to
     ``POST /v1/traces``, an OTLP export or file) redacted as our capture would have, in
     place: each LLM span's request (its input) and response (its output), and every

@@ -15,7 +15,6 @@ import openai
 import pytest
 from tests.integrations.conftest import OPENAI_KEY, active_run, llm_spans
 
-from scenarist.model.record import TraceRecord
 from scenarist.redaction import (
     DEFAULT_REDACTED_FIELDS,
     REDACTED,
@@ -138,7 +137,7 @@ def test_trace_backed_replay_matches_requests_on_the_redacted_body(
     the same way, so the secret-bearing call still finds its recording."""
     with active_run() as ctx:
         _call(server)
-    record = TraceRecord.from_context(ctx)
+    record = ctx.to_record()
     calls = RecordedCalls(record)
     before = len(server.requests)
     with serve_llm_calls(calls), httpx2.Client() as http:

@@ -28,7 +28,6 @@ from tests.replay.cassette_support import OPENAI_KEY, echo_script
 from scenarist import Scenario, Suite
 from scenarist.errors import ReplayMissError
 from scenarist.formats.runlog import run_log_from_suite_result, write_jsonl
-from scenarist.model.record import TraceRecord
 from scenarist.replay import cassette
 from scenarist.replay.recorded_calls import RecordedCalls
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM, fake_providers
@@ -596,7 +595,7 @@ def test_a_deep_request_replays_from_its_recorded_trace(levels: int) -> None:
         url = server.openai_url + "/chat/completions"
         with active_run() as ctx:
             recorded = httpx.post(url, content=raw, headers=headers).json()
-        calls = RecordedCalls(TraceRecord.from_context(ctx))
+        calls = RecordedCalls(ctx.to_record())
         with serve_llm_calls(calls):
             assert httpx.post(url, content=raw, headers=headers).json() == recorded
         assert calls.served == 1 and len(server.requests) == 1

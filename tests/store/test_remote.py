@@ -8,9 +8,9 @@ from tests.server.test_api import VEVAL_TRACE
 
 from scenarist import Client, TraceAssert
 from scenarist.errors import RequestError, SendError
-from scenarist.formats.veval_wire import from_veval
 from scenarist.model.items import ScenarioItem
 from scenarist.model.record import TraceRecord
+from scenarist.model.veval_wire import from_veval
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.remote import RemoteStore

@@ -16,9 +16,9 @@ from scenarist import Client, TraceAssert
 from scenarist._sync import run_sync
 from scenarist.errors import SendError
 from scenarist.formats.runlog import write_jsonl
-from scenarist.formats.veval_wire import from_veval
 from scenarist.model.items import ScenarioItem
 from scenarist.model.record import TraceRecord
+from scenarist.model.veval_wire import from_veval
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.server.app import create_app
 from scenarist.store import admin

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from scenarist.formats.veval_wire import from_veval, to_veval
+from scenarist.model.veval_wire import from_veval, to_veval
 from scenarist.store import MemoryStore
 from scenarist.tracing import RunContext, step
 from scenarist.veval.client import Client

@@ -32,8 +32,8 @@ HOME_FIX = "set SCENARIST_HOME to a writable folder (it holds the run logs and t
 
 def runs_dir() -> Path:
     """The runs folder, made owner-only (``0700``) when it does not exist yet."""
+    from scenarist._home import scenarist_home
     from scenarist.store._owner_only import owner_only_dir
-    from scenarist.store.location import scenarist_home
 
     folder = scenarist_home() / "runs"
     with contextlib.suppress(OSError):  # unwritable: reading works, a write says why

@@ -4,7 +4,7 @@ reads (:mod:`scenarist.store.location`). Commands that write say which database 
 
 Files are JSON: a trace file holds one trace or a list of traces, in scenarist's own
 shape (:class:`~scenarist.model.record.TraceRecord`) or, with ``--format veval``,
-Veval's wire format (:mod:`scenarist.formats.veval_wire`); an items file holds a list of
+Veval's wire format (:mod:`scenarist.model.veval_wire`); an items file holds a list of
 :class:`~scenarist.model.items.ScenarioItem`. ``traces import`` also reads OpenTelemetry
 OTLP files (JSON or protobuf, detected; :mod:`scenarist.otel`) and ``traces export
 --format otlp`` writes OTLP/JSON. ``items add --trace ID`` makes one trace-backed item.
@@ -115,8 +115,8 @@ def _traces_from(path: Path, format: TraceFormat) -> list[TraceRecord]:
     from pydantic import ValidationError
 
     from scenarist.formats.files import describe_validation_error
-    from scenarist.formats.veval_wire import from_veval
     from scenarist.model.record import TraceRecord
+    from scenarist.model.veval_wire import from_veval
 
     if format is not TraceFormat.veval:
         try:
@@ -242,7 +242,7 @@ def traces_export(
     """Export traces from the database as a JSON list (``--format otlp``: one OTLP/JSON
     export request, GenAI semantic-convention names)."""
     from scenarist._jsonable import to_json_value
-    from scenarist.formats.veval_wire import to_veval
+    from scenarist.model.veval_wire import to_veval
 
     store = _store()
     records = []

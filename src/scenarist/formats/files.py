@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from scenarist.errors import UserError
+from scenarist.model._registry import registered_families
 
 __all__ = [
     "describe_validation_error",
@@ -27,6 +28,9 @@ __all__ = [
     "read_data",
     "resolve_target",
 ]
+
+CODE_ONLY_KINDS = frozenset({"fn", "trace_custom", "with_spy"})
+"""Kinds that hold Python code: built in Python, never read from a file."""
 
 M = TypeVar("M", bound=BaseModel)
 _SCHEMA_HINT = "the JSON Schema scenarist/formats/schemas/scenario.schema.json lists every field"
@@ -343,8 +347,6 @@ def _code_only_component(
 ) -> tuple[tuple[int | str, ...], str] | None:
     """Where ``loc`` is inside a component of a kind that holds Python code (``fn``,
     ``trace_custom``, ``with_spy``): its location and kind."""
-    from scenarist.formats.scenario_schema import CODE_ONLY_KINDS
-
     for depth in range(len(loc), -1, -1):
         owner = _at(data, loc[:depth])
         if isinstance(owner, dict) and owner.get("kind") in CODE_ONLY_KINDS:
@@ -368,10 +370,7 @@ def _field_hint(owner: Any, field: str) -> str:
     kind = owner["kind"]
     fields: list[str] = []
     family_name = "component"
-    from scenarist.checks.base import Check
-    from scenarist.engine.interactions import InteractionSpec
-
-    for family in (Check, InteractionSpec):
+    for family in registered_families("check", "interaction spec"):
         try:
             fields = list(family.kind_class(kind).model_fields)
         except ValueError:

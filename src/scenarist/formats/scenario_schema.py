@@ -23,10 +23,11 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticOmit, core_schema
 
+from scenarist.formats.files import CODE_ONLY_KINDS
+
 __all__ = ["CODE_ONLY_KINDS", "SCHEMA_PATH", "json_schema"]
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "scenario.schema.json"
-CODE_ONLY_KINDS = frozenset({"fn", "trace_custom", "with_spy"})
 
 
 class _FileSchema(GenerateJsonSchema):

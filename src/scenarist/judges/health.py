@@ -161,7 +161,7 @@ def judge_warnings(
 
 def calibrations_path() -> Path:
     """``$SCENARIST_HOME/calibrations.json``."""
-    from scenarist.store.location import scenarist_home
+    from scenarist._home import scenarist_home
 
     return scenarist_home() / "calibrations.json"
 

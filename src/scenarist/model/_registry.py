@@ -22,12 +22,17 @@ from pydantic import (
 
 from scenarist.model._construct import SharedFieldsSet
 
-__all__ = ["KindRegistered", "family"]
+__all__ = ["KindRegistered", "family", "registered_families"]
 
 M = TypeVar("M", bound="KindRegistered")
 
 _FAMILIES: dict[str, type[KindRegistered]] = {}
 """Each family's base (``Check``, ``BaseJudge``...) by its ``_family`` name."""
+
+
+def registered_families(*names: str) -> list[type[KindRegistered]]:
+    """The bases of the families ``names`` that are loaded, in that order."""
+    return [_FAMILIES[name] for name in names if name in _FAMILIES]
 
 
 def family(name: str, home: str) -> type[KindRegistered]:

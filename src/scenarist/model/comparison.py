@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from scenarist.model.results import report
 from scenarist.model.status import pass_rate_of as _pass_rate_of
 
 if TYPE_CHECKING:
@@ -59,14 +60,10 @@ class RunComparison(BaseModel):
         return bool(self.broken)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from scenarist.report import render
-
-        yield from render(self)
+        yield from report("render")(self)
 
     def print_report(self, console: Console | None = None) -> None:
-        from scenarist.report import print_report
-
-        print_report(self, console)
+        report("print_report")(self, console)
 
 
 class Outcome(Protocol):

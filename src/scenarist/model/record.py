@@ -8,16 +8,13 @@ on it unchanged.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarist.model._construct import construct
 from scenarist.model.trace import Interaction, InteractionLog, Span, SpanError, Trace
-
-if TYPE_CHECKING:
-    from scenarist.tracing.context import RunContext
 
 __all__ = ["TraceRecord"]
 
@@ -39,33 +36,6 @@ class TraceRecord(BaseModel):
     is_replay: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: list[Span] = Field(default_factory=list)
-
-    @classmethod
-    def from_context(cls, ctx: RunContext, *, error: BaseException | None = None) -> TraceRecord:
-        """The record of ``ctx``'s run, which ended with ``error`` (or successfully)."""
-        recorder = ctx.recorder
-        duration_ms = recorder.elapsed_ms()
-        return construct(
-            cls,
-            {
-                "trace_id": ctx.trace_id,
-                "agent_name": ctx.agent_name,
-                "input": ctx.input,
-                "output": ctx.output,
-                "status": "error" if error is not None else "success",
-                "error": None
-                if error is None
-                else SpanError(
-                    message=str(error) or type(error).__name__, type=type(error).__name__
-                ),
-                "started_at": recorder.started_at,
-                "ended_at": datetime.now(UTC),
-                "duration_ms": duration_ms,
-                "is_replay": ctx.is_replay,
-                "metadata": dict(ctx.metadata),
-                "steps": list(recorder.roots),
-            },
-        )
 
     @property
     def spans(self) -> list[Span]:
@@ -102,7 +72,7 @@ class TraceRecord(BaseModel):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceRecord:
         """A record from Veval's trace JSON (or ours), as ``TraceData.from_dict`` reads it."""
-        from scenarist.formats.veval_wire import from_veval
+        from scenarist.model.veval_wire import from_veval
 
         if not isinstance(data, dict):
             raise TypeError(f"TraceRecord.from_dict expects a dict, got {type(data).__name__}")

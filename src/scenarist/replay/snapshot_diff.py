@@ -8,7 +8,7 @@ and ``TraceAssert.matches_snapshot`` call it. The alignment itself lives in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -27,10 +27,40 @@ from scenarist.errors import SerializationError
 from scenarist.model._positional import Positional
 from scenarist.replay._align import Item, Op, align, canonical, line_diff, prepare
 
-if TYPE_CHECKING:
-    from scenarist.replay.snapshots import SnapshotStep
+__all__ = [
+    "SnapshotAlignmentRow",
+    "SnapshotChange",
+    "SnapshotDiff",
+    "SnapshotOptions",
+    "SnapshotStep",
+]
 
-__all__ = ["SnapshotAlignmentRow", "SnapshotChange", "SnapshotDiff", "SnapshotOptions"]
+
+class SnapshotStep(Positional):
+    """One step of a snapshot: what a span was, without its timing and cost.
+
+    ``input`` and ``output`` are stored as JSON data (see :mod:`scenarist._jsonable`), so a
+    snapshot survives a round trip through a file or the store unchanged. ``depth`` is 0
+    for a top-level step; ``parent_index`` is the position of the enclosing step.
+    ``kind`` also accepts, and is readable as, Veval's field name ``type``.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
+    __positional__ = ("name", "type", "input", "output")
+
+    name: str = ""
+    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
+    input: Any = None
+    output: Any = None
+    status: str = "success"
+    depth: int = 0
+    parent_index: int | None = None
+
+    @property
+    def type(self) -> str:
+        """Veval's name for :attr:`kind`."""
+        return self.kind
+
 
 ChangeKind = Literal["added", "removed", "moved", "input_changed", "output_changed"]
 RowStatus = Literal["same", "changed", "added", "removed", "moved"]

@@ -32,6 +32,7 @@ from scenarist.replay.snapshot_diff import (
     SnapshotChange,
     SnapshotDiff,
     SnapshotOptions,
+    SnapshotStep,
     diff_steps,
 )
 from scenarist.tracing.context import RunContext
@@ -54,32 +55,6 @@ __all__ = [
     "save_snapshot",
     "save_snapshot_async",
 ]
-
-
-class SnapshotStep(Positional):
-    """One step of a snapshot: what a span was, without its timing and cost.
-
-    ``input`` and ``output`` are stored as JSON data (see :mod:`scenarist._jsonable`), so a
-    snapshot survives a round trip through a file or the store unchanged. ``depth`` is 0
-    for a top-level step; ``parent_index`` is the position of the enclosing step.
-    ``kind`` also accepts, and is readable as, Veval's field name ``type``.
-    """
-
-    model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
-    __positional__ = ("name", "type", "input", "output")
-
-    name: str = ""
-    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
-    input: Any = None
-    output: Any = None
-    status: str = "success"
-    depth: int = 0
-    parent_index: int | None = None
-
-    @property
-    def type(self) -> str:
-        """Veval's name for :attr:`kind`."""
-        return self.kind
 
 
 def _empty(value: Any) -> bool:

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,9 +45,7 @@ from scenarist.model._positional import Positional
 from scenarist.model.record import TraceRecord
 from scenarist.model.trace import Span
 from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
-
-if TYPE_CHECKING:
-    from scenarist.replay.recorded_calls import RecordedCalls
+from scenarist.tracing.recorder import Decision
 
 __all__ = [
     "ReplayBinding",
@@ -161,13 +159,11 @@ class ReplayFidelity(BaseModel):
         return not self.unused and not self.refused and matched
 
 
-@dataclass
-class Decision:
-    """What to do with one tracked call: serve ``output`` or run the step live."""
+class CallSource(Protocol):
+    """The HTTP-level side of the same replay (a ``RecordedCalls``), told about the steps
+    served whole so the LLM calls recorded inside them are not served again."""
 
-    serve: bool
-    output: Any = None
-    recorded: Span | None = None
+    def consume_within(self, recorded: Span) -> None: ...
 
 
 @dataclass
@@ -183,7 +179,7 @@ class Replayer:
     _calls_by_name: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _bound: dict[int, tuple[Span, Outcome]] = field(default_factory=dict)
-    recorded_calls: RecordedCalls | None = None
+    recorded_calls: CallSource | None = None
     """The HTTP-level source of the same replay, told about served subtrees."""
 
     def __post_init__(self) -> None:
@@ -191,6 +187,14 @@ class Replayer:
 
         # Calls the HTTP capture recorded replay at the HTTP layer (RecordedCalls), not here.
         self._steps = [s for s in self.recording.spans if not is_captured_call(s)]
+
+    def serve(self, span: Span, recorded: Span, new_span_id: Callable[[], str]) -> None:
+        """Fill the open ``span`` of a served call from its ``recorded`` step: what
+        produced the output, and copies of the spans recorded inside it."""
+        values = served_span_values(recorded)
+        span.metadata.update(values.pop("metadata"))
+        span.__dict__.update(values)
+        span.__dict__["children"] = served_subtree(recorded, new_span_id, span)
 
     def bound_step(self, span: Span) -> tuple[Span, Outcome] | None:
         """The recorded step a running (not served) span is bound to, and how."""

@@ -77,7 +77,7 @@ async def judge(body: JudgeBody, request: Request, store: Store) -> Any:
         provider = server_judge(getattr(request.app.state, "judge", None))
     except JudgeNotConfigured as exc:
         return error_response(503, str(exc), code="judge_not_configured")
-    from scenarist.formats.veval_wire import from_veval
+    from scenarist.model.veval_wire import from_veval
 
     if body.trace is not None:
         record = from_veval(body.trace.model_dump())

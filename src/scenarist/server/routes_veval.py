@@ -1,6 +1,6 @@
 """Veval-compatible endpoints (``/v1``): traces, scenario items, scenario runs, snapshots.
 
-Shapes are Veval's where Veval defines them (see :mod:`scenarist.formats.veval_wire`);
+Shapes are Veval's where Veval defines them (see :mod:`scenarist.model.veval_wire`);
 scenario names are path segments, URL-encoded, and may contain ``/``.
 """
 
@@ -13,8 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from pydantic import ValidationError
 
-from scenarist.formats.veval_wire import from_veval, to_veval
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.veval_wire import from_veval, to_veval
 from scenarist.redaction import redact_received
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields

@@ -16,11 +16,12 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from scenarist._home import scenarist_home
+
 __all__ = [
     "database_label",
     "default_database_url",
     "resolve_database_url",
-    "scenarist_home",
 ]
 
 _DRIVERS = {
@@ -28,11 +29,6 @@ _DRIVERS = {
     "postgresql": "postgresql+asyncpg",
     "postgres": "postgresql+asyncpg",
 }
-
-
-def scenarist_home() -> Path:
-    """``$SCENARIST_HOME``, default ``./.scenarist`` (run logs, the spool, the database)."""
-    return Path(os.environ.get("SCENARIST_HOME") or ".scenarist")
 
 
 def default_database_url() -> str:

@@ -229,12 +229,12 @@ class RemoteStore:
         return await sync_spool(self)
 
     async def save_trace(self, record: TraceRecord) -> None:
-        from scenarist.formats.veval_wire import to_veval
+        from scenarist.model.veval_wire import to_veval
 
         await self._send("trace", record.trace_id, "POST", "/v1/traces", to_veval(record))
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
-        from scenarist.formats.veval_wire import from_veval
+        from scenarist.model.veval_wire import from_veval
 
         data = await self._request("GET", f"/v1/traces/{_name(trace_id)}", allow_404=True)
         return None if data is None else from_veval(data)

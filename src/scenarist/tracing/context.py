@@ -18,16 +18,15 @@ from __future__ import annotations
 import inspect
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import Any
 
-from scenarist.model.trace import Span
+from scenarist.model._construct import construct
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span, SpanError
 from scenarist.model.usage import step_spans
-from scenarist.tracing.recorder import RunRecorder
+from scenarist.tracing.recorder import RunRecorder, StepSource
 from scenarist.tracing.recorder import _span as _current_span
-
-if TYPE_CHECKING:
-    from scenarist.model.record import TraceRecord
-    from scenarist.replay.step_replay import Replayer, ReplayFidelity
 from scenarist.tracing.tracked_step import StepHandle, _Step, decode_output, open_step
 
 __all__ = ["RunContext", "new_trace_id"]
@@ -79,7 +78,7 @@ class RunContext:
         *,
         agent_name: str | None = None,
         is_replay: bool = False,
-        replayer: Replayer | None = None,
+        replayer: StepSource | None = None,
     ) -> None:
         if trace_id is not None and not isinstance(trace_id, str):
             raise TypeError(
@@ -95,13 +94,38 @@ class RunContext:
         self.judgments: list[dict[str, Any]] = []
         self.recorder = RunRecorder(self.trace_id, replayer)
 
+    def to_record(self, *, error: BaseException | None = None) -> TraceRecord:
+        """The record of this run, which ended with ``error`` (or successfully)."""
+        recorder = self.recorder
+        return construct(
+            TraceRecord,
+            {
+                "trace_id": self.trace_id,
+                "agent_name": self.agent_name,
+                "input": self.input,
+                "output": self.output,
+                "status": "error" if error is not None else "success",
+                "error": None
+                if error is None
+                else SpanError(
+                    message=str(error) or type(error).__name__, type=type(error).__name__
+                ),
+                "started_at": recorder.started_at,
+                "ended_at": datetime.now(UTC),
+                "duration_ms": recorder.elapsed_ms(),
+                "is_replay": self.is_replay,
+                "metadata": dict(self.metadata),
+                "steps": list(recorder.roots),
+            },
+        )
+
     @property
     def trace_meta(self) -> dict[str, Any]:
         """Veval's name for :attr:`metadata` (the run's, not a step's)."""
         return self.metadata
 
     @property
-    def replay_fidelity(self) -> ReplayFidelity | None:
+    def replay_fidelity(self) -> Any:
         """How the tracked calls bound to the recording; ``None`` when not replaying."""
         replayer = self.recorder.replayer
         return replayer.fidelity if replayer is not None else None

@@ -17,19 +17,26 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from contextvars import ContextVar, Token
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from scenarist.model._construct import constructor
 from scenarist.model.trace import Span, SpanError
 
-if TYPE_CHECKING:
-    from scenarist.replay.step_replay import Replayer
-
-__all__ = ["OUTPUT_TYPE_KEY", "RunRecorder", "Running", "current_recorder", "current_span"]
+__all__ = [
+    "OUTPUT_TYPE_KEY",
+    "Decision",
+    "RunRecorder",
+    "Running",
+    "StepSource",
+    "current_recorder",
+    "current_span",
+]
 
 OUTPUT_TYPE_KEY = "_output_type"
 """Span metadata key: the pydantic model a step returned (``module:QualName``), so a replay
@@ -41,6 +48,35 @@ _perf_counter = time.perf_counter
 _from_timestamp = datetime.fromtimestamp
 _new_span = constructor(Span)
 _PLAIN = frozenset({str, dict, list, tuple, int, float, bool, type(None)})
+
+
+@dataclass
+class Decision:
+    """What to do with one tracked call: serve ``output`` or run the step live."""
+
+    serve: bool
+    output: Any = None
+    recorded: Span | None = None
+
+
+class StepSource(Protocol):
+    """Where a replayed run's tracked steps come from: replay's ``Replayer`` plugs in here,
+    as a response source does for LLM calls, so tracing never imports replay."""
+
+    @property
+    def fidelity(self) -> Any:
+        """How the run's steps matched the recording so far (a ``ReplayFidelity``)."""
+        ...
+
+    def bind(
+        self, name: str, kind: str, actual_input: Any, *, can_skip: bool, span: Span | None = None
+    ) -> Decision:
+        """Decide how the call ``name(actual_input)`` is served; record the binding."""
+        ...
+
+    def serve(self, span: Span, recorded: Span, new_span_id: Callable[[], str]) -> None:
+        """Fill the open ``span`` of a served call from its ``recorded`` step."""
+        ...
 
 
 def current_recorder() -> RunRecorder | None:
@@ -70,7 +106,7 @@ class RunRecorder:
     def __init__(
         self,
         trace_id: str,
-        replayer: Replayer | None = None,
+        replayer: StepSource | None = None,
         *,
         started: tuple[datetime, float] | None = None,
     ) -> None:

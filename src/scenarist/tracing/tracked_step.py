@@ -27,12 +27,9 @@ from contextvars import Token
 from typing import Any, ParamSpec, TypeVar, overload
 
 from scenarist.model.trace import Span
-from scenarist.tracing.recorder import OUTPUT_TYPE_KEY, RunRecorder
+from scenarist.tracing.recorder import OUTPUT_TYPE_KEY, Decision, RunRecorder
 from scenarist.tracing.recorder import _recorder as _current_run
 from scenarist.tracing.recorder import _span as _current_span
-
-if typing.TYPE_CHECKING:
-    from scenarist.replay.step_replay import Decision
 
 __all__ = ["StepHandle", "decode_output", "open_step", "step"]
 
@@ -106,12 +103,7 @@ def open_step(
         recorder.close(span, error=error)
         raise
     if decision.serve and decision.recorded is not None:
-        from scenarist.replay.step_replay import served_span_values, served_subtree
-
-        values = served_span_values(decision.recorded)
-        span.metadata.update(values.pop("metadata"))
-        span.__dict__.update(values)
-        span.__dict__["children"] = served_subtree(decision.recorded, recorder.new_span_id, span)
+        replayer.serve(span, decision.recorded, recorder.new_span_id)
     return span, decision
 
 

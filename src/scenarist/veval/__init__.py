@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from scenarist._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from scenarist.formats.veval_wire import from_veval, to_veval
     from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
+    from scenarist.model.veval_wire import from_veval, to_veval
     from scenarist.veval.assertions import ITraceAssertion
     from scenarist.veval.client import Client, ClientOptions
     from scenarist.veval.default_client import (
@@ -39,12 +39,12 @@ __getattr__, __dir__ = lazy_attributes(
         "ScenarioItem": "scenarist.model.items",
         "ScenarioRunRecord": "scenarist.model.items",
         "ScenarioRunResult": "scenarist.veval.results",
-        "from_veval": "scenarist.formats.veval_wire",
+        "from_veval": "scenarist.model.veval_wire",
         "get_client": "scenarist.veval.default_client",
         "run_scenario": "scenarist.veval.default_client",
         "run_scenario_async": "scenarist.veval.default_client",
         "set_client": "scenarist.veval.default_client",
-        "to_veval": "scenarist.formats.veval_wire",
+        "to_veval": "scenarist.model.veval_wire",
     },
 )
 

@@ -68,7 +68,7 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
                 error = aborted
     finally:
         _trace_writes.reset(token)
-    record = TraceRecord.from_context(ctx, error=error)
+    record = ctx.to_record(error=error)
     if os.environ.get("SCENARIST_OTLP_ENDPOINT"):  # live OTLP export (scenarist.otel)
         from scenarist.otel.live_export import export_record
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from scenarist.model.record import TraceRecord
 from scenarist.tracing.context import RunContext
 
 __all__ = ["judge_run"]
@@ -37,7 +36,7 @@ async def judge_run(
         reference_output=reference_output,
         samples=samples,
     )
-    trace = TraceRecord.from_context(ctx).to_trace()
+    trace = ctx.to_record().to_trace()
     with scope:
         verdict = await run_check(check, trace, return_exception=True)
     score = next((m.value for m in verdict.metrics if m.name == "judge_score"), None)

@@ -12,9 +12,9 @@ from tests.server.conftest import minutes_ago
 from tests.server.test_api import VEVAL_TRACE
 
 from scenarist.errors import UserError
-from scenarist.formats.veval_wire import from_veval
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
 from scenarist.model.record import TraceRecord
+from scenarist.model.veval_wire import from_veval
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
 from scenarist.store.sql.engine import resolve_database_url

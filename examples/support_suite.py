@@ -1,6 +1,6 @@
 """Example suite: scenario tests for the bundled demo support agent.
 
-The suite is defined once, in ``scenarist.demo_suite`` (``scenarist demo`` runs the same
+The suite is defined once, in ``scenarist.demo`` (``scenarist demo`` runs the same
 one); read it there. Run this file with ``python examples/support_suite.py``, or let the
 CLI discover the module-level ``suite`` below: ``scenarist run examples/support_suite.py``.
 It works offline. One scenario fails on purpose (the agent never states the fee of an
@@ -9,7 +9,7 @@ international transfer) so you can see how a failure reads.
 
 from __future__ import annotations
 
-from scenarist.demo_suite import DELIBERATE_FAILURE, build_demo_suite
+from scenarist.demo import DELIBERATE_FAILURE, build_demo_suite
 
 suite = build_demo_suite()
 
@@ -19,7 +19,7 @@ def main() -> int:
     result.print_report(group_by="topic")
     print(
         f"\nOne failure above is deliberate ({DELIBERATE_FAILURE}). "
-        "Copy src/scenarist/demo_suite.py, change a check, and run it with `scenarist run`."
+        "Copy src/scenarist/demo.py, change a check, and run it with `scenarist run`."
     )
     return 0
 

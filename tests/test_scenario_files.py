@@ -11,7 +11,7 @@ import pytest
 
 from scenarist import Scenario, Suite
 from scenarist.checks import Check
-from scenarist.demo_suite import build_demo_suite
+from scenarist.demo import build_demo_suite
 from scenarist.errors import UserError
 from scenarist.formats.scenario_schema import CODE_ONLY_KINDS, SCHEMA_PATH, json_schema
 

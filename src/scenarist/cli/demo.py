@@ -2,7 +2,7 @@
 
 With ``SCENARIST_URL`` set the run is also uploaded there, as ``scenarist run`` does
 (a server that is down spools it). It exits 0 when the only scenario that did not pass
-is the deliberate failure (:data:`scenarist.demo_suite.DELIBERATE_FAILURE`), so the
+is the deliberate failure (:data:`scenarist.demo.DELIBERATE_FAILURE`), so the
 README's first command
 succeeds while still showing how a failure reads; any other outcome exits as
 ``scenarist run`` would (1 failures, 2 errors).
@@ -23,7 +23,7 @@ def demo() -> None:
     """Run the example suite against the demo support agent (offline, no API key)."""
     from rich.console import Console
 
-    from scenarist.demo_suite import DELIBERATE_FAILURE, build_demo_suite
+    from scenarist.demo import DELIBERATE_FAILURE, build_demo_suite
     from scenarist.formats.runlog import RunSettings, run_log_from_suite_result
 
     console = Console()
@@ -45,7 +45,7 @@ def demo() -> None:
     say(
         f"One failure is deliberate: {DELIBERATE_FAILURE} checks for a fee that the demo "
         "agent never states, to show how a failure reads. The suite is defined in "
-        "scenarist/demo_suite.py."
+        "scenarist/demo.py."
     )
     say(f"Run log: {stored}")
     say(f"Stored in the database {database}")

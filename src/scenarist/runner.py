@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._callables import Binding, bind
-from scenarist._construct import construct
+from scenarist._construct import construct, field_values
 from scenarist._missing import MISSING
 from scenarist._status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist._sync import run_sync
@@ -125,10 +125,19 @@ def _stamp(
     """The verdict with the check's identity and timing: typed fields, and (as
     giskard-checks does) the same in ``details`` for code that reads them there.
 
-    ``fresh``: a verdict nothing else holds (see ``fresh_verdicts``), whose ``details``
-    dict is reused rather than copied."""
-    details = result.details if fresh and type(result) is CheckResult else dict(result.details)
+    ``fresh``: a verdict nothing else holds (see ``fresh_verdicts``): stamped in place
+    (``_construct.field_values`` says what that buys), else copied."""
     took = None if duration_ms is None else round(duration_ms)
+    if fresh and type(result) is CheckResult:
+        values = field_values(result)
+        details = values["details"]
+        details["duration_ms"] = took
+        details["check_kind"] = values["kind"] = kind
+        details["check_name"] = values["name"] = name
+        details["check_description"] = description
+        values["duration_ms"] = took
+        return result
+    details = dict(result.details)
     if took is not None:
         details["duration_ms"] = took
     details["check_kind"] = kind

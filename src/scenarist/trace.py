@@ -166,14 +166,13 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
             return True
         if _origin(self) is not _origin(other):
             return False
-        mine, theirs = self.__dict__, other.__dict__
         return (
             all(
-                mine.get(name, _MISSING) == theirs.get(name, _MISSING)
-                for name in mine.keys() | theirs.keys()
+                getattr(self, name, _MISSING) == getattr(other, name, _MISSING)
+                for name in type(self).model_fields.keys() | type(other).model_fields.keys()
                 if name not in _OBSERVED
             )
-            and self.__pydantic_extra__ == other.__pydantic_extra__
+            and self.model_extra == other.model_extra
         )
 
     def __hash__(self) -> int:

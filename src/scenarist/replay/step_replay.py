@@ -392,7 +392,7 @@ def served_subtree(recorded: Span, new_id: Callable[[], str], parent: Span) -> l
                 "children": [],
             }
         )
-        copy.__dict__["children"] = served_subtree(child, new_id, copy)
+        copy.children = served_subtree(child, new_id, copy)
         copies.append(copy)
     return copies
 

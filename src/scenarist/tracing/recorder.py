@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from scenarist._construct import constructor
+from scenarist._construct import constructor, field_values
 from scenarist.trace import Span, SpanError
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class RunRecorder:
     def close(self, span: Span, *, output: Any = None, error: BaseException | None = None) -> None:
         """Close ``span``: its end time and duration, and its output or its error."""
         ended_at = self._clock()
-        values = span.__dict__
+        values = field_values(span)
         values["ended_at"] = ended_at
         started = values["started_at"]
         values["duration_ms"] = (ended_at - started).total_seconds() * 1000

@@ -61,7 +61,7 @@ class StepHandle:
         """The step's output, for ``with step(...)`` blocks (decorated functions and
         ``track_step`` record their return value instead)."""
         if self.span is not None:
-            self.span.__dict__["output"] = value
+            self.span.output = value
 
     def set_meta(self, key: str, value: Any) -> None:
         """Record ``tokens_in``, ``tokens_out``, ``cost_usd``, ``model`` or ``type`` (the
@@ -81,10 +81,10 @@ class StepHandle:
         if self.span is None:
             return
         if key == "type":
-            self.span.__dict__["kind"] = value
+            self.span.kind = value
         elif expected is not None:
-            self.span.__dict__[key] = (
-                float(value) if key == "cost_usd" and value is not None else value
+            setattr(
+                self.span, key, float(value) if key == "cost_usd" and value is not None else value
             )
         else:
             self.span.metadata[key] = value
@@ -110,8 +110,9 @@ def open_step(
 
         values = served_span_values(decision.recorded)
         span.metadata.update(values.pop("metadata"))
-        span.__dict__.update(values)
-        span.__dict__["children"] = served_subtree(decision.recorded, recorder.new_span_id, span)
+        for name, value in values.items():
+            setattr(span, name, value)
+        span.children = served_subtree(decision.recorded, recorder.new_span_id, span)
     return span, decision
 
 
@@ -187,7 +188,7 @@ class _Step:
             return
         if self._token is not None:
             _current_span.reset(self._token)
-        recorder.close(span, output=span.__dict__["output"], error=error)
+        recorder.close(span, output=span.output, error=error)
 
     async def __aenter__(self) -> StepHandle:
         return self.__enter__()

@@ -14,7 +14,7 @@ path, which matters when a suite keeps hundreds of thousands of results alive.
 Validated definitions (checks, scenarios) can share theirs too: :func:`share_fields_set`
 swaps a freshly validated model's set for the one every model with the same set uses (a
 set costs 216 bytes, more than most checks' fields). Definitions built directly can share
-their private state the same way (:func:`construct_sharing`: every plain interaction spec
+their private state the same way (:func:`shared_private`: every plain interaction spec
 has the same one). Shared state is only safe while nobody changes it, so the classes that
 share call :func:`own_fields_set` before any attribute change (``__setattr__``,
 ``__delattr__``, ``model_fields_set``): the model gets its own copies first, as pydantic's
@@ -26,6 +26,7 @@ This is the one module that touches pydantic's internals; each trick says what i
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -33,13 +34,13 @@ from pydantic import BaseModel
 __all__ = [
     "SharedFieldsSet",
     "construct",
-    "construct_sharing",
     "constructor",
     "field_values",
     "own_fields_set",
     "private_state",
     "replace",
     "share_fields_set",
+    "shared_private",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -109,13 +110,14 @@ class SharedFieldsSet(BaseModel):
         return self.__pydantic_fields_set__
 
 
-def construct(cls: type[M], values: dict[str, Any]) -> M:
-    """An instance of ``cls`` whose fields are exactly ``values`` (no validation)."""
+def construct(cls: type[M], values: dict[str, Any], private: dict[str, Any] | None = None) -> M:
+    """An instance of ``cls`` whose fields are exactly ``values`` (no validation);
+    ``private``: its private state, one declared with :func:`shared_private`."""
     obj = cls.__new__(cls)
     _setattr(obj, "__dict__", values)
     _setattr(obj, "__pydantic_fields_set__", _all_fields.get(cls) or _fields_of(cls))
     _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    _setattr(obj, "__pydantic_private__", private)
     return obj
 
 
@@ -154,39 +156,33 @@ def replace(model: M, **changes: Any) -> M:
     return obj
 
 
-def field_values(model: BaseModel) -> dict[str, Any]:
-    """The dict holding ``model``'s field values, to write in place: no validation, no
-    ``__setattr__``, even on a frozen model. Only for a model this code owns and nobody
-    else has seen: a built-in check's fresh verdict being stamped (``runner._stamp``), a
-    span while the call it records finishes (``RunRecorder.close``, captured LLM calls).
+#: ``field_values(model)``: the dict holding ``model``'s field values, to write in place:
+#: no validation, no ``__setattr__``, even on a frozen model. Only for a model this code
+#: owns and nobody else has seen: a built-in check's fresh verdict being stamped
+#: (``runner._stamp``), a span while the call it records finishes (``RunRecorder.close``,
+#: captured LLM calls). Buys: stamping a verdict in place rather than building a second
+#: one saves ~2.5 µs a scenario of ``compare.py`` workload a (three checks; 42-44 against
+#: 45-47 µs a ``Scenario.run`` on CPython 3.11, ~6 %). For spans, pydantic's
+#: ``__setattr__`` costs ~0.4 µs a field more than a dict write and closing a span writes
+#: four to seven (``bench/tracing_overhead.py``, spans of ~5 µs). An ``attrgetter``: no
+#: Python frame per call.
+field_values: Callable[[BaseModel], dict[str, Any]] = attrgetter("__dict__")
 
-    Buys: stamping a verdict in place rather than building a second one saves ~2.5 µs
-    a scenario of ``compare.py`` workload a (three checks; 42-44 against 45-47 µs a
-    ``Scenario.run`` on CPython 3.11, ~6 %). For spans, pydantic's ``__setattr__`` costs
-    ~0.4 µs a field more than a dict write and closing a span writes four to seven
-    (``bench/tracing_overhead.py``, spans of ~5 µs)."""
-    return model.__dict__
 
-
-def construct_sharing(cls: type[M], values: dict[str, Any], private: dict[str, Any]) -> M:
-    """:func:`construct` with the private state ``private``, shared with every model built
-    from the same dict (``cls`` must derive from :class:`SharedFieldsSet`, which copies it
-    before the model changes; ``private`` must stay alive, so a module constant).
+def shared_private(private: dict[str, Any]) -> dict[str, Any]:
+    """Declare ``private`` (a module constant) private state that models built with
+    ``construct(cls, values, private)`` share; :func:`own_fields_set` copies it before
+    such a model changes (``cls`` must derive from :class:`SharedFieldsSet`).
 
     Buys: one dict (~180 bytes) per plain interaction spec, five per scenario of
     ``compare.py`` workload a (a definition is ~4.4 KiB)."""
-    obj = construct(cls, values)
     _shared_ids.add(id(private))
-    _setattr(obj, "__pydantic_private__", private)
-    return obj
-
-
-def private_state(model: BaseModel) -> dict[str, Any]:
-    """``model``'s private attributes as a dict, to read them on the hot path (``model``
-    must declare some: pydantic then always gives it the dict).
-
-    Buys: a private attribute read through pydantic's ``__getattr__`` costs ~3 µs; the
-    runner reads one per interaction (``interactions.recorded``), five per scenario of
-    ``compare.py`` workload a (~90 µs a scenario), against ~0.1 µs here."""
-    private: dict[str, Any] = model.__pydantic_private__  # type: ignore[assignment]
     return private
+
+
+#: ``private_state(model)``: ``model``'s private attributes as a dict, to read them on the
+#: hot path (``model`` must declare some: pydantic then always gives it the dict). Buys: a
+#: private attribute read through pydantic's ``__getattr__`` costs ~3 µs; the runner reads
+#: one per interaction (``interactions.recorded``), five per scenario of ``compare.py``
+#: workload a (~45 µs a scenario), against ~0.1 µs here.
+private_state: Callable[[BaseModel], dict[str, Any]] = attrgetter("__pydantic_private__")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, PrivateAttr, field_serializer, field_validator
 
 from scenarist._callables import Binding, bind
-from scenarist._construct import construct, construct_sharing, private_state, replace
+from scenarist._construct import construct, private_state, replace, shared_private
 from scenarist._missing import MISSING, is_missing
 from scenarist._registry import KindRegistered
 from scenarist._user_code import call_in_thread
@@ -419,13 +419,10 @@ class Interact(InteractionSpec):
 #: The private state of every :func:`interact_spec` with static inputs (the same for all of
 #: them, so shared rather than one dict per spec: a generated suite holds many thousands).
 #: A spec that changes an attribute gets its own copy first (``_construct.own_fields_set``).
-_STATIC_RECORDED: dict[str, Any] = {
-    "_input_mode": "static",
-    "_inputs_binding": None,
-    "_outputs_binding": None,
-    "_recorded": True,
-}
-_STATIC_FOR_TARGET: dict[str, Any] = {**_STATIC_RECORDED, "_recorded": False}
+_STATIC_RECORDED: dict[str, Any] = shared_private(
+    {"_input_mode": "static", "_inputs_binding": None, "_outputs_binding": None, "_recorded": True}
+)
+_STATIC_FOR_TARGET: dict[str, Any] = shared_private({**_STATIC_RECORDED, "_recorded": False})
 
 
 def interact_spec(
@@ -446,7 +443,7 @@ def interact_spec(
         and not callable(outputs)
         and (metadata is None or (type(metadata) is dict and all(type(k) is str for k in metadata)))
     ):
-        return construct_sharing(
+        return construct(
             Interact,
             {"inputs": inputs, "outputs": outputs, "metadata": dict(metadata) if metadata else {}},
             _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED,

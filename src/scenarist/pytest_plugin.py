@@ -200,7 +200,7 @@ def _fail_vacuous(results: Sequence[ScenarioResult]) -> None:
 def _record(state: SessionState, result: ScenarioResult, tags: list[str]) -> None:
     extra = [t for t in tags if t not in result.tags]
     if extra:
-        result.__dict__["tags"] = [*result.tags, *extra]
+        result.tags = [*result.tags, *extra]
     state.results.append(result)
 
 

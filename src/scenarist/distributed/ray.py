@@ -340,7 +340,7 @@ class RayExecutor:
             if entry["trace"] is not None:
                 record = TraceRecord.model_validate_json(entry["trace"])
                 await harness.store.save_trace(record)
-                result.__dict__["record"] = record
+                result.record = record
             results[index] = result
 
 

@@ -127,7 +127,7 @@ class LocalExecutor:
             if repeat == 1:
                 return runs[0]
             chosen = next((r for r in runs if not r.passed), runs[-1])
-            chosen.__dict__["repeat_statuses"] = [r.status for r in runs]
+            chosen.repeat_statuses = [r.status for r in runs]
             return chosen
 
         # Scenarios are pulled one at a time, when a worker is free: a streamed suite
@@ -135,22 +135,13 @@ class LocalExecutor:
         pending: Iterator[tuple[int, Scenario]] = (
             enumerate(scenarios) if plan.indices is None else zip(indices, scenarios, strict=True)
         )
-        if not plan.parallel:
-            for index, scenario in pending:
-                result = await run_one(scenario, None)
-                del scenario  # not alive while the next one is built
-                await sink(index, result)
-            return
-
-        import asyncio  # here, not at import: `import scenarist` stays light
-
-        cap = plan.cap
-        size = len(scenarios) if isinstance(scenarios, Sized) else None
-        workers = min(cap, size) if cap and size is not None else cap
-        threads = ThreadBudget(cap or 40)
         first_error: list[Exception] = []
         source_error: list[ScenarioSourceError] = []
-        tasks: list[asyncio.Task[None]] = []
+        tasks: list[Any] = []
+        threads: ThreadBudget | None = None
+        if not plan.parallel:
+            adaptive = None  # one at a time: nothing to adapt
+        pooled = True  # each worker pulls the next scenario when it is done with one
 
         def pull() -> tuple[int, Scenario] | None:
             """The next scenario, or ``None`` when there is none (or the source failed:
@@ -170,22 +161,10 @@ class LocalExecutor:
                 for task in tasks:
                     task.cancel()
 
-        async def run_and_sink(index: int, scenario: Scenario) -> None:
-            """Run one scenario and hand its result to the sink."""
-            try:
-                if adaptive is None:
-                    result = await run_one(scenario, threads)
-                else:
-                    async with adaptive.slot():
-                        result = await run_one(scenario, threads)
-            except Exception as exc:
-                stop(exc)
-                return
-            del scenario
-            await sink(index, result)
-
-        async def worker() -> None:  # run_and_sink inlined: no extra coroutine per scenario
-            while (item := pull()) is not None:
+        async def worker(item: tuple[int, Scenario] | None) -> None:
+            """The one worker loop: run ``item``, hand its result to the sink, then (in a
+            pool) pull the next, until none is left or a scenario fails."""
+            while item is not None:
                 index, scenario = item
                 del item
                 try:
@@ -199,16 +178,27 @@ class LocalExecutor:
                     return
                 del scenario  # not alive while the next one is built
                 await sink(index, result)
+                item = pull() if pooled else None
 
-        # asyncio's own task group: structured, cancels siblings, and costs no import.
-        async with asyncio.TaskGroup() as group:
-            if workers is None and size is None:  # all at once, as they come
-                while not first_error and (item := pull()) is not None:
-                    tasks.append(group.create_task(run_and_sink(*item)))
-                    del item
-            else:
-                count = workers if workers is not None else size
-                tasks.extend(group.create_task(worker()) for _ in range(count or 0))
+        if not plan.parallel:
+            await worker(pull())
+        else:
+            import asyncio  # here, not at import: `import scenarist` stays light
+
+            cap = plan.cap
+            size = len(scenarios) if isinstance(scenarios, Sized) else None
+            workers = min(cap, size) if cap and size is not None else cap
+            threads = ThreadBudget(cap or 40)
+            # asyncio's own task group: structured, cancels siblings, and costs no import.
+            async with asyncio.TaskGroup() as group:
+                if workers is None and size is None:  # all at once, as they come
+                    pooled = False
+                    while not first_error and (item := pull()) is not None:
+                        tasks.append(group.create_task(worker(item)))
+                        del item
+                else:
+                    count = workers if workers is not None else size
+                    tasks.extend(group.create_task(worker(pull())) for _ in range(count or 0))
         if first_error:
             raise first_error[0]
         if source_error:

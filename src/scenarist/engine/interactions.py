@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, field_serializer, field_validator
+from pydantic import Field, PrivateAttr, field_serializer, field_validator
 
 from scenarist.engine._callables import Binding, bind
 from scenarist.engine._user_code import call_in_thread
@@ -25,7 +25,7 @@ from scenarist.errors import (
     StepTimeoutError,
     UserError,
 )
-from scenarist.model._construct import construct, replace
+from scenarist.model._construct import construct, private_state, replace, shared_private
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model._registry import KindRegistered
 from scenarist.model.trace import Interaction, InteractionLog, Span, Trace
@@ -313,16 +313,8 @@ class Interact(InteractionSpec):
     def needs_target(self) -> bool:
         return is_missing(self.outputs)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        _own_private(self)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        _own_private(self)
-        super().__delattr__(name)
-
     async def run(self, context: InteractionContext) -> None:
-        private = self.__pydantic_private__ or {}
+        private = private_state(self)
         mode, binding = private["_input_mode"], private["_inputs_binding"]
         if mode == "static":
             await self._exchange(context, self.inputs)
@@ -390,7 +382,7 @@ class Interact(InteractionSpec):
     async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
         started_at = datetime.now(UTC)
         outputs = self.outputs
-        outputs_binding = (self.__pydantic_private__ or {})["_outputs_binding"]
+        outputs_binding = private_state(self)["_outputs_binding"]
         spans: tuple[Span, ...] = ()
         duration_ms = 0.0  # static outputs: nothing ran, so no clock is read
         if outputs_binding is not None or outputs is MISSING:
@@ -426,21 +418,11 @@ class Interact(InteractionSpec):
 
 #: The private state of every :func:`interact_spec` with static inputs (the same for all of
 #: them, so shared rather than one dict per spec: a generated suite holds many thousands).
-#: A spec that changes an attribute gets its own copy first (``Interact.__setattr__``).
-_STATIC_RECORDED: dict[str, Any] = {
-    "_input_mode": "static",
-    "_inputs_binding": None,
-    "_outputs_binding": None,
-    "_recorded": True,
-}
-_STATIC_FOR_TARGET: dict[str, Any] = {**_STATIC_RECORDED, "_recorded": False}
-_setattr = object.__setattr__
-
-
-def _own_private(spec: BaseModel) -> None:
-    private = spec.__pydantic_private__
-    if private is _STATIC_RECORDED or private is _STATIC_FOR_TARGET:
-        _setattr(spec, "__pydantic_private__", dict(private))
+#: A spec that changes an attribute gets its own copy first (``_construct.own_fields_set``).
+_STATIC_RECORDED: dict[str, Any] = shared_private(
+    {"_input_mode": "static", "_inputs_binding": None, "_outputs_binding": None, "_recorded": True}
+)
+_STATIC_FOR_TARGET: dict[str, Any] = shared_private({**_STATIC_RECORDED, "_recorded": False})
 
 
 def interact_spec(
@@ -461,13 +443,11 @@ def interact_spec(
         and not callable(outputs)
         and (metadata is None or (type(metadata) is dict and all(type(k) is str for k in metadata)))
     ):
-        spec = construct(
+        return construct(
             Interact,
             {"inputs": inputs, "outputs": outputs, "metadata": dict(metadata) if metadata else {}},
+            _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED,
         )
-        shared = _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED
-        _setattr(spec, "__pydantic_private__", shared)
-        return spec
     return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
 
 
@@ -479,6 +459,6 @@ def recorded(spec: InteractionSpec) -> Interact | None:
     ``run``, which saves two coroutines and a clock read per interaction. Any other spec
     (a subclass included) is awaited.
     """
-    if type(spec) is Interact and spec.__pydantic_private__["_recorded"]:  # type: ignore[index]
+    if type(spec) is Interact and private_state(spec)["_recorded"]:
         return spec
     return None

@@ -17,7 +17,7 @@ import inspect
 import time
 import traceback
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
@@ -28,11 +28,11 @@ from scenarist.engine._user_code import stray_exit
 from scenarist.engine.interactions import InteractionContext, ThreadBudget, recorded
 from scenarist.engine.scenario import Scenario, Step
 from scenarist.errors import StepTimeoutError
-from scenarist.model._construct import construct
+from scenarist.model._construct import construct, field_values
 from scenarist.model._missing import MISSING
 from scenarist.model.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.model.status import ScenarioStatus, TestCaseStatus, rollup
-from scenarist.model.trace import InteractionLog, Trace, trace_type_for
+from scenarist.model.trace import InteractionLog, Trace, trace_type_from_annotations
 
 __all__ = [
     "ScenarioRunner",
@@ -45,27 +45,37 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=512)
-def _bind_target_cached(target: Any) -> Binding:
-    return bind(target, "outputs")
+class _Target(NamedTuple):
+    """What a run needs to know about its target, looked up once per target."""
+
+    binding: Binding
+    trace_type: type[Trace[Any, Any]] | None
+
+
+def _inspect_target(target: Any) -> _Target:
+    return _Target(bind(target, "outputs"), trace_type_from_annotations(target))
+
+
+_inspect_target_cached = lru_cache(maxsize=512)(_inspect_target)
+
+
+def _look_up(target: Any) -> _Target | None:
+    """The target's binding and the trace type its annotations ask for (cached per
+    callable), or ``None`` without a target. The one look-up of a target."""
+    if target is MISSING or target is None:
+        return None
+    try:
+        return _inspect_target_cached(target)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return _inspect_target(target)
 
 
 def bind_target(target: Any) -> Binding | None:
     """Bind a target callable once (cached per callable)."""
-    if target is MISSING or target is None:
-        return None
-    try:
-        return _bind_target_cached(target)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        return bind(target, "outputs")
-
-
-def _trace_type(scenario: Scenario, target: Any) -> type[Trace[Any, Any]]:
-    if scenario.trace_type is not None:
-        return scenario.trace_type
-    return trace_type_for(target) or Trace
+    found = _look_up(target)
+    return None if found is None else found.binding
 
 
 @lru_cache(maxsize=64)
@@ -76,54 +86,34 @@ def _empty_trace(trace_type: type[Trace[Any, Any]]) -> Trace[Any, Any]:
     return trace_type()
 
 
-#: How the runner calls each check class (see :func:`_mode`), cached per class.
-_MODES: dict[type[Check], int] = {}
-_SYNC_FRESH, _SYNC, _ASYNC = 1, 2, 3  # all truthy: `_MODES.get(t) or _mode(t)`
+#: Whether each check class's ``run`` is marked ``fresh_verdicts``, cached per class.
+_FRESH: dict[type[Check], bool] = {}
 
 
-def _mode(check_type: type[Check]) -> int:
-    """``_ASYNC`` for an ``async def run``; ``_SYNC_FRESH`` for a sync ``run`` marked with
-    ``fresh_verdicts`` (its verdict is stamped in place); ``_SYNC`` otherwise."""
-    mode = _MODES.get(check_type)
-    if mode is None:
-        if inspect.iscoroutinefunction(check_type.run):
-            mode = _ASYNC
-        else:
-            mode = _SYNC_FRESH if has_fresh_verdicts(check_type) else _SYNC
-        _MODES[check_type] = mode
-    return mode
-
-
-def _stamp(result: CheckResult, check: Check, duration_ms: float | None) -> CheckResult:
-    """The verdict with the check's identity: typed fields, and (as giskard-checks does)
-    the same in ``details`` for code that reads them there."""
-    return _identified(result, check.kind, check.name, check.description, duration_ms)
-
-
-def _stamp_fresh(result: CheckResult, check: Check, duration_ms: float) -> CheckResult:
-    """:func:`_stamp` in place, for a verdict nothing else holds (see ``fresh_verdicts``)."""
-    if type(result) is not CheckResult:
-        return _identified(result, check.kind, check.name, check.description, duration_ms)
-    took = round(duration_ms)
-    values = result.__dict__
-    details = values["details"]
-    details["duration_ms"] = took
-    details["check_kind"] = values["kind"] = check.kind
-    details["check_name"] = values["name"] = check.name
-    details["check_description"] = check.description
-    values["duration_ms"] = took
-    return result
-
-
-def _identified(
+def _stamp(
     result: CheckResult,
     kind: str | None,
     name: str | None,
     description: str | None,
     duration_ms: float | None,
+    fresh: bool = False,
 ) -> CheckResult:
-    details = dict(result.details)
+    """The verdict with the check's identity and timing: typed fields, and (as
+    giskard-checks does) the same in ``details`` for code that reads them there.
+
+    ``fresh``: a verdict nothing else holds (see ``fresh_verdicts``): stamped in place
+    (``_construct.field_values`` says what that buys), else copied."""
     took = None if duration_ms is None else round(duration_ms)
+    if fresh and type(result) is CheckResult:
+        values = field_values(result)
+        details = values["details"]
+        details["duration_ms"] = took
+        details["check_kind"] = values["kind"] = kind
+        details["check_name"] = values["name"] = name
+        details["check_description"] = description
+        values["duration_ms"] = took
+        return result
+    details = dict(result.details)
     if took is not None:
         details["duration_ms"] = took
     details["check_kind"] = kind
@@ -181,30 +171,8 @@ def _errored(check: Check, caught: BaseException, return_exception: bool) -> Che
 
 async def run_check(check: Check, trace: Trace[Any, Any], return_exception: bool) -> CheckResult:
     """Run one check; stamp its details with timing and identity; errors become data if asked."""
-    t0 = time.perf_counter()
-    try:
-        outcome = await check.run(trace) if _mode(type(check)) == _ASYNC else check.run(trace)
-        if type(outcome) is not CheckResult and inspect.isawaitable(outcome):
-            outcome = await outcome
-        if not isinstance(outcome, CheckResult):
-            raise _not_a_result(check, outcome)
-    except BaseException as caught:
-        outcome = _errored(check, caught, return_exception)
-    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
-
-
-async def _settle(check: Check, outcome: Any, return_exception: bool, t0: float) -> CheckResult:
-    """The verdict of a sync ``run`` that returned something other than a verdict: an
-    awaitable (awaited), else an error; stamped with the time since ``t0``."""
-    try:
-        if not inspect.isawaitable(outcome):
-            raise _not_a_result(check, outcome)
-        outcome = await outcome
-        if not isinstance(outcome, CheckResult):
-            raise _not_a_result(check, outcome)
-    except BaseException as caught:
-        outcome = _errored(check, caught, return_exception)
-    return _stamp(outcome, check, (time.perf_counter() - t0) * 1000)
+    results, _ = await _run_checks([check], trace, return_exception, time.perf_counter())
+    return results[0]
 
 
 async def _run_checks(
@@ -212,29 +180,32 @@ async def _run_checks(
 ) -> tuple[list[CheckResult], float]:
     """Every check in order, from ``t0``; the verdicts and when the last one ended.
 
-    A sync check costs no coroutine and one clock read (its start is the previous check's
-    end); a built-in verdict is stamped in place."""
+    The one path that runs a check. A sync ``run`` costs no coroutine and one clock read
+    (its start is the previous check's end); an ``async def run``, or a sync one that
+    returns an awaitable, is awaited. A built-in verdict given directly keeps its
+    ``details`` dict (see ``fresh_verdicts``)."""
     results: list[CheckResult] = []
     for check in checks:
-        mode = _MODES.get(type(check)) or _mode(type(check))
-        if mode == _ASYNC:
-            results.append(await run_check(check, trace, return_exception))
-            t0 = time.perf_counter()
-            continue
+        check_type = type(check)
+        fresh = _FRESH.get(check_type)
+        if fresh is None:
+            fresh = _FRESH[check_type] = has_fresh_verdicts(check_type)
         try:
             outcome = check.run(trace)
+            if type(outcome) is not CheckResult and not isinstance(outcome, CheckResult):
+                fresh = False  # awaited, or an error of ours: copied like any other
+                if not inspect.isawaitable(outcome):
+                    raise _not_a_result(check, outcome)
+                outcome = await outcome
+                if not isinstance(outcome, CheckResult):
+                    raise _not_a_result(check, outcome)
         except BaseException as caught:
             outcome = _errored(check, caught, return_exception)
-            mode = _SYNC  # an error verdict of ours: stamped like any other
-        if type(outcome) is not CheckResult and not isinstance(outcome, CheckResult):
-            results.append(await _settle(check, outcome, return_exception, t0))
-            t0 = time.perf_counter()
-            continue
+            fresh = False
         now = time.perf_counter()
-        if mode == _SYNC_FRESH:
-            results.append(_stamp_fresh(outcome, check, (now - t0) * 1000))
-        else:
-            results.append(_stamp(outcome, check, (now - t0) * 1000))
+        results.append(
+            _stamp(outcome, check.kind, check.name, check.description, (now - t0) * 1000, fresh)
+        )
         t0 = now
     return results, t0
 
@@ -302,7 +273,10 @@ async def run_step(
         results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
-        results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
+        results = [
+            _stamp(CheckResult.skip(reason), c.kind, c.name, c.description, None)
+            for c in step.checks
+        ]
         end = time.perf_counter()
     return _test_case_result(results, t0, end, trace, error)
 
@@ -344,9 +318,12 @@ class TestCaseRunner:
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
     message = f"Step {index + 1} was skipped due to previous failure"
     if step.checks:
-        results = [_stamp(CheckResult.skip(message), c, None) for c in step.checks]
+        results = [
+            _stamp(CheckResult.skip(message), c.kind, c.name, c.description, None)
+            for c in step.checks
+        ]
     else:
-        results = [_identified(CheckResult.skip(message), "step", "step", None, None)]
+        results = [_stamp(CheckResult.skip(message), "step", "step", None, None)]
     return construct(
         TestCaseResult,
         {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},
@@ -381,8 +358,9 @@ class ScenarioRunner:
             runs = _validate_multiple_runs(runs)
         if target is MISSING or target is None:
             target = scenario.target
-        binding = bind_target(target)
-        trace_type = _trace_type(scenario, target)
+        found = _look_up(target)
+        binding = None if found is None else found.binding
+        trace_type = scenario.trace_type or (found and found.trace_type) or Trace
         timeout = timeout_s if timeout_s is not None else scenario.timeout_s
         t0 = time.perf_counter()
         statuses: list[ScenarioStatus] = []

@@ -225,13 +225,15 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
 
     def copy(self) -> Self:  # type: ignore[override]
         """An independent copy to branch variants from (steps and checks are not shared)."""
-        clone = self.model_copy(deep=False)
-        clone.__dict__.update(
-            steps=[Step(interacts=list(s.interacts), checks=list(s.checks)) for s in self.steps],
-            tags=list(self.tags),
-            annotations=_copy.deepcopy(self.annotations),
+        return self.model_copy(
+            update={
+                "steps": [
+                    Step(interacts=list(s.interacts), checks=list(s.checks)) for s in self.steps
+                ],
+                "tags": list(self.tags),
+                "annotations": _copy.deepcopy(self.annotations),
+            }
         )
-        return clone
 
     # -- running -----------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, Generic, Self, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
@@ -35,6 +34,7 @@ __all__ = [
     "SpanError",
     "Trace",
     "trace_type_for",
+    "trace_type_from_annotations",
 ]
 
 InputType = TypeVar("InputType")
@@ -170,14 +170,13 @@ class Interaction(BaseModel, Generic[InputType, OutputType]):
             return True
         if _origin(self) is not _origin(other):
             return False
-        mine, theirs = self.__dict__, other.__dict__
         return (
             all(
-                mine.get(name, _MISSING) == theirs.get(name, _MISSING)
-                for name in mine.keys() | theirs.keys()
+                getattr(self, name, _MISSING) == getattr(other, name, _MISSING)
+                for name in type(self).model_fields.keys() | type(other).model_fields.keys()
                 if name not in _OBSERVED
             )
-            and self.__pydantic_extra__ == other.__pydantic_extra__
+            and self.model_extra == other.model_extra
         )
 
     def __hash__(self) -> int:
@@ -550,8 +549,9 @@ def _last_outputs(trace: Trace[Any, Any]) -> Any:
 register_plain_trace(Trace, _last_outputs)
 
 
-@lru_cache(maxsize=512)
-def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
+def trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
+    """The ``Trace`` subclass ``fn``'s parameter annotations ask for, or ``None``. The
+    runner caches it per target, with the target's binding (``engine.runner._look_up``)."""
     try:
         hints = typing.get_type_hints(fn)
     except Exception:
@@ -566,10 +566,7 @@ def _trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
 
 
 def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
-    """The ``Trace`` subclass a target's annotations ask for, or ``None``."""
+    """The ``Trace`` subclass a target's annotations ask for, or ``None`` (no target)."""
     if target is MISSING or target is None:
         return None
-    try:
-        return _trace_type_from_annotations(target)
-    except TypeError:  # unhashable callable
-        return None
+    return trace_type_from_annotations(target)

@@ -193,8 +193,9 @@ class Replayer:
         produced the output, and copies of the spans recorded inside it."""
         values = served_span_values(recorded)
         span.metadata.update(values.pop("metadata"))
-        span.__dict__.update(values)
-        span.__dict__["children"] = served_subtree(recorded, new_span_id, span)
+        for name, value in values.items():
+            setattr(span, name, value)
+        span.children = served_subtree(recorded, new_span_id, span)
 
     def bound_step(self, span: Span) -> tuple[Span, Outcome] | None:
         """The recorded step a running (not served) span is bound to, and how."""
@@ -396,7 +397,7 @@ def served_subtree(recorded: Span, new_id: Callable[[], str], parent: Span) -> l
                 "children": [],
             }
         )
-        copy.__dict__["children"] = served_subtree(child, new_id, copy)
+        copy.children = served_subtree(child, new_id, copy)
         copies.append(copy)
     return copies
 

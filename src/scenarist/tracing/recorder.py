@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from scenarist.model._construct import constructor
+from scenarist.model._construct import constructor, field_values
 from scenarist.model.trace import Span, SpanError
 
 __all__ = [
@@ -180,7 +180,7 @@ class RunRecorder:
     def close(self, span: Span, *, output: Any = None, error: BaseException | None = None) -> None:
         """Close ``span``: its end time and duration, and its output or its error."""
         ended_at = self._clock()
-        values = span.__dict__
+        values = field_values(span)
         values["ended_at"] = ended_at
         started = values["started_at"]
         values["duration_ms"] = (ended_at - started).total_seconds() * 1000

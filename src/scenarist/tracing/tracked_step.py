@@ -58,7 +58,7 @@ class StepHandle:
         """The step's output, for ``with step(...)`` blocks (decorated functions and
         ``track_step`` record their return value instead)."""
         if self.span is not None:
-            self.span.__dict__["output"] = value
+            self.span.output = value
 
     def set_meta(self, key: str, value: Any) -> None:
         """Record ``tokens_in``, ``tokens_out``, ``cost_usd``, ``model`` or ``type`` (the
@@ -78,10 +78,10 @@ class StepHandle:
         if self.span is None:
             return
         if key == "type":
-            self.span.__dict__["kind"] = value
+            self.span.kind = value
         elif expected is not None:
-            self.span.__dict__[key] = (
-                float(value) if key == "cost_usd" and value is not None else value
+            setattr(
+                self.span, key, float(value) if key == "cost_usd" and value is not None else value
             )
         else:
             self.span.metadata[key] = value
@@ -179,7 +179,7 @@ class _Step:
             return
         if self._token is not None:
             _current_span.reset(self._token)
-        recorder.close(span, output=span.__dict__["output"], error=error)
+        recorder.close(span, output=span.output, error=error)
 
     async def __aenter__(self) -> StepHandle:
         return self.__enter__()

@@ -221,7 +221,7 @@ async def _run_trace_backed(
     result = _item_result(
         item, replay.failures, replay.replayed_context, replay.replayed_record, t0
     )
-    result.__dict__["replay"] = replay
+    result.replay = replay
     return result
 
 

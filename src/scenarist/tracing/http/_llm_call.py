@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
+from scenarist.model._construct import field_values
 from scenarist.model.trace import SpanError
 from scenarist.providers.pricing import cost_usd
 from scenarist.redaction import redact, redact_body, redact_url, redacted_fields, response_fields
@@ -166,7 +167,7 @@ class LLMCall:
         if self._done:
             return
         self._done = True
-        span, values, metadata = self.span, self.span.__dict__, self.span.metadata
+        span, values, metadata = self.span, field_values(self.span), self.span.metadata
         output: Any = None
         try:
             output, finished = self._output()
@@ -227,7 +228,7 @@ class LLMCall:
         return payloads.assemble_stream(self.endpoint.name, events), finished
 
     def _describe(self, output: Any) -> None:
-        values, metadata = self.span.__dict__, self.span.metadata
+        values, metadata = field_values(self.span), self.span.metadata
         request = values["input"] if isinstance(values["input"], dict) else {}
         path = str(metadata.get("url", "")).split("?", 1)[0]
         usage = payloads.usage_of(output)

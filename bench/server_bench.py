@@ -56,6 +56,8 @@ HERE = Path(__file__).resolve().parent
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 TARGET_INGEST_S = 1.0
 TARGET_P95_MS = 200.0
+# How long `scenarist serve` may take to start before it is called hung (not a figure).
+START_LIMIT_S = 600.0
 
 
 def _as_postgres(*command: str) -> list[str]:
@@ -108,7 +110,7 @@ class PgCluster:
 
 def live_server(url: str) -> ThreadedServer:
     """The app over ``url`` served by uvicorn in a thread on a free loopback port."""
-    return ThreadedServer(create_app(url))
+    return ThreadedServer(create_app(url), start_timeout_s=START_LIMIT_S)
 
 
 @contextlib.contextmanager
@@ -126,19 +128,30 @@ def served(url: str) -> Iterator[str]:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(600):
+            # Started is what is waited for, not how fast (600 tries of >= 0.1 s gave it
+            # about a minute, then went on as if it had started): the limit is for a hang.
+            deadline = time.monotonic() + START_LIMIT_S
+            while True:
                 if server.poll() is not None:
                     log.seek(0)
                     raise RuntimeError(f"scenarist serve exited:\n{log.read()}")
                 try:
-                    if httpx2.get(base + "/api/health", timeout=1).status_code == 200:
+                    if httpx2.get(base + "/api/health", timeout=60).status_code == 200:
                         break
                 except httpx2.TransportError:
-                    time.sleep(0.1)
+                    pass
+                if time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"scenarist serve did not start:\n{log.read()}")
+                time.sleep(0.1)
             yield base
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=START_LIMIT_S)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
             log.close()
 
 

@@ -326,6 +326,27 @@ def test_the_server_import_check_sees_an_import_inside_a_function() -> None:
     assert "scenarist.server.app" in _imported_modules(tree)
 
 
+def test_no_test_is_given_less_time_than_a_hang(pytestconfig: pytest.Config) -> None:
+    """Time limits in the tests are for hangs (``tests/helpers/limits.py``): pytest-timeout's
+    per-test limit outlasts ``HANG_S``, and no test or module sets a shorter one (a loaded
+    machine met the 110-180 s ones)."""
+    from tests.helpers.limits import HANG_S
+
+    limit = float(pytestconfig.getini("timeout"))
+    assert limit > HANG_S
+    shorter = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call)
+        and ast.unparse(node.func).endswith("mark.timeout")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value < limit
+    ]
+    assert shorter == []
+
+
 def _exception_classes() -> dict[str, Path]:
     """Every exception class defined in the core (names ending Error/Exception, or deriving
     from one), by name, with its module."""

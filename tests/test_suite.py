@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 from scenarist import Equals, FnCheck, GroupStats, Scenario, Suite, SuiteResult
 
@@ -73,7 +74,7 @@ async def test_suite_parallel_runs_sync_targets_in_worker_threads() -> None:
 
     # Ten calls meet at a barrier: only calls that overlap can pass it (one after another,
     # the first would wait for the others until the barrier's timeout, and fail).
-    meeting = threading.Barrier(10, timeout=60)
+    meeting = threading.Barrier(10, timeout=HANG_S)
 
     def blocking_agent(inputs: str) -> str:
         threads.add(threading.current_thread().name)
@@ -252,7 +253,7 @@ def test_run_sync_never_formats_the_result_it_returns() -> None:
         "print('rate limiter loaded', 'scenarist.engine.rate_limits' in sys.modules)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=HANG_S
     )
     assert out.stdout.split("\n")[:2] == ["repr calls 0", "rate limiter loaded False"], (
         out.stdout + out.stderr

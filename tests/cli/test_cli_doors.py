@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.helpers.limits import HANG_S
 from typer.testing import Result
 
 from scenarist._sync import run_sync
@@ -27,7 +28,7 @@ def test_python_dash_m_scenarist_is_the_cli(tmp_path: Path) -> None:
         text=True,
         cwd=tmp_path,
         env=env,
-        timeout=120,
+        timeout=HANG_S,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Usage: scenarist run [OPTIONS] PATH...")
@@ -188,13 +189,14 @@ def test_one_ctrl_c_stops_a_blocking_agent_and_the_log_keeps_what_finished(
         text=True,
     )
     try:
-        for _ in range(1200):  # polling for the marker, not timing anything
+        deadline = time.monotonic() + HANG_S  # polling for the marker, not timing anything
+        while time.monotonic() < deadline:
             if (tmp_path / "blocking").exists() or process.poll() is not None:
                 break
             time.sleep(0.05)
         assert (tmp_path / "blocking").exists()
         process.send_signal(signal.SIGINT)  # once: a second one was needed before
-        out, err = process.communicate(timeout=60)
+        out, err = process.communicate(timeout=HANG_S)
     finally:
         if process.poll() is None:
             process.kill()
@@ -231,7 +233,7 @@ def test_a_scenario_file_named_like_an_installed_module_does_not_replace_it(
         text=True,
         cwd=tmp_path,
         env=env,
-        timeout=120,
+        timeout=HANG_S,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 scenarios: 3 passed" in done.stdout

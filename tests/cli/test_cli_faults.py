@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from tests.helpers.databases import short_busy_timeout, write_locked  # noqa: F401  (fixture)
+from tests.helpers.limits import HANG_S
 from typer.testing import Result
 
 from scenarist.formats.runlog import read_jsonl
@@ -162,7 +163,7 @@ def _scenarist(cwd: Path, *args: str, home: Path | None = None) -> subprocess.Co
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
     )
 
 
@@ -339,7 +340,7 @@ def test_run_with_a_read_only_home_says_which_file_and_how_to_fix_it(tmp_path: P
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
     )
     home.chmod(0o755)
     assert done.returncode == 2, done.stdout
@@ -377,7 +378,7 @@ def test_run_on_a_disk_that_fills_up_mid_run_still_ends_with_the_verdict(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
     )
     if "mount:" in done.stdout:
         pytest.skip(f"cannot mount a tmpfs here: {done.stdout.strip()}")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 SCRIPT = Path(sys.executable).parent / "scenarist"
 
@@ -68,7 +69,7 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
     )
     os.close(secondary)
     chunks: list[bytes] = []
-    deadline = time.monotonic() + 120  # a limit for a loaded machine, not the verdict
+    deadline = time.monotonic() + HANG_S  # a limit for a loaded machine, not the verdict
     while time.monotonic() < deadline:
         ready, _, _ = select.select([primary], [], [], 0.5)
         if ready:
@@ -81,7 +82,7 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
             chunks.append(data)
         elif process.poll() is not None:
             break
-    process.wait(timeout=30)
+    process.wait(timeout=HANG_S)
     os.close(primary)
     on_tty = b"".join(chunks).decode("utf-8", "replace")
     assert process.returncode == 0, on_tty

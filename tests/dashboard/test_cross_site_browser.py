@@ -15,7 +15,8 @@ from typing import Any
 import httpx2
 import pytest
 from playwright.sync_api import Playwright
-from tests.dashboard.conftest import CHROMIUM, CHROMIUM_FLAGS, NO_CHROMIUM
+from tests.dashboard.conftest import BROWSER_TIMEOUT_MS, CHROMIUM, CHROMIUM_FLAGS, NO_CHROMIUM
+from tests.helpers.limits import HANG_MS
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
 from scenarist.server.app import create_app
@@ -84,12 +85,13 @@ def test_a_page_on_another_site_cannot_plant_prune_pin_or_rebind(
             executable_path=str(CHROMIUM),
             headless=True,
             args=[*CHROMIUM_FLAGS, "--host-resolver-rules=MAP evil.example 127.0.0.1"],
+            timeout=HANG_MS,  # Playwright's own limit is 30 s: a loaded machine's, not ours
         )
         try:
             page = browser.new_page()
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(BROWSER_TIMEOUT_MS)
             page.goto(f"http://evil.example:{site_port}/attack.html")
-            page.wait_for_function("document.title === 'done'", timeout=60_000)
+            page.wait_for_function("document.title === 'done'")
             rebound = page.goto(f"http://evil.example:{api.port}/api/runs")
             assert rebound is not None and rebound.status == 421
             assert "seed" not in page.content()

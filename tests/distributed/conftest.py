@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 
+import scenarist
+
 ROOT = Path(__file__).resolve().parents[2]
+# The scenarist under test (a worktree's ``src`` when PYTHONPATH names one): the workers'
+# PYTHONPATH is the runtime_env's, so without it they import the editable install's.
+SCENARIST_SRC = str(Path(scenarist.__file__).resolve().parents[1])
 IN_NETNS = os.environ.get("SCENARIST_RAY_NETNS") == "1"
 
 
@@ -47,7 +52,7 @@ def ray_cluster() -> Iterator[Any]:
         # imported by module name, ``ray_executor``, on the workers)
         runtime_env={
             "env_vars": {
-                "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]),
+                "PYTHONPATH": os.pathsep.join([SCENARIST_SRC, str(ROOT), str(ROOT / "bench")]),
                 "RAY_AUTH_MODE": "disabled",
             }
         },

@@ -16,9 +16,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 pytestmark = pytest.mark.ray
 
 
-# A limit, not a verdict: starting the limiter actor's worker process took over 120 s
-# with the suite beside two busy loops on two cores.
-@pytest.mark.timeout(600)
+# Starting the limiter actor's worker process took over 120 s with the suite beside two
+# busy loops on two cores: the suite's per-test limit (pyproject.toml) is for hangs only.
 def test_the_ray_benchmark_measures_and_reports_on_a_running_ray(
     ray_cluster: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

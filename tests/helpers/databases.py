@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 from scenarist.server.threaded import free_port
 from scenarist.store.sql.store import SqlStore
@@ -41,6 +42,8 @@ __all__ = [
 
 PGBIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "scenarist"
+# pg_ctl's own wait for the server to start or stop (60 s unless told): a limit, not a verdict
+PG_CTL_WAIT = str(int(HANG_S))
 
 
 def _as_postgres(*command: str) -> list[str]:
@@ -63,7 +66,7 @@ class PgCluster:
         self.template = "scenarist_template"
 
     def run(self, *command: str) -> None:
-        subprocess.run(command, check=True, capture_output=True, timeout=60)
+        subprocess.run(command, check=True, capture_output=True, timeout=HANG_S)
 
     def start(self) -> None:
         if os.geteuid() == 0:
@@ -81,7 +84,7 @@ class PgCluster:
         self.run(
             *_as_postgres(
                 str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
-                str(self.data / "server.log"), "-w", "-o", options, "start",
+                str(self.data / "server.log"), "-w", "-t", PG_CTL_WAIT, "-o", options, "start",
             )
         )  # fmt: skip
         self.createdb(self.template)
@@ -107,9 +110,11 @@ class PgCluster:
 
     def stop(self) -> None:
         subprocess.run(
-            _as_postgres(str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"),
+            _as_postgres(
+                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-t", PG_CTL_WAIT, "stop"
+            ),
             capture_output=True,
-            timeout=60,
+            timeout=HANG_S,
             check=False,
         )
         shutil.rmtree(self.data, ignore_errors=True)
@@ -161,7 +166,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @contextmanager
 def write_locked(path: Path) -> Iterator[None]:
     """Another connection's exclusive transaction on the SQLite file, held for the block."""
-    holder = sqlite3.connect(path, isolation_level=None, timeout=5)
+    holder = sqlite3.connect(path, isolation_level=None, timeout=HANG_S)
     try:
         holder.execute("BEGIN EXCLUSIVE")
         yield

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 import pytest
+from tests.helpers.limits import HANG_S
 from tests.integrations.conftest import (
     ANTHROPIC_KEY,
     OPENAI_KEY,
@@ -179,7 +180,7 @@ class _Gated(BaseHTTPRequestHandler):
         rest = {"model": "gpt-4o-mini", "choices": [{"index": 0, "delta": {"content": " rest"}}]}
         try:
             self._chunk(b"data: " + json.dumps(first).encode() + b"\n\n")
-            self.waited.append(self.gate.wait(10))  # False: the client never saw "first"
+            self.waited.append(self.gate.wait(HANG_S))  # False: the client never saw "first"
             self._chunk(b"data: " + json.dumps(rest).encode() + b"\n\ndata: [DONE]\n\n")
             self._chunk(b"")
         except OSError:  # the client hung up (it stopped reading): normal

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from tests.helpers.limits import HANG_S
 
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
@@ -53,6 +54,21 @@ def test_openai_stream_carries_usage_only_when_asked() -> None:
     last = json.loads(with_usage.split("data: ")[-2])
     assert last["choices"] == [] and last["usage"]["completion_tokens"] == 2
     assert plain.endswith("data: [DONE]\n\n")
+
+
+def test_a_reply_not_streamed_waits_its_delay_and_holds_up_no_other_request() -> None:
+    """``delay_s`` delays a JSON answer too (it was sent at once: a program's "reply too
+    slow for the agent's timeout" never was). The delay outlasts any machine's stall, so
+    the client's short timeout always fires first; the next request is answered meanwhile
+    (the delay is not served under the script's lock)."""
+    script = ScriptedLLM([Reply("too late", delay_s=HANG_S), "in time"])
+    with FakeLLMServer(script) as server:
+        url = server.openai_url + "/chat/completions"
+        with pytest.raises(httpx2.ReadTimeout):
+            httpx2.post(url, json=CHAT, timeout=httpx2.Timeout(HANG_S, read=0.2))
+        answer = httpx2.post(url, json=CHAT, timeout=HANG_S).json()
+    assert answer["choices"][0]["message"]["content"] == "in time"
+    assert len(server.requests) == 2
 
 
 def test_embeddings_are_deterministic_floats_or_base64() -> None:

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 pytest_plugins = ["pytester"]
 
@@ -86,11 +87,11 @@ def test_k_x_and_last_failed_select_scenarios_by_name(
     # in subprocesses: pytester's in-process runs unload the modules a run imported, and a
     # second run in one test would meet a second scenarist (two Suite classes)
     pytester.makepyfile(test_user_cases=USER_TESTS)
-    picked = pytester.runpytest_subprocess("-k", "passes or fails", timeout=120)
+    picked = pytester.runpytest_subprocess("-k", "passes or fails", timeout=HANG_S)
     picked.assert_outcomes(passed=1, failed=1, deselected=3)
-    stopped = pytester.runpytest_subprocess("-x", timeout=120)
+    stopped = pytester.runpytest_subprocess("-x", timeout=HANG_S)
     stopped.assert_outcomes(passed=1, failed=1)
-    again = pytester.runpytest_subprocess("--lf", "-v", timeout=120)
+    again = pytester.runpytest_subprocess("--lf", "-v", timeout=HANG_S)
     again.assert_outcomes(failed=1)  # "errors" never ran: -x stopped first
     again.stdout.fnmatch_lines(["*test_case?fails? FAILED*"])
 
@@ -141,7 +142,7 @@ def test_xdist_workers_send_their_results_to_one_summary_and_one_run_log(
     pytest.importorskip("xdist")
     pytester.makepyfile(test_user_cases=USER_TESTS)
     result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "--scenarist-store", timeout=120
+        "-n", "2", "-p", "no:cacheprovider", "--scenarist-store", timeout=HANG_S
     )
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines(
@@ -173,7 +174,7 @@ def test_a_project_without_scenarist_sees_nothing_of_it(
         """
     )
     env_before = set(os.environ)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=HANG_S)
     result.assert_outcomes(passed=1)
     assert "= scenarist =" not in result.stdout.str()
     assert not home.exists() and not (pytester.path / ".scenarist").exists()
@@ -216,7 +217,7 @@ def test_a_session_stopped_early_is_stored_as_incomplete(
     # a subprocess: the store's first import (SQLAlchemy, Alembic) must not happen inside an
     # in-process run, which unloads it after and leaves a half-registered copy behind
     result = pytester.runpytest_subprocess(
-        "-x", "-p", "no:cacheprovider", "--scenarist-store", timeout=120
+        "-x", "-p", "no:cacheprovider", "--scenarist-store", timeout=HANG_S
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*= scenarist =*", "INCOMPLETE run *: 2 scenarios: 1 passed*"])

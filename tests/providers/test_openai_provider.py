@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 from scenarist.providers import OpenAIProvider, ProviderError, StructuredOutputError
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
@@ -175,19 +176,22 @@ async def test_openai_timeout_is_retried_then_reported(server: FakeLLMServer) ->
     over = threading.Event()
 
     def never_in_time(request: FakeRequest) -> Reply:
-        over.wait(60)
+        over.wait(HANG_S)
         return Reply("late")
 
     server.script = ScriptedLLM(never_in_time)
     try:
         with pytest.raises(ProviderError, match=r"after 2 attempt\(s\): no answer within"):
             await provider(server, timeout_s=0.15, max_retries=1).chat(MESSAGES)
+        # The client may give up before the server's thread has read the last request (a
+        # loaded machine): it was sent all the same, and is counted once the server has it.
+        _wait_for(lambda: len(server.requests) >= 2)
         assert len(server.requests) == 2
     finally:
         over.set()
 
 
-def _wait_for(condition: Callable[[], bool], limit_s: float = 60.0) -> None:
+def _wait_for(condition: Callable[[], bool], limit_s: float = HANG_S) -> None:
     """Poll ``condition`` (in the fake server's thread) until it holds or ``limit_s``
     passes; the test's assertion then says which."""
     deadline = time.monotonic() + limit_s

@@ -22,6 +22,7 @@ import pytest
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
+from tests.helpers.limits import HANG_S
 from tests.integrations.conftest import active_run, llm_spans, serving
 from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
@@ -221,16 +222,21 @@ def test_error_statuses_replay_as_recorded_and_failed_connections_never_record(
 
 def test_a_timeout_while_recording_is_an_error_span_and_no_recording(tmp_path: Path) -> None:
     path = tmp_path / "timeout.jsonl"
-    script = ScriptedLLM([Reply("late", delay_s=0.5)])  # headers at once, then silence
+    # headers at once, then silence for longer than the test: only the body can time out
+    script = ScriptedLLM([Reply("late", delay_s=HANG_S)])
     with (
         FakeLLMServer(script) as server,
         active_run() as ctx,
         cassette(path, "record"),
-        httpx.Client(timeout=0.05) as http,
+        httpx.Client(timeout=HANG_S) as http,
         http.stream("POST", server.openai_url + "/chat/completions", json=_stream_body()) as reply,
-        pytest.raises(httpx.ReadTimeout),
     ):
-        reply.read()
+        # The headers come under a limit no loaded machine reaches (a 0.05 s one for them
+        # too raced the server's thread); the body is read under a short one: httpcore reads
+        # the request's timeout extension when the body's reading starts.
+        reply.request.extensions["timeout"] = httpx.Timeout(HANG_S, read=0.05).as_dict()
+        with pytest.raises(httpx.ReadTimeout):
+            reply.read()
     (span,) = llm_spans(ctx)
     assert span.status == "error" and span.error is not None
     assert span.error.type == "ReadTimeout"

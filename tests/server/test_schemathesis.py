@@ -33,6 +33,7 @@ from schemathesis.specs.openapi.checks import (
     negative_data_rejection,
     positive_data_acceptance,
 )
+from tests.helpers.limits import HANG_S
 from tests.server.conftest import LiveServer
 
 from scenarist.server.app import create_app
@@ -78,7 +79,7 @@ def test_api_conforms_to_its_openapi_document(
 ) -> None:
     case.call_and_validate(
         base_url=api_server.url,
-        timeout=120,  # a busy machine can be slow; the checks judge answers, not speed
+        timeout=HANG_S,  # a busy machine can be slow; the checks judge answers, not speed
         excluded_checks=[not_a_server_error, negative_data_rejection, positive_data_acceptance],
         additional_checks=[no_unexplained_server_error],
     )

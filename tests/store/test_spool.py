@@ -66,7 +66,7 @@ def test_server_stopped_mid_run_spools_then_sync_counts_each_run_once(
     database_url: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     server = LiveServer(create_app(database_url)).__enter__()
-    store = RemoteStore(server.url, retries=1, timeout_s=2)
+    store = RemoteStore(server.url, retries=1)
     client = Client(store=store)
     checks = [TraceAssert.output_contains("refund")]
     first = client.run_scenario("billing", _agent, checks, items=ITEMS)

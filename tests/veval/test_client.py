@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.limits import HANG_S
 
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
@@ -190,7 +191,7 @@ async def test_max_concurrency_overlaps_items_and_keeps_item_order(client: Clien
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
-        await asyncio.wait_for(meeting.wait(), timeout=60)
+        await asyncio.wait_for(meeting.wait(), timeout=HANG_S)
         await asyncio.sleep(0.01 * (5 - int(ctx.input) % 5))  # finish out of order
         in_flight -= 1
         return str(ctx.input)

@@ -25,9 +25,12 @@ def free_port() -> int:
 
 class ThreadedServer:
     """``app`` on uvicorn at ``http://127.0.0.1:<free port>``; ``options`` are more
-    ``uvicorn.Config`` settings. Starting waits up to ``start_timeout_s`` for the server."""
+    ``uvicorn.Config`` settings. Starting waits until the server has started, or its thread
+    has ended (a startup that failed: at once), or ``start_timeout_s`` has passed: a limit
+    for a startup that hangs, long enough that a loaded machine's slow start never meets
+    it (the app's startup opens and migrates its database)."""
 
-    def __init__(self, app: Any, *, start_timeout_s: float = 30.0, **options: Any) -> None:
+    def __init__(self, app: Any, *, start_timeout_s: float = 600.0, **options: Any) -> None:
         import uvicorn
 
         self.app = app

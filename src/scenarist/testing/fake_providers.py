@@ -63,7 +63,8 @@ class Reply:
     tokens_in: int | None = None
     tokens_out: int | None = None
     delay_s: float = 0.0
-    """Wait this long before the first generated content (a slow first token)."""
+    """Wait this long before the first generated content (a slow first token); a reply
+    that is not streamed waits this long before its response (headers and body)."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Extra response headers (``{"retry-after": "1"}`` on a 429)."""
     refusal: str | None = None
@@ -259,7 +260,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         call = _Call(request, reply, fake._next_id())
         if not request.stream:
-            self._json(200, getattr(call, kind)())
+            payload = getattr(call, kind)()
+            time.sleep(reply.delay_s)  # the whole answer is its first content
+            self._json(200, payload)
             return
         content_type = "text/event-stream"
         if provider == "ollama":

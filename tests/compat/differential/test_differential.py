@@ -19,19 +19,17 @@ from typing import Any
 import pytest
 from tests.compat.differential.allowlist import DELIBERATE
 from tests.compat.differential.cases import all_cases
+from tests.helpers.limits import HANG_S
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "program.py"
 QUIET = {"GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"}
-# Two interpreters run every case (giskard's in its side venv): on a busy machine that
-# takes longer than the suite's 120 s default, which is a limit, not the verdict.
-pytestmark = pytest.mark.timeout(600)
 
 
 def _run(python: str, module: str, cases: Path, foreign: Path | None = None) -> dict[str, Any]:
     args = [python, str(PROGRAM), module, str(cases)] + ([str(foreign)] if foreign else [])
     proc = subprocess.run(
-        args, capture_output=True, text=True, timeout=600, env={**os.environ, **QUIET}
+        args, capture_output=True, text=True, timeout=HANG_S, env={**os.environ, **QUIET}
     )
     assert proc.returncode == 0, f"{module} driver crashed:\n{proc.stderr[-3000:]}"
     outcomes: dict[str, Any] = json.loads(proc.stdout)

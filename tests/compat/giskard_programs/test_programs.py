@@ -26,12 +26,11 @@ from typing import Any
 import pytest
 from tests.compat.giskard_programs.porting import port
 from tests.compat.leaves import differences, leaves
+from tests.helpers.limits import HANG_S
 
 PROGRAMS = Path(__file__).parent / "programs"
 NAMES = sorted(p.stem for p in PROGRAMS.glob("*.py"))
 QUIET = {"GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"}
-# Two interpreters run every program; a busy machine is a limit, not the verdict.
-pytestmark = pytest.mark.timeout(300)
 
 # (program, leaf path pattern) -> why scenarist answers differently, on purpose. A pattern
 # is a leaf path prefix, ``*`` standing for any run of characters ("*" as the program: all).
@@ -103,7 +102,7 @@ def run_program(python: str, source: str, folder: Path, name: str, path: str) ->
     env["SCENARIST_HOME"] = str(folder / "home")
     env.pop("SCENARIST_URL", None)
     done = subprocess.run(
-        [python, str(script)], capture_output=True, text=True, timeout=240, env=env, cwd=folder
+        [python, str(script)], capture_output=True, text=True, timeout=HANG_S, env=env, cwd=folder
     )
     if done.returncode != 0:
         return {"<crashed>": done.stderr.strip().splitlines()[-1:] or ["?"]}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.limits import HANG_S
 from tests.helpers.side_venv import side_venv_python
 
 HERE = Path(__file__).parent
@@ -42,7 +43,7 @@ def veval_surface(veval_python: Path) -> dict[str, Any]:
         [str(veval_python), str(HERE / "introspect.py")],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
         check=True,
     )
     surface: dict[str, Any] = json.loads(done.stdout)

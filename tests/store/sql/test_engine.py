@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
+from tests.helpers.limits import HANG_S
 
 from scenarist.model.record import TraceRecord
 from scenarist.store.sql.store import SqlStore
@@ -76,7 +77,7 @@ def test_connections_close_when_the_loop_ends(tmp_path: Path) -> None:
     for i in range(3):  # three loops, as three sync calls make
         asyncio.run(store.save_trace(TraceRecord(trace_id=f"t{i}")))
         for thread in set(_sqlite_threads()) - before:
-            thread.join(timeout=30)
+            thread.join(timeout=HANG_S)
         assert set(_sqlite_threads()) - before == set()
     assert asyncio.run(store.get_trace("t2")) is not None
 
@@ -176,7 +177,7 @@ def test_processes_writing_one_file_at_once_lose_nothing(tmp_path: Path) -> None
         for name in ("a", "b", "c")
     ]
     for worker in workers:
-        _, err = worker.communicate(timeout=120)
+        _, err = worker.communicate(timeout=HANG_S)
         assert worker.returncode == 0, err.decode()
     store = SqlStore(tmp_path / "scenarist.db")
     page = asyncio.run(store.search_traces(limit=500))

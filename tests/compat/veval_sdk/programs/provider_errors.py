@@ -1,7 +1,12 @@
 """The provider misbehaves under an agent whose SDK calls sit inside tracked steps: a 500, a
 429 (the SDK's retries off), a 400, a refusal, a reply too slow for the agent's timeout.
 What the agent sees, what the steps record, what the scenario says, how many requests the
-provider received."""
+provider received.
+
+Only the slow question has a short timeout, and its reply comes ten minutes late: no stall
+of a loaded machine lets it arrive in time. Every other call has a timeout no machine
+reaches (one 0.3 s timeout for every call timed out the first, cold call on a busy one).
+"""
 
 import asyncio
 import json
@@ -26,7 +31,7 @@ def fake_model(request):
     if "forbidden topic" in text:
         return Reply(refusal="I can't help with that.")
     if "slow" in text:
-        return Reply("too late", delay_s=1.0)
+        return Reply("too late", delay_s=600)
     return Reply("fine", tokens_in=3, tokens_out=1)
 
 
@@ -45,8 +50,9 @@ def make_agent(server):
             message = response.choices[0].message
             return message.refusal or message.content
 
+        limit_s = 0.3 if question == "slow" else 600
         try:
-            answer = await asyncio.wait_for(ctx.track_step_async("ask", question, ask), 0.3)
+            answer = await asyncio.wait_for(ctx.track_step_async("ask", question, ask), limit_s)
         except openai.APIStatusError as error:
             answer = f"openai said {error.status_code}"
         except TimeoutError:

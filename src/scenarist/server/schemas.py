@@ -1,4 +1,4 @@
-"""Request bodies of the API (responses are the store's views, :mod:`.db.views`).
+"""Request bodies of the API (responses are the store's views, :mod:`scenarist.store.sql.records`).
 
 The Veval models take what Veval's SDK sends (see ``veval/wire.py``); timestamps in
 ``+00:00`` and ``Z`` forms both parse. Unknown fields are kept (``extra="allow"``) so a

@@ -5,7 +5,7 @@
   "use strict";
   var COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563", "#ca8a04"];
 
-  // Money at its scale, as scenarist._money.format_usd: $0.000032, $0.0123, $12.35.
+  // Money at its scale, as scenarist.report._money.format_usd: $0.000032, $0.0123, $12.35.
   function formatUsd(value) {
     if (value === null || value === undefined || !isFinite(value)) { return "–"; }
     var sign = value < 0 ? "-" : "";

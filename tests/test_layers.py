@@ -92,7 +92,7 @@ def folder_of(module: str) -> str:
     return module if path.name == "__init__.py" else module.rpartition(".")[0]
 
 
-def _upward(found: list[Import]) -> list[Import]:
+def _upward(found: tuple[Import, ...]) -> list[Import]:
     return [i for i in found if layer_of(i.target) > layer_of(i.importer)]
 
 

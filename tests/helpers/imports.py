@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 SRC = Path(__file__).parents[2] / "src"
@@ -33,6 +34,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@cache
 def modules() -> dict[str, Path]:
     """Every module of the package by dotted name."""
     return {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
@@ -61,8 +63,9 @@ def _walk(node: ast.AST, where: str) -> Iterator[tuple[ast.AST, str]]:
         yield from _walk(child, inner)
 
 
-def imports() -> list[Import]:
-    """Every import of a scenarist module by a scenarist module."""
+@cache
+def imports() -> tuple[Import, ...]:
+    """Every import of a scenarist module by a scenarist module (read once a session)."""
     known = modules()
     found: list[Import] = []
     for name, path in known.items():
@@ -83,7 +86,7 @@ def imports() -> list[Import]:
             for target in targets:
                 if target in known and target != name:
                     found.append(Import(name, target, getattr(node, "lineno", 0), where))
-    return found
+    return tuple(found)
 
 
 def strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:

@@ -33,7 +33,6 @@ __all__ = [
     "Span",
     "SpanError",
     "Trace",
-    "trace_type_for",
     "trace_type_from_annotations",
 ]
 
@@ -459,7 +458,8 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
     @classmethod
     def for_target(cls, target: Any) -> Trace[Any, Any]:
         """An empty trace of the type ``target``'s annotations ask for (else of this class)."""
-        found = trace_type_for(target)
+        no_target = target is MISSING or target is None
+        found = None if no_target else trace_type_from_annotations(target)
         return found() if found is not None else cls()
 
     def __hash__(self) -> int:
@@ -563,10 +563,3 @@ def trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
         if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
             return hint if isinstance(hint, type) else origin
     return None
-
-
-def trace_type_for(target: Any) -> type[Trace[Any, Any]] | None:
-    """The ``Trace`` subclass a target's annotations ask for, or ``None`` (no target)."""
-    if target is MISSING or target is None:
-        return None
-    return trace_type_from_annotations(target)

@@ -84,8 +84,8 @@ class ScenarioItem(Positional):
     @classmethod
     def _assertions_are_checks(cls, assertions: Any) -> list[Any]:
         checked: list[Any] = []
+        check = _check_base()
         for assertion in assertions or []:
-            check = _check_base()
             if isinstance(assertion, dict):  # a stored item: rebuild the check by kind
                 assertion = check.model_validate(assertion)
             if not isinstance(assertion, check | ITraceAssertion):
@@ -99,8 +99,9 @@ class ScenarioItem(Positional):
     @field_serializer("assertions")
     def _dump_assertions(self, assertions: list[Any]) -> list[Any]:
         dumped: list[Any] = []
+        check = _check_base()
         for assertion in assertions:
-            if not isinstance(assertion, _check_base()):
+            if not isinstance(assertion, check):
                 raise SerializationError(
                     f"item {self.label!r}: the assertion {type(assertion).__name__} is code "
                     "(an ITraceAssertion) and cannot be stored; store built-in checks only"

@@ -117,12 +117,17 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
     for side in ("giskard", "scenarist"):
         (folder / side).mkdir()
 
+    sources = {name: (PROGRAMS / f"{name}.py").read_text(encoding="utf-8") for name in NAMES}
+    # Ported here, before the threads: CPython 3.11's ast.parse is not thread-safe (two
+    # threads parsing at once can raise "SystemError: AST constructor recursion depth
+    # mismatch", seen beside two busy loops).
+    ported = {name: port(source) for name, source in sources.items()}
+
     def both(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        source = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
-        theirs = run_program(giskard_python, source, folder / "giskard", name, "")
+        theirs = run_program(giskard_python, sources[name], folder / "giskard", name, "")
         ours = run_program(
             sys.executable,
-            port(source),
+            ported[name],
             folder / "scenarist",
             name,
             os.environ.get("PYTHONPATH", ""),

@@ -58,7 +58,7 @@ async def test_replay_compare_with_recording_reports_a_dropped_step(
     options = ReplayOptions(compare_with_recording=SnapshotOptions(), on_divergence="serve")
     result = await client.replay_async(record.trace_id, _steps("plan"), options)
     assert result.recording_diff is not None
-    assert [(c.kind, c.step_name) for c in result.recording_diff.changes] == [("removed", "answer")]
+    assert [(c.kind, c.step_name) for c in result.recording_diff.changes] == [("Removed", "answer")]
     assert "removed 'answer'" in result.recording_diff.summary()
     # the unused recording fails the replay as before; the diff is the report beside it
     assert not result.passed
@@ -118,7 +118,7 @@ async def test_replay_that_drifts_from_its_recording_fails_naming_the_changes() 
         "Replay drifted from its recording — "
         + result.recording_diff.summary("recording tr_answered")  # type: ignore[union-attr]
     ]
-    assert result.failures[0].splitlines()[1] == "  ~ output of 'answer' changed (index 0)"
+    assert result.failures[0].splitlines()[1] == "  ~ output changed for 'answer'"
 
 
 async def test_replay_compares_tracked_steps_not_the_captured_calls_inside_them() -> None:

@@ -93,12 +93,12 @@ def test_compare_identical_sequences_has_no_changes() -> None:
     diff = compare_snapshots(base, base)
     assert not diff.has_changes
     assert [r.status for r in diff.rows] == ["same"] * 3
-    assert diff.summary("base") == "Snapshot 'base': no changes (3 steps)"
+    assert diff.summary("base") == "Snapshot 'base': no changes."
 
 
 def test_compare_reports_an_insertion() -> None:
     diff = compare_snapshots(snap("a", "b"), snap("a", "x", "b"))
-    assert kinds(diff) == [("added", "x", None, 1)]
+    assert kinds(diff) == [("Added", "x", None, 1)]
     assert [(r.baseline_index, r.current_index, r.status) for r in diff.rows] == [
         (0, 0, "same"),
         (None, 1, "added"),
@@ -108,36 +108,64 @@ def test_compare_reports_an_insertion() -> None:
 
 def test_compare_reports_a_deletion() -> None:
     diff = compare_snapshots(snap("a", "b", "c"), snap("a", "c"))
-    assert kinds(diff) == [("removed", "b", 1, None)]
-    assert diff.summary("s") == (
-        "Snapshot 's': 1 change (3 steps before, 2 now)\n  - removed 'b' (was index 1)"
-    )
+    assert kinds(diff) == [("Removed", "b", 1, None)]
+    assert diff.summary("s") == "Snapshot 's': 1 change(s)\n  - removed 'b' (was at position 1)"
 
 
 def test_compare_reports_a_move_once() -> None:
     diff = compare_snapshots(snap("a", "b", "c"), snap("b", "c", "a"))
-    assert kinds(diff) == [("moved", "a", 0, 2)]
-    assert diff.rows[-1].status == "moved"
-    assert diff.summary() == (
-        "Snapshot: 1 change (3 steps before, 3 now)\n  ~ moved 'a' from index 0 to 2"
-    )
+    assert kinds(diff) == [("Moved", "a", 0, 2)]
+    assert [r.status for r in diff.rows] == ["removed", "same", "same", "added"]
+    assert diff.summary() == "Snapshot: 1 change(s)\n  ~ moved 'a' from position 0 to 2"
+    assert [c for c in diff.changes if c.kind == "Moved"] == diff.changes  # as Veval users filter
 
 
-def test_a_moved_step_with_other_content_is_removed_and_added() -> None:
+def test_a_moved_step_is_a_move_whatever_its_content() -> None:
     diff = compare_snapshots(snap(("a", 1), ("b", 1)), snap(("b", 1), ("a", 2)))
-    assert sorted(kinds(diff)) == [("added", "a", None, 1), ("removed", "a", 0, None)]
+    assert kinds(diff) == [("Moved", "b", 1, 0), ("InputChanged", "a", 0, 1)]
+    diff = compare_snapshots(snap(("a", 1), ("b", 1), "c"), snap(("b", 1), "c", ("a", 2)))
+    assert kinds(diff) == [("Moved", "a", 0, 2)]
+    content = SnapshotOptions(alignment="content")
+    diff = compare_snapshots(snap(("a", 1), ("b", 1)), snap(("b", 1), ("a", 2)), content)
+    assert sorted(kinds(diff)) == [("Added", "a", None, 1), ("Removed", "a", 0, None)]
 
 
-def test_repeated_names_keep_the_call_whose_content_matches() -> None:
+def test_changes_follow_the_rows_with_a_move_where_the_step_is_now() -> None:
+    diff = compare_snapshots(snap("z", "a", "b"), snap("b", ("a", 9)))
+    assert kinds(diff) == [
+        ("Moved", "b", 2, 0),
+        ("Removed", "z", 0, None),
+        ("InputChanged", "a", 1, 1),
+    ]
+    assert [(r.kind, r.step_name) for r in diff.alignment] == [
+        ("added", "b"),
+        ("removed", "z"),
+        ("match", "a"),
+        ("removed", "b"),
+    ]
+
+
+def test_repeated_names_the_first_calls_stay_matched() -> None:
     base = snap(("search", "first"), ("search", "second"), "answer")
     diff = compare_snapshots(base, snap(("search", "second"), "answer"))
-    assert kinds(diff) == [("removed", "search", 0, None)]
+    assert kinds(diff) == [("InputChanged", "search", 0, 0), ("Removed", "search", 1, None)]
+    assert diff.summary().endswith("  - removed 'search' (call #2) (was at position 1)")
+
+
+def test_content_alignment_keeps_the_call_whose_content_matches() -> None:
+    base = snap(("search", "first"), ("search", "second"), "answer")
+    options = SnapshotOptions(alignment="content")
+    diff = compare_snapshots(base, snap(("search", "second"), "answer"), options)
+    assert kinds(diff) == [("Removed", "search", 0, None)]
+    moved = compare_snapshots(snap("a", "b", "c"), snap("b", "c", "a"), options)
+    assert kinds(moved) == [("Moved", "a", 0, 2)]
+    assert moved.rows[-1].status == "moved"
 
 
 def test_repeated_names_extra_call_is_an_addition() -> None:
     base = snap(("llm", "p"), ("tool", "t"), ("llm", "p2"))
     diff = compare_snapshots(base, snap(("llm", "p"), ("tool", "t"), ("tool", "t"), ("llm", "p2")))
-    assert kinds(diff) == [("added", "tool", None, 2)]
+    assert kinds(diff) == [("Added", "tool", None, 2)]
 
 
 def test_input_change_has_a_compact_line_diff() -> None:
@@ -145,9 +173,18 @@ def test_input_change_has_a_compact_line_diff() -> None:
         snap(("classify", {"q": "hi", "lang": "en"})),
         snap(("classify", {"q": "hello", "lang": "en"})),
     )
-    assert kinds(diff) == [("input_changed", "classify", 0, 0)]
-    assert diff.changes[0].diff == '    "lang": "en",\n-   "q": "hi"\n+   "q": "hello"\n  }'
+    assert kinds(diff) == [("InputChanged", "classify", 0, 0)]
+    change = diff.changes[0]
+    assert (change.expected, change.actual) == ("lang: en\nq: hi", "lang: en\nq: hello")
+    assert change.detail == "  lang: en\n- q: hi\n+ q: hello"
     assert diff.rows[0].status == "changed" and diff.rows[0].input_changed
+    as_json = compare_snapshots(
+        snap(("classify", {"q": "hi", "lang": "en"})),
+        snap(("classify", {"q": "hello", "lang": "en"})),
+        SnapshotOptions(value_format="json"),
+    ).changes[0]
+    assert as_json.expected == '{"lang":"en","q":"hi"}'
+    assert as_json.diff == '    "lang": "en",\n-   "q": "hi"\n+   "q": "hello"\n  }'
 
 
 def test_string_values_diff_line_by_line() -> None:
@@ -155,8 +192,8 @@ def test_string_values_diff_line_by_line() -> None:
         snap(("p", "line 1\nline 2\nline 3")), snap(("p", "line 1\nline two\nline 3"))
     )
     assert diff.summary("p") == (
-        "Snapshot 'p': 1 change (1 step before, 1 now)\n"
-        "  ~ input of 'p' changed (index 0)\n"
+        "Snapshot 'p': 1 change(s)\n"
+        "  ~ input changed for 'p'\n"
         "        line 1\n"
         "      - line 2\n"
         "      + line two\n"
@@ -164,8 +201,10 @@ def test_string_values_diff_line_by_line() -> None:
     )
 
 
-def test_values_that_print_alike_but_differ_in_type_show_as_json() -> None:
-    diff = compare_snapshots(snap(("a", "1")), snap(("a", 1)))
+def test_values_that_print_alike_are_equal_as_text_but_not_as_json() -> None:
+    assert not compare_snapshots(snap(("a", "1")), snap(("a", 1))).has_changes
+    as_json = SnapshotOptions(value_format="json")
+    diff = compare_snapshots(snap(("a", "1")), snap(("a", 1)), as_json)
     assert diff.changes[0].diff == '- "1"\n+ 1'
 
 
@@ -173,7 +212,7 @@ def test_outputs_are_compared_only_when_asked() -> None:
     base, now = snap(("a", 1, "yes")), snap(("a", 1, "no"))
     assert not compare_snapshots(base, now).has_changes
     diff = compare_snapshots(base, now, SnapshotOptions(compare_outputs=True))
-    assert kinds(diff) == [("output_changed", "a", 0, 0)]
+    assert kinds(diff) == [("OutputChanged", "a", 0, 0)]
     assert diff.changes[0].diff == "- yes\n+ no"
 
 
@@ -181,16 +220,17 @@ def test_inputs_can_be_left_out() -> None:
     options = SnapshotOptions(compare_inputs=False)
     assert not compare_snapshots(snap(("a", 1)), snap(("a", 2)), options).has_changes
     assert kinds(compare_snapshots(snap("a"), snap("b"), options)) == [
-        ("removed", "a", 0, None),
-        ("added", "b", None, 0),
+        ("Added", "b", None, 0),
+        ("Removed", "a", 0, None),
     ]
 
 
-def test_ignore_steps_leaves_them_out_but_keeps_indices() -> None:
+def test_ignore_steps_leaves_them_out_and_numbers_the_rest() -> None:
     base = snap("a", ("noise", 1), "b")
     now = snap(("noise", 2), "a", "noise", "b", "c")
     diff = compare_snapshots(base, now, SnapshotOptions(ignore_steps=["noise"]))
-    assert kinds(diff) == [("added", "c", None, 4)]
+    assert kinds(diff) == [("Added", "c", None, 2)]
+    assert [s.name for s in diff.actual_steps] == ["a", "b", "c"]
 
 
 def test_ignore_fields_by_name_at_any_depth_and_by_path() -> None:
@@ -198,7 +238,7 @@ def test_ignore_fields_by_name_at_any_depth_and_by_path() -> None:
     now = snap(("a", {"q": "x", "ts": 5, "meta": {"ts": 3, "id": 8}}))
     assert (
         kinds(compare_snapshots(base, now, SnapshotOptions(ignore_fields=["ts"])))[0][0]
-        == "input_changed"
+        == "InputChanged"
     )
     assert not compare_snapshots(
         base, now, SnapshotOptions(ignore_fields=["ts", "meta.id"])
@@ -222,10 +262,18 @@ def test_normalize_rewrites_values_before_comparing() -> None:
 def test_summary_counts_and_cuts_long_diffs() -> None:
     base = snap(("a", list(range(20))), "b")
     diff = compare_snapshots(base, snap(("a", list(range(100, 120))), "b", "c"))
-    text = diff.summary("long", max_diff_lines=3)
-    assert text.splitlines()[0] == "Snapshot 'long': 2 changes (2 steps before, 3 now)"
-    assert "      ... " in text and text.endswith("  + added 'c' at index 2")
-    assert len(diff.changes[0].diff or "") > len(text.splitlines()[2])
+    detail = (diff.changes[0].diff or "").split("\n")
+    assert len(detail) == 13 and detail[-1] == "  … 28 more line(s)"  # Veval's cut
+    text = diff.summary("long")
+    assert text.splitlines()[0] == "Snapshot 'long': 2 change(s)"
+    assert "        … 28 more line(s)" in text and text.endswith("  + added 'c' at position 2")
+    shorter = diff.summary("long", max_diff_lines=3)
+    assert shorter.splitlines()[2:6] == [
+        "      - - 0",
+        "      - - 1",
+        "      - - 2",
+        "        … 10 more line(s)",
+    ]
 
 
 def test_veval_index_names_are_aliases() -> None:
@@ -241,7 +289,7 @@ def test_a_long_trace_with_one_change_aligns_quickly() -> None:
     steps = [(f"step{i % 7}", i) for i in range(3000)]
     steps[1500] = ("step1500", "new")
     diff = compare_snapshots(base, snap(*steps))
-    assert sorted(c.kind for c in diff.changes) == ["added", "removed"]
+    assert sorted(c.kind for c in diff.changes) == ["Added", "Removed"]
 
 
 # -- building and JSON -----------------------------------------------------------------------
@@ -309,6 +357,8 @@ def test_options_with_normalize_refuse_json() -> None:
         "compare_outputs": False,
         "ignore_steps": ["a", "b"],
         "ignore_fields": [],
+        "value_format": "text",
+        "alignment": "names",
     }
 
 
@@ -365,7 +415,7 @@ def test_sync_twins(store: Store) -> None:
     got = get_snapshot(store, "s")
     assert got is not None and got.step_names == ["a", "b"]
     assert load_snapshot(store, "tr_none") is None
-    assert kinds(compare_snapshot(store, "s", snap("a"))) == [("removed", "b", 1, None)]
+    assert kinds(compare_snapshot(store, "s", snap("a"))) == [("Removed", "b", 1, None)]
 
 
 def test_sql_store_persists_snapshots_across_opens(tmp_path: Path) -> None:
@@ -412,17 +462,17 @@ def _results(check: Check, outputs: Any = _agent) -> list[CheckResult]:
 def test_matches_snapshot_passes_in_a_scenario() -> None:
     [result] = _results(TraceAssert.matches_snapshot(BASELINE))
     assert result.status == CheckStatus.PASS
-    assert result.message == "MatchesSnapshot: Snapshot 'refund': no changes (2 steps)."
+    assert result.message == "MatchesSnapshot: Snapshot 'refund': no changes."
 
 
 def test_matches_snapshot_fails_on_drift_with_the_summary() -> None:
     [result] = _results(TraceAssert.matches_snapshot(BASELINE), outputs=_drifted)
     assert result.status == CheckStatus.FAIL
     assert result.message == (
-        "MatchesSnapshot: Snapshot 'refund': 1 change (2 steps before, 1 now)\n"
-        "  - removed 'classify' (was index 0)"
+        "MatchesSnapshot: Snapshot 'refund': 1 change(s)\n"
+        "  - removed 'classify' (was at position 0)"
     )
-    assert result.details["changes"][0]["kind"] == "removed"
+    assert result.details["changes"][0]["kind"] == "Removed"
 
 
 def test_matches_snapshot_by_name_uses_the_given_store() -> None:
@@ -433,12 +483,59 @@ def test_matches_snapshot_by_name_uses_the_given_store() -> None:
     assert (ok.status, bad.status) == (CheckStatus.PASS, CheckStatus.FAIL)
 
 
-def test_matches_snapshot_missing_name_is_an_error_with_the_fix() -> None:
+def test_matches_snapshot_missing_name_fails_with_veval_message_then_the_fix() -> None:
     [result] = _results(TraceAssert.matches_snapshot("nothing", store=MemoryStore()))
-    assert result.status == CheckStatus.ERROR
+    assert result.status == CheckStatus.FAIL
     assert result.message is not None
-    assert result.message.startswith("MatchesSnapshot: no snapshot named 'nothing' in the store")
-    assert "save_snapshot(store, 'nothing', trace_id_or_ctx)" in result.message
+    assert result.message.startswith(
+        "MatchesSnapshot: no snapshot named 'nothing'. Save one with save_snapshot_async first."
+    )
+    assert "client.save_snapshot_async('nothing', trace_id_or_ctx)" in result.message
+
+
+class _Snapshots:
+    """A snapshot source of the user's own: only Veval's ``get_snapshot_async(name)``."""
+
+    def __init__(self, saved: dict[str, Any], error: Exception | None = None) -> None:
+        self.saved, self.error, self.asked = saved, error, list[str]()
+
+    async def get_snapshot_async(self, name: str) -> Any:
+        self.asked.append(name)
+        if self.error is not None:
+            raise self.error
+        return self.saved.get(name)
+
+
+def test_matches_snapshot_takes_any_object_with_get_snapshot_async() -> None:
+    source = _Snapshots({"refund": BASELINE})
+    [ok] = _results(TraceAssert.matches_snapshot(source, "refund"))
+    [bad] = _results(TraceAssert.matches_snapshot(source, "refund"), outputs=_drifted)
+    assert (ok.status, bad.status, source.asked) == (
+        CheckStatus.PASS,
+        CheckStatus.FAIL,
+        ["refund", "refund"],
+    )
+    as_json = _Snapshots({"refund": BASELINE.model_dump(mode="json")})
+    [from_dict] = _results(TraceAssert.matches_snapshot(as_json, "refund"))
+    assert from_dict.status == CheckStatus.PASS
+    [missing] = _results(TraceAssert.matches_snapshot(source, "other"))
+    assert missing.status == CheckStatus.FAIL
+    assert missing.message is not None
+    assert missing.message.startswith("MatchesSnapshot: no snapshot named 'other'.")
+
+
+def test_matches_snapshot_source_that_raises_fails_with_its_text() -> None:
+    source = _Snapshots({}, RuntimeError("service down"))
+    [result] = _results(TraceAssert.matches_snapshot(source, "refund"))
+    assert result.status == CheckStatus.FAIL
+    assert result.message == "MatchesSnapshot: could not load snapshot 'refund' — service down"
+    assert result.details["error_type"] == "RuntimeError"
+    odd = _Snapshots({"refund": ["not", "a", "snapshot"]})
+    [wrong] = _results(TraceAssert.matches_snapshot(odd, "refund"))
+    assert wrong.message == (
+        "MatchesSnapshot: could not load snapshot 'refund' — the source answered list, "
+        "not a SnapshotData"
+    )
 
 
 @pytest.fixture
@@ -466,7 +563,7 @@ def test_matches_snapshot_veval_form_takes_a_client(default_client: Client) -> N
     [result] = _results(TraceAssert.matches_snapshot(other, "refund"))
     assert result.status == CheckStatus.PASS
     [result] = _results(TraceAssert.matches_snapshot(other, snapshot_name="missing"))
-    assert result.status == CheckStatus.ERROR
+    assert result.status == CheckStatus.FAIL
 
 
 def test_matches_snapshot_on_a_recorded_trace() -> None:
@@ -478,8 +575,7 @@ def test_matches_snapshot_on_a_recorded_trace() -> None:
     failed = check_on(check, changed.to_trace())
     assert failed.status == CheckStatus.FAIL
     assert failed.message == (
-        "MatchesSnapshot: Snapshot 'rec': 1 change (3 steps before, 2 now)\n"
-        "  - removed 'search' (was index 2)"
+        "MatchesSnapshot: Snapshot 'rec': 1 change(s)\n  - removed 'search' (was at position 2)"
     )
 
 
@@ -497,7 +593,7 @@ def test_matches_snapshot_interaction_narrowing_and_range() -> None:
 
 
 def test_matches_snapshot_misuse_raises_at_construction() -> None:
-    with pytest.raises(UserError, match="a SnapshotData, a snapshot name, or a client"):
+    with pytest.raises(UserError, match="a SnapshotData, a snapshot name, or a source"):
         TraceAssert.matches_snapshot(42)
     with pytest.raises(UserError, match="give the snapshot once"):
         TraceAssert.matches_snapshot("a", snapshot_name="b")
@@ -518,6 +614,8 @@ def test_matches_snapshot_json_round_trip_and_normalize_refusal() -> None:
             "compare_outputs": False,
             "ignore_steps": [],
             "ignore_fields": [],
+            "value_format": "text",
+            "alignment": "names",
         },
     }
     with_fn = TraceAssert.matches_snapshot("refund", SnapshotOptions(normalize=lambda n, v: v))

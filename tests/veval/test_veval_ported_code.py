@@ -172,7 +172,7 @@ def test_veval_types_build_positionally() -> None:
     assert (step.kind, step.type, step.output) == ("llm", "llm", "refund")
     change = SnapshotChange("InputChanged", "classify", 2, 0, 0, "a", "b", "- a\n+ b")
     assert (change.kind, change.detail, change.label) == (
-        "input_changed",
+        "InputChanged",
         "- a\n+ b",
         "'classify' (call #2)",
     )
@@ -198,7 +198,7 @@ def test_snapshot_data_reads_veval_fields_and_names_only_baselines() -> None:
         "snap_1",
         "tr_1",
         2,
-        1,
+        0,  # Veval's: the stored count, 0 when the JSON gives none
     )
     assert data.has_step_content and data.step_order == ["classify"]
     legacy = SnapshotData(name="legacy", step_order=["classify", "answer"], step_count=2)
@@ -207,7 +207,13 @@ def test_snapshot_data_reads_veval_fields_and_names_only_baselines() -> None:
     now = SnapshotData(steps=[SnapshotStep("classify", input="changed"), SnapshotStep("answer")])
     diff = compare_snapshots(legacy, now)
     assert not diff.has_changes and not diff.compared_content  # names only: sequence only
-    assert "step names only" in compare_snapshots(legacy, SnapshotData()).summary()
+    assert (
+        compare_snapshots(legacy, SnapshotData())
+        .summary()
+        .endswith(
+            "  (legacy snapshot: step inputs were not recorded, so only the sequence was compared)"
+        )
+    )
 
 
 def test_snapshot_diff_has_veval_fields_and_summary_keyword() -> None:
@@ -222,7 +228,7 @@ def test_snapshot_diff_has_veval_fields_and_summary_keyword() -> None:
         [],
     )
     assert diff.alignment == diff.rows and diff.compared_content
-    changed = next(c for c in diff.changes if c.kind == "input_changed")
+    changed = next(c for c in diff.changes if c.kind == "InputChanged")
     assert (changed.expected, changed.actual, changed.occurrence) == ("1", "2", 1)
     assert diff.summary(snapshot_name="base").startswith("Snapshot 'base': ")
     assert diff.summary(name="base") == diff.summary("base")

@@ -1,15 +1,19 @@
 """Aligning two step sequences, and the value rendering snapshot diffs are made of.
 
-The aligner sees each step as a name plus a *content key*: the canonical JSON of what the
-options compare (input, output, both or neither), after ``ignore_fields`` and
-``normalize``. Alignment is a longest common subsequence over names in which, among
-alignments with the most matched names, the one with the most identical contents wins:
-with a repeated step (two ``search`` calls, one gone), the call whose input still matches
-stays matched and the other is reported removed, rather than whichever came first.
+Two aligners. :func:`align_names` is Veval's (the default): a longest common subsequence
+over step names alone, walked from the start; where two alignments are equally long, the
+current run's step is taken as added first. :func:`pair_by_name` then pairs each added
+step with the first unpaired removed one of the same name: a move, whatever its content.
 
-Steps left over on both sides with the same name and content are then paired as moves.
-A common prefix and suffix are matched before the quadratic pass, so the usual case (a
-long trace with one local change) costs little.
+:func:`align` (``SnapshotOptions(alignment="content")``, scenarist's own) sees each step
+as a name plus a *content key*: what the options compare (input, output, both or
+neither), after ``ignore_fields`` and ``normalize``. Alignment is a longest common
+subsequence over names in which, among alignments with the most matched names, the one
+with the most identical contents wins: with a repeated step (two ``search`` calls, one
+gone), the call whose input still matches stays matched and the other is reported
+removed, rather than whichever came first. Steps left over on both sides with the same
+name and content are then paired as moves. A common prefix and suffix are matched before
+the quadratic pass, so the usual case (a long trace with one local change) costs little.
 """
 
 from __future__ import annotations
@@ -22,7 +26,17 @@ from typing import Any, Literal
 
 from scenarist._jsonable import to_json_value
 
-__all__ = ["Item", "Op", "align", "canonical", "line_diff", "prepare", "strip_fields"]
+__all__ = [
+    "Item",
+    "Op",
+    "align",
+    "align_names",
+    "canonical",
+    "line_diff",
+    "pair_by_name",
+    "prepare",
+    "strip_fields",
+]
 
 OpKind = Literal["match", "removed", "added", "moved"]
 
@@ -100,6 +114,52 @@ def _align_middle(a: Sequence[Item], b: Sequence[Item]) -> list[Op]:
     ops += [Op("removed", item, None) for item in a[i:]]
     ops += [Op("added", None, item) for item in b[j:]]
     return ops
+
+
+def align_names(baseline: Sequence[Item], current: Sequence[Item]) -> list[Op]:
+    """Veval's alignment: matches, additions and removals, on names alone (see above)."""
+    n, m = len(baseline), len(current)
+    head = 0
+    while head < min(n, m) and baseline[head].name == current[head].name:
+        head += 1
+    a, b = baseline[head:], current[head:]
+    rows, cols = len(a), len(b)
+    longest = [[0] * (cols + 1) for _ in range(rows + 1)]  # longest[i][j]: for a[i:], b[j:]
+    for i in range(rows - 1, -1, -1):
+        row, below = longest[i], longest[i + 1]
+        for j in range(cols - 1, -1, -1):
+            if a[i].name == b[j].name:
+                row[j] = below[j + 1] + 1
+            else:
+                row[j] = max(below[j], row[j + 1])
+    ops = [Op("match", baseline[k], current[k]) for k in range(head)]
+    i = j = 0
+    while i < rows and j < cols:
+        if a[i].name == b[j].name:
+            ops.append(Op("match", a[i], b[j]))
+            i, j = i + 1, j + 1
+        elif longest[i][j + 1] >= longest[i + 1][j]:  # on a tie, the addition shows first
+            ops.append(Op("added", None, b[j]))
+            j += 1
+        else:
+            ops.append(Op("removed", a[i], None))
+            i += 1
+    ops += [Op("added", None, item) for item in b[j:]]
+    ops += [Op("removed", item, None) for item in a[i:]]
+    return ops
+
+
+def pair_by_name(ops: Sequence[Op]) -> dict[int, int]:
+    """Moves: each added row's position mapped to the removed row it pairs with."""
+    removed: dict[str, list[int]] = {}
+    for k, op in enumerate(ops):
+        if op.kind == "removed":
+            removed.setdefault(op.name, []).append(k)
+    moves: dict[int, int] = {}
+    for k, op in enumerate(ops):
+        if op.kind == "added" and removed.get(op.name):
+            moves[k] = removed[op.name].pop(0)
+    return moves
 
 
 def _pair_moves(ops: list[Op]) -> list[Op]:

@@ -7,6 +7,7 @@ and ``TraceAssert.matches_snapshot`` call it. The alignment itself lives in
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -25,7 +26,17 @@ from pydantic import (
 from scenarist.checks.fn import omits_callables
 from scenarist.errors import SerializationError
 from scenarist.model._positional import Positional
-from scenarist.replay._align import Item, Op, align, canonical, line_diff, prepare
+from scenarist.replay._align import (
+    Item,
+    Op,
+    align,
+    align_names,
+    canonical,
+    line_diff,
+    pair_by_name,
+    prepare,
+)
+from scenarist.replay._text_form import cap_lines, text_diff, text_form
 
 __all__ = [
     "SnapshotAlignmentRow",
@@ -62,20 +73,20 @@ class SnapshotStep(Positional):
         return self.kind
 
 
-ChangeKind = Literal["added", "removed", "moved", "input_changed", "output_changed"]
+ChangeKind = Literal["Added", "Removed", "Moved", "InputChanged", "OutputChanged"]
 RowStatus = Literal["same", "changed", "added", "removed", "moved"]
 
 Normalizer = Callable[[str, Any], Any]
 """``normalize(step_name, value) -> value``: rewrite a value before it is compared."""
 
 
-# Veval's spellings of a change's kind, accepted on input.
-_VEVAL_CHANGE_KINDS = {
-    "Added": "added",
-    "Removed": "removed",
-    "Moved": "moved",
-    "InputChanged": "input_changed",
-    "OutputChanged": "output_changed",
+# The kinds scenarist wrote before it used Veval's: read (from stored data) as Veval's.
+_OLD_CHANGE_KINDS = {
+    "added": "Added",
+    "removed": "Removed",
+    "moved": "Moved",
+    "input_changed": "InputChanged",
+    "output_changed": "OutputChanged",
 }
 
 
@@ -84,11 +95,23 @@ class SnapshotOptions(Positional):
 
     ``compare_inputs`` / ``compare_outputs`` choose the step values compared (outputs are
     off by default: they are what LLMs vary most). ``ignore_steps`` leaves steps with those
-    names out entirely. ``ignore_fields`` drops keys from compared values: a plain name at
-    any depth, a dotted path (``"request.id"``) from the value's root. ``normalize(step_name,
-    value)`` rewrites each compared value (after ``ignore_fields``), for ids or dates that
-    change on every run; being a Python function it cannot be written to JSON, so a check
-    that uses it cannot be saved in a suite file (dumping raises ``SerializationError``).
+    names out entirely (the others are numbered as if they were not there, as in Veval).
+    ``ignore_fields`` drops keys from compared values: a plain name at any depth, a dotted
+    path (``"request.id"``) from the value's root. ``normalize(step_name, value)`` rewrites
+    each compared value (after ``ignore_fields``), for ids or dates that change on every
+    run; being a Python function it cannot be written to JSON, so a check that uses it
+    cannot be saved in a suite file (dumping raises ``SerializationError``).
+
+    Two options keep scenarist's own ways, beyond Veval's (see ``docs/design/snapshots.md``):
+
+    - ``value_format``: ``"text"`` (Veval's, the default) shows and compares each value as
+      readable text (``key: value`` lines), so the string ``"1"`` equals the number ``1``;
+      ``"json"`` compares canonical JSON, types kept apart, and shows that JSON.
+    - ``alignment``: ``"names"`` (Veval's, the default) aligns on step names alone and
+      reports a step found elsewhere as ``Moved`` whatever its content; ``"content"``
+      prefers, among equally long alignments, the one that matches identical values (with
+      a repeated step, the call whose input changed is the one reported), and moves only a
+      step whose compared values are unchanged (a single ``moved`` row).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True)
@@ -98,6 +121,8 @@ class SnapshotOptions(Positional):
         "ignore_steps",
         "ignore_fields",
         "normalize",
+        "value_format",
+        "alignment",
     )
 
     compare_inputs: bool = True
@@ -108,6 +133,8 @@ class SnapshotOptions(Positional):
         Normalizer | None,
         WithJsonSchema({"description": "A Python callable; it cannot be written to JSON."}),
     ] = Field(default=None, exclude=True)
+    value_format: Literal["text", "json"] = "text"
+    alignment: Literal["names", "content"] = "names"
 
     @field_validator("ignore_steps", "ignore_fields", mode="before")
     @classmethod
@@ -155,15 +182,16 @@ class SnapshotOptions(Positional):
 
 
 class SnapshotChange(Positional):
-    """One difference: a step ``added``, ``removed`` or ``moved``, or its
-    ``input_changed`` / ``output_changed`` (with ``diff``, a compact line diff).
+    """One difference, of Veval's kinds: a step ``"Added"``, ``"Removed"`` or ``"Moved"``,
+    or its ``"InputChanged"`` / ``"OutputChanged"`` (with ``detail``, a compact line diff).
 
-    Indices are positions in the baseline's and the current run's step lists (pre-order,
-    from 0); ``None`` on the side where the step is absent. ``occurrence`` says which call
-    of that step name it is (from 1); ``expected`` / ``actual`` are the compared values as
-    canonical JSON text, for input and output changes. Veval's names are accepted and
-    readable: ``expected_index`` / ``actual_index`` (the indices), ``detail`` (the diff),
-    and its kinds spelled ``"Added"``, ``"InputChanged"``...
+    Indices (``expected_index`` / ``actual_index``, also readable as ``baseline_index`` /
+    ``current_index``) are positions in the baseline's and the current run's step lists
+    (pre-order, from 0, ignored steps left out); ``None`` on the side where the step is
+    absent. ``occurrence`` says which call of that step name it is (from 1); ``expected`` /
+    ``actual`` are the compared values as text, for input and output changes. The kinds
+    scenarist wrote before (``"added"``, ``"input_changed"``...) are read as Veval's, so
+    stored changes still load.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
@@ -193,8 +221,8 @@ class SnapshotChange(Positional):
 
     @field_validator("kind", mode="before")
     @classmethod
-    def _veval_kind(cls, value: Any) -> Any:
-        return _VEVAL_CHANGE_KINDS.get(value, value) if isinstance(value, str) else value
+    def _old_kind(cls, value: Any) -> Any:
+        return _OLD_CHANGE_KINDS.get(value, value) if isinstance(value, str) else value
 
     @property
     def expected_index(self) -> int | None:
@@ -216,17 +244,16 @@ class SnapshotChange(Positional):
         return f"{quoted} (call #{self.occurrence})" if self.occurrence > 1 else quoted
 
     def describe(self) -> str:
-        """The change on one line (without its diff)."""
-        name, before, after = self.step_name, self.baseline_index, self.current_index
-        if self.kind == "added":
-            return f"+ added '{name}' at index {after}"
-        if self.kind == "removed":
-            return f"- removed '{name}' (was index {before})"
-        if self.kind == "moved":
-            return f"~ moved '{name}' from index {before} to {after}"
-        where = f"index {after}" if before == after else f"index {after}, was {before}"
-        field = "input" if self.kind == "input_changed" else "output"
-        return f"~ {field} of '{name}' changed ({where})"
+        """The change on one line, in Veval's words (without its diff)."""
+        label, before, after = self.label, self.baseline_index, self.current_index
+        if self.kind == "Added":
+            return f"+ added {label} at position {after}"
+        if self.kind == "Removed":
+            return f"- removed {label} (was at position {before})"
+        if self.kind == "Moved":
+            return f"~ moved {label} from position {before} to {after}"
+        field = "input" if self.kind == "InputChanged" else "output"
+        return f"~ {field} changed for {label}"
 
 
 class SnapshotAlignmentRow(Positional):
@@ -336,35 +363,30 @@ class SnapshotDiff(Positional):
         self,
         snapshot_name: str | None = None,
         *,
-        max_diff_lines: int = 8,
+        max_diff_lines: int | None = None,
         name: str | None = None,
     ) -> str:
-        """A readable account: a headline, then one line per change and its diff lines.
+        """A readable account, in Veval's words: a headline, one line per change and its
+        diff lines, and a note when the baseline was a legacy (names-only) snapshot.
 
-        ``snapshot_name`` (or the older ``name=``) titles it. Each diff is cut after
-        ``max_diff_lines`` lines (the full one is on the change).
+        ``snapshot_name`` (or the older ``name=``) titles it. Each diff already stops after
+        12 lines (Veval's cut); ``max_diff_lines`` cuts it shorter.
         """
         name = snapshot_name if snapshot_name is not None else name
         title = f"Snapshot '{name}'" if name else "Snapshot"
         if not self.changes:
-            return f"{title}: no changes ({_count(self.baseline_steps, 'step')})"
-        lines = [
-            f"{title}: {_count(len(self.changes), 'change')} "
-            f"({_count(self.baseline_steps, 'step')} before, {self.current_steps} now)"
-        ]
+            return f"{title}: no changes."
+        lines = [f"{title}: {len(self.changes)} change(s)"]
         for change in self.changes:
             lines.append(f"  {change.describe()}")
-            diff = change.diff.splitlines() if change.diff else []
-            lines += [f"      {line}" for line in diff[:max_diff_lines]]
-            if len(diff) > max_diff_lines:
-                lines.append(f"      ... {_count(len(diff) - max_diff_lines, 'more line')}")
+            diff = change.diff.split("\n") if change.diff else []
+            lines += [f"      {line}" for line in cap_lines(diff, max_diff_lines)]
         if not self.compared_content:
-            lines.append("  (the snapshot has step names only: only the sequence was compared)")
+            lines.append(
+                "  (legacy snapshot: step inputs were not recorded, so only the sequence "
+                "was compared)"
+            )
         return "\n".join(lines)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def diff_steps(
@@ -374,26 +396,36 @@ def diff_steps(
     *,
     compared_content: bool = True,
 ) -> SnapshotDiff:
-    """Align ``current`` against ``baseline`` and list the changes (see ``_align``)."""
-    values: dict[tuple[int, int], tuple[Any, Any]] = {}  # (side, index) -> (input, output)
+    """Align ``current`` against ``baseline`` and list the changes.
 
-    def items(side: int, steps: Sequence[SnapshotStep]) -> list[Item]:
-        out = []
-        for index, step in enumerate(steps):
-            if step.name in options.ignore_steps:
-                continue
-            pair = (
-                _value(options, options.compare_inputs, step.name, step.input),
-                _value(options, options.compare_outputs, step.name, step.output),
-            )
-            values[side, index] = pair
-            out.append(Item(index, step.name, canonical(pair)))
-        return out
+    Steps named in ``options.ignore_steps`` are left out first; indices count the rest.
+    """
+    kept = (
+        [step for step in baseline if step.name not in options.ignore_steps],
+        [step for step in current if step.name not in options.ignore_steps],
+    )
+    shown = (
+        [_compared(options, step) for step in kept[0]],
+        [_compared(options, step) for step in kept[1]],
+    )
 
-    occurrences = (_occurrences(baseline), _occurrences(current))
+    def items(side: int) -> list[Item]:
+        return [
+            Item(index, step.name, json.dumps(shown[side][index]))
+            for index, step in enumerate(kept[side])
+        ]
+
+    occurrences = (_occurrences(kept[0]), _occurrences(kept[1]))
+    if options.alignment == "content":
+        ops = align(items(0), items(1))
+        moves: dict[int, int] = {}
+    else:
+        ops = align_names(items(0), items(1))
+        moves = pair_by_name(ops)
+    paired = set(moves.values())
     changes: list[SnapshotChange] = []
     rows: list[SnapshotAlignmentRow] = []
-    for op in align(items(0, baseline), items(1, current)):
+    for position, op in enumerate(ops):
         where = {
             "step_name": op.name,
             "baseline_index": None if op.baseline is None else op.baseline.index,
@@ -402,37 +434,24 @@ def diff_steps(
         }
         row = {k: v for k, v in where.items() if k != "occurrence"}
         if op.kind != "match":
-            changes.append(SnapshotChange(kind=op.kind, **where))
             rows.append(SnapshotAlignmentRow(status=op.kind, **row))
+            if position in moves:  # an addition paired with a removal: one move
+                removed = ops[moves[position]].baseline
+                assert removed is not None
+                changes.append(
+                    SnapshotChange(kind="Moved", **{**where, "baseline_index": removed.index})
+                )
+            elif position not in paired:
+                changes.append(SnapshotChange(kind=_KINDS[op.kind], **where))
             continue
         # a match has both sides
         assert op.baseline is not None
         assert op.current is not None
-        old, new = values[0, op.baseline.index], values[1, op.current.index]
-        changed = {
-            "input_changed": canonical(old[0]) != canonical(new[0]),
-            "output_changed": canonical(old[1]) != canonical(new[1]),
-        }
-        if changed["input_changed"]:
-            changes.append(
-                SnapshotChange(
-                    kind="input_changed",
-                    diff=line_diff(old[0], new[0]),
-                    expected=canonical(old[0]),
-                    actual=canonical(new[0]),
-                    **where,
-                )
-            )
-        if changed["output_changed"]:
-            changes.append(
-                SnapshotChange(
-                    kind="output_changed",
-                    diff=line_diff(old[1], new[1]),
-                    expected=canonical(old[1]),
-                    actual=canonical(new[1]),
-                    **where,
-                )
-            )
+        old, new = shown[0][op.baseline.index], shown[1][op.current.index]
+        changed = {"input_changed": old[0] != new[0], "output_changed": old[1] != new[1]}
+        for side, kind in _CONTENT_KINDS:
+            if old[side] != new[side]:
+                changes.append(_content_change(options, kind, old[side], new[side], where))
         status: RowStatus = "changed" if any(changed.values()) else "same"
         rows.append(SnapshotAlignmentRow(status=status, **row, **changed))
 
@@ -442,14 +461,37 @@ def diff_steps(
     return SnapshotDiff(
         changes=changes,
         rows=rows,
-        expected_steps=list(baseline),
-        actual_steps=list(current),
+        expected_steps=kept[0],
+        actual_steps=kept[1],
         compared_content=compared_content,
-        added_steps=named("added"),
-        removed_steps=named("removed"),
-        order_changes=named("moved"),
-        baseline_steps=len(baseline),
-        current_steps=len(current),
+        added_steps=named("Added"),
+        removed_steps=named("Removed"),
+        order_changes=named("Moved"),
+        baseline_steps=len(kept[0]),
+        current_steps=len(kept[1]),
+    )
+
+
+_KINDS: dict[str, ChangeKind] = {"added": "Added", "removed": "Removed", "moved": "Moved"}
+_CONTENT_KINDS: tuple[tuple[int, ChangeKind], ...] = ((0, "InputChanged"), (1, "OutputChanged"))
+
+
+def _content_change(
+    options: SnapshotOptions,
+    kind: ChangeKind,
+    before: Any,
+    after: Any,
+    where: dict[str, Any],
+) -> SnapshotChange:
+    """An ``InputChanged`` / ``OutputChanged`` change, its values and diff shown as the
+    options say (``before`` / ``after`` are compared forms, see :func:`_compared`)."""
+    if options.value_format == "json":
+        old, new = json.loads(before), json.loads(after)
+        return SnapshotChange(
+            kind=kind, diff=line_diff(old, new), expected=before, actual=after, **where
+        )
+    return SnapshotChange(
+        kind=kind, diff=text_diff(before, after), expected=before, actual=after, **where
     )
 
 
@@ -470,10 +512,14 @@ def _occurrences(steps: Sequence[SnapshotStep]) -> list[int]:
     return out
 
 
-_UNCOMPARED = None
+def _compared(options: SnapshotOptions, step: SnapshotStep) -> tuple[str | None, str | None]:
+    """A step's input and output as compared (``None`` when not compared): text, or
+    canonical JSON with ``value_format="json"``."""
+    form = canonical if options.value_format == "json" else text_form
 
+    def value(compared: bool, raw: Any) -> str | None:
+        if not compared:
+            return None
+        return form(prepare(step.name, raw, options.ignore_fields, options.normalize))
 
-def _value(options: SnapshotOptions, compared: bool, step_name: str, value: Any) -> Any:
-    if not compared:
-        return _UNCOMPARED
-    return prepare(step_name, value, options.ignore_fields, options.normalize)
+    return value(options.compare_inputs, step.input), value(options.compare_outputs, step.output)

@@ -67,10 +67,13 @@ class SnapshotData(Positional):
     ``trace_id`` is the run it was taken from (Veval calls it ``source_trace_id``, which
     is accepted on input and readable). ``schema_version`` is the format of this
     document. Veval's other fields: ``id`` and ``version`` (as a server numbered the
-    baseline; ``None`` for one built here). ``names_only`` (given as Veval's ``step_order``)
-    holds the step names of a names-only baseline (Veval's legacy snapshots: no inputs or
-    outputs, compared on the sequence alone). ``step_order``, ``step_names`` and
-    ``step_count`` read the steps' names and count; the last two are ignored on input.
+    baseline; ``None`` for one built here), and ``step_count``, a stored number as in
+    Veval: set to the number of steps when a snapshot is taken from a run, 0 when not
+    given. ``names_only`` (given as Veval's ``step_order``) holds the step names of a
+    names-only baseline (Veval's legacy snapshots: no inputs or outputs, compared on the
+    sequence alone). ``step_order`` and ``step_names`` read the steps' names; the latter is
+    ignored on input. A document of schema version 1 (when scenarist derived the count and
+    did not store it) is read with the count of its steps.
     """
 
     model_config = ConfigDict(defer_build=True, populate_by_name=True)
@@ -86,7 +89,7 @@ class SnapshotData(Positional):
         "step_count",
     )
 
-    schema_version: int = 1
+    schema_version: int = 2
     id: str | None = Field(default=None, exclude_if=_empty)
     name: str | None = None
     trace_id: str | None = Field(
@@ -100,6 +103,7 @@ class SnapshotData(Positional):
         validation_alias=AliasChoices("names_only", "step_order"),
         exclude_if=_empty,
     )
+    step_count: int = 0
 
     @model_validator(mode="before")
     @classmethod
@@ -107,7 +111,13 @@ class SnapshotData(Positional):
         if not isinstance(data, dict):
             return data
         given_names = data.get("step_names") or []
-        data = {k: v for k, v in data.items() if k not in ("step_count", "step_names")}
+        data = {k: v for k, v in data.items() if k != "step_names"}
+        if data.get("schema_version") == 1 and data.get("step_count") is None:
+            named = data.get("steps") or data.get("names_only") or data.get("step_order")
+            data["step_count"] = len(named) if isinstance(named, list) else 0
+            data["schema_version"] = 2
+        if data.get("step_count") is None:
+            data.pop("step_count", None)
         if data.get("created_at") is None:
             data.pop("created_at", None)
         if not data.get("steps") and not data.get("step_order") and not data.get("names_only"):
@@ -144,10 +154,6 @@ class SnapshotData(Positional):
     def step_order(self) -> list[str]:
         """Veval's name for the step names in order."""
         return self.step_names
-
-    @property
-    def step_count(self) -> int:
-        return len(self.ordered_steps())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SnapshotData:
@@ -189,7 +195,7 @@ class SnapshotData(Positional):
 
         for root in roots:
             visit(root, 0, None)
-        return cls(name=name, trace_id=trace_id, steps=steps)
+        return cls(name=name, trace_id=trace_id, steps=steps, step_count=len(steps))
 
     @classmethod
     def from_record(cls, record: TraceRecord, *, name: str | None = None) -> SnapshotData:
@@ -259,8 +265,8 @@ def compare_snapshots(
     >>> base = SnapshotData(steps=[SnapshotStep(name="plan"), SnapshotStep(name="answer")])
     >>> now = SnapshotData(steps=[SnapshotStep(name="answer")])
     >>> print(compare_snapshots(base, now).summary("demo"))
-    Snapshot 'demo': 1 change (2 steps before, 1 now)
-      - removed 'plan' (was index 0)
+    Snapshot 'demo': 1 change(s)
+      - removed 'plan' (was at position 0)
     """
     if not isinstance(snapshot, SnapshotData):
         raise UserError(
@@ -269,7 +275,7 @@ def compare_snapshots(
         )
     after = SnapshotData.from_source(current)
     options = options or SnapshotOptions()
-    with_content = snapshot.has_step_content or not snapshot.names_only
+    with_content = snapshot.has_step_content  # else a legacy (names-only) baseline
     if not with_content:  # a names-only baseline: only the sequence can be compared
         options = options.model_copy(update={"compare_inputs": False, "compare_outputs": False})
     return diff_steps(

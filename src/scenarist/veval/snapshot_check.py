@@ -2,14 +2,16 @@
 
 Built by ``TraceAssert.matches_snapshot``. The baseline is either held inline (a
 :class:`~scenarist.replay.SnapshotData`, written to JSON with the check, so a suite file
-carries its own baseline) or named, and then looked up when the check runs: in the store
-given to the factory, else in the default client's store (``scenarist.get_client()``).
-A bound store is not part of the check's JSON; a check read back from JSON looks the name
-up in the default client's store.
+carries its own baseline) or named, and then looked up when the check runs: through the
+source given to the factory (any object with Veval's ``get_snapshot_async(name)``: a
+client, the test double, one of your own), or in the store given, else in the default
+client's store (``scenarist.get_client()``). A bound source or store is not part of the
+check's JSON; a check read back from JSON looks the name up in the default client's store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import Field, PrivateAttr, StrictInt, model_validator
@@ -19,8 +21,8 @@ from scenarist.checks.base import Check
 from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Trace
-from scenarist.replay.snapshot_diff import SnapshotOptions, diff_steps
-from scenarist.replay.snapshots import SnapshotData, missing_snapshot_message
+from scenarist.replay.snapshot_diff import SnapshotOptions
+from scenarist.replay.snapshots import SnapshotData, compare_snapshots
 
 if TYPE_CHECKING:
     from scenarist.store.base import Store
@@ -29,21 +31,26 @@ __all__ = ["MatchesSnapshot"]
 
 PREFIX = "MatchesSnapshot"
 
+SnapshotLookup = Callable[[str], Awaitable[Any]]
+"""``lookup(name)``: the snapshot saved as ``name`` (or ``None``), read when the check runs."""
+
 
 @Check.register("trace_matches_snapshot")
 class MatchesSnapshot(Check):
     """The spans (every interaction's, or ``interaction``'s) match a snapshot's steps.
 
     Exactly one of ``snapshot`` (inline) and ``snapshot_name`` (looked up at run time).
-    Drift is a FAIL whose message is the diff's summary; a name with no saved snapshot,
-    or a store that cannot be read, is an ERROR.
+    Drift is a FAIL whose message is the diff's summary. A name with no saved snapshot,
+    or a source that raises, FAILs too, as in Veval (a missing baseline never passes
+    silently), with Veval's messages: ``no snapshot named '<name>'. ...`` and ``could not
+    load snapshot '<name>' — <the error's text>`` (the error's type is in ``details``).
     """
 
     snapshot: SnapshotData | None = optional()
     snapshot_name: str | None = optional()
     options: SnapshotOptions = Field(default_factory=SnapshotOptions)
     interaction: StrictInt | None = optional()
-    _store: Store | None = PrivateAttr(default=None)
+    _lookup: SnapshotLookup | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _one_baseline(self) -> Self:
@@ -59,7 +66,13 @@ class MatchesSnapshot(Check):
 
     def bind_store(self, store: Store | None) -> Self:
         """Look ``snapshot_name`` up in ``store`` instead of the default client's."""
-        self._store = store
+        self._lookup = None if store is None else store.get_snapshot
+        return self
+
+    def bind_source(self, source: Any) -> Self:
+        """Look ``snapshot_name`` up with ``source.get_snapshot_async(name)`` (Veval's
+        interface: a client, the test double, or any object that has that method)."""
+        self._lookup = source.get_snapshot_async
         return self
 
     # A ``normalize`` function cannot be written to JSON: say so with our own exception,
@@ -94,21 +107,32 @@ class MatchesSnapshot(Check):
         if self.snapshot is not None:
             return self.snapshot
         name = self.snapshot_name or ""
-        store = self._store
+        details = {"snapshot": name}
         try:
-            if store is None:
+            lookup = self._lookup
+            if lookup is None:
                 from scenarist.veval.default_client import get_client
 
-                store = get_client().store
-            found = await store.get_snapshot(name)
-        except Exception as exc:  # a store that cannot be read is no verdict on the trace
-            return CheckResult.error(
-                f"{PREFIX}: could not read snapshot '{name}': {type(exc).__name__}: {exc}",
-                details={"snapshot": name},
+                lookup = get_client().store.get_snapshot
+            found = await lookup(name)
+        except Exception as exc:  # a baseline that cannot be read fails, as in Veval
+            return CheckResult.failure(
+                f"{PREFIX}: could not load snapshot '{name}' — {exc}",
+                details={**details, "error_type": type(exc).__name__},
             )
         if found is None:
-            return CheckResult.error(
-                f"{PREFIX}: {missing_snapshot_message(name)}", details={"snapshot": name}
+            return CheckResult.failure(
+                f"{PREFIX}: no snapshot named '{name}'. Save one with save_snapshot_async "
+                f"first. From a good run: client.save_snapshot_async({name!r}, trace_id_or_ctx).",
+                details=details,
+            )
+        if isinstance(found, dict):  # a source that answers the snapshot's JSON
+            return SnapshotData.model_validate(found)
+        if not isinstance(found, SnapshotData):
+            return CheckResult.failure(
+                f"{PREFIX}: could not load snapshot '{name}' — the source answered "
+                f"{type(found).__name__}, not a SnapshotData",
+                details=details,
             )
         return found
 
@@ -124,7 +148,7 @@ class MatchesSnapshot(Check):
         if isinstance(baseline, CheckResult):
             return baseline
         current = SnapshotData.from_trace(trace, interaction=index)
-        diff = diff_steps(baseline.steps, current.steps, self.options)
+        diff = compare_snapshots(baseline, current, self.options)
         label = self.baseline_label
         details: dict[str, Any] = {
             "snapshot": label,
@@ -136,4 +160,4 @@ class MatchesSnapshot(Check):
             details["interaction"] = index
         if diff.has_changes:
             return CheckResult.failure(f"{PREFIX}: {diff.summary(label)}", details=details)
-        return CheckResult.success(f"{PREFIX}: {diff.summary(label)}.", details=details)
+        return CheckResult.success(f"{PREFIX}: {diff.summary(label)}", details=details)

@@ -271,9 +271,10 @@ class TraceAssert:
         """The step sequence matches a snapshot (a ``SnapshotData``, or a saved one's name).
 
         A name is looked up when the check runs, in ``store`` if given, else in the
-        default client's store. Veval's form, a client then the name
+        default client's store. Veval's form, a source then the name
         (``matches_snapshot(client, "baseline")`` or ``snapshot_name="baseline"``), looks
-        it up in that client's store. The second positional may also be the options
+        it up with ``source.get_snapshot_async(name)``: a client, the test double, or any
+        object of yours with that method. The second positional may also be the options
         (``matches_snapshot(snapshot, SnapshotOptions(...))``, the older form).
         """
         from scenarist.replay import SnapshotData
@@ -294,20 +295,21 @@ class TraceAssert:
                 "give the snapshot once: matches_snapshot(snapshot_or_name, options); "
                 "snapshot_name= is for Veval's form matches_snapshot(client, snapshot_name=...)"
             )
+        source: Any = None
         if not isinstance(snapshot_or_name, SnapshotData | str):
-            client_store = getattr(snapshot_or_name, "store", None)
-            if client_store is None:
+            source = snapshot_or_name
+            if not callable(getattr(source, "get_snapshot_async", None)):
                 raise UserError(
-                    "matches_snapshot expects a SnapshotData, a snapshot name, or a client "
-                    f"followed by the name, got {type(snapshot_or_name).__name__}: "
-                    f"{snapshot_or_name!r}"
+                    "matches_snapshot expects a SnapshotData, a snapshot name, or a source "
+                    "(an object with get_snapshot_async(name), such as a client) followed "
+                    f"by the name, got {type(source).__name__}: {source!r}"
                 )
             if snapshot_name is None:
                 raise UserError(
-                    "matches_snapshot(client, ...) needs the snapshot's name: "
+                    "matches_snapshot(source, ...) needs the snapshot's name: "
                     "matches_snapshot(client, 'name') or snapshot_name='name'"
                 )
-            snapshot_or_name, store = snapshot_name, store or client_store
+            snapshot_or_name = snapshot_name
         if isinstance(snapshot_or_name, SnapshotData):
             inline, by_name = snapshot_or_name, None
         else:
@@ -320,6 +322,8 @@ class TraceAssert:
             name=name,
             description=description,
         )
+        if source is not None and store is None:
+            return check.bind_source(source)
         return check.bind_store(store)
 
     @staticmethod

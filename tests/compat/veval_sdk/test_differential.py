@@ -37,19 +37,6 @@ FAKE_LLM = Path(scenarist.testing.fake_providers.__file__)
 KNOWN = {
     ("replay_items", "scenario.items.unknown trace.failures"): "the missing-trace failure names "
     "where it looked (the store) and the fix, instead of Veval's plan-retention hint",
-    ("snapshots", "drifted.expected"): "a change's expected/actual values are canonical JSON "
-    "text (Veval renders dicts as its own `key: value` lines)",
-    ("snapshots", "drifted.actual"): "as drifted.expected",
-    ("snapshots", "through_client.expected"): "as drifted.expected",
-    ("snapshots", "through_client.actual"): "as drifted.expected",
-    ("snapshots", "outputs_too.expected"): "as drifted.expected",
-    ("snapshots", "outputs_too.actual"): "as drifted.expected",
-    ("snapshots", "outputs_too.alignment"): "with ignore_steps, indices stay positions in the "
-    "run's full step list (Veval renumbers the steps left after ignoring some)",
-    ("snapshots", "outputs_too.actual_steps"): "actual_steps is the whole run (Veval drops "
-    "the ignored steps)",
-    ("snapshots", "from_dict.4"): "step_count is derived from the steps (Veval returns the "
-    "stored count, 0 when the JSON has none)",
     ("sdk_in_steps", "scenario.items.0"): "an llm step with no cost_usd makes max_cost ERROR "
     "(unknown is not zero; Veval counts it as 0)",
     ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",

@@ -122,8 +122,7 @@ class MatchesSnapshot(Check):
             )
         if found is None:
             return CheckResult.failure(
-                f"{PREFIX}: no snapshot named '{name}'. Save one with save_snapshot_async "
-                f"first. From a good run: client.save_snapshot_async({name!r}, trace_id_or_ctx).",
+                f"{PREFIX}: no snapshot named '{name}'. Save one with save_snapshot_async first.",
                 details=details,
             )
         if isinstance(found, dict):  # a source that answers the snapshot's JSON

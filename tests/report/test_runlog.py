@@ -182,6 +182,29 @@ def test_runlog_migrates_format_v0(tmp_path: Path) -> None:
     assert log.scenarios[0].result.scenario_name == "s"
 
 
+def test_runlog_migrates_snapshot_change_kinds_of_format_v2(tmp_path: Path) -> None:
+    """Snapshot checks stored before the change kinds became Veval's read as Veval's."""
+    changes = [{"kind": "input_changed", "step_name": "a"}, {"kind": "added", "step_name": "b"}]
+    snapshot_check = {
+        "status": "fail",
+        "kind": "trace_matches_snapshot",
+        "details": {"snapshot": "base", "changes": changes},
+    }
+    other = {"status": "fail", "kind": "equals", "details": {"changes": [{"kind": "added"}]}}
+    header = {"record_type": "header", "format_version": 2, "run_id": "r2"}
+    scenario = {
+        "record_type": "scenario",
+        "index": 0,
+        "result": {"scenario_name": "s", "steps": [{"results": [snapshot_check, other]}]},
+    }
+    path = tmp_path / "v2.jsonl"
+    path.write_text(json.dumps(header) + "\n" + json.dumps(scenario) + "\n", encoding="utf-8")
+    log = read_jsonl(path)
+    snapshot_result, other_result = log.scenarios[0].result.steps[0].results
+    assert [c["kind"] for c in snapshot_result.details["changes"]] == ["InputChanged", "Added"]
+    assert other_result.details["changes"] == [{"kind": "added"}]  # not a snapshot check's
+
+
 def test_runlog_rejects_newer_and_empty_files(tmp_path: Path) -> None:
     newer = tmp_path / "newer.jsonl"
     newer.write_text(json.dumps({"record_type": "header", "format_version": 99}) + "\n")

@@ -68,7 +68,7 @@ __all__ = [
     "write_jsonl",
 ]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "runlog.schema.json"
 _PACKAGES = ("scenarist", "pydantic", "rich", "anyio")
 
@@ -545,10 +545,58 @@ def _v1_to_v2(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**header, "format_version": 2}, *upgraded]
 
 
+def _v2_to_v3(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v2: a snapshot check's changes (``details.changes``) had snake_case kinds
+    (``"added"``, ``"input_changed"``...); v3 has Veval's (``"Added"``, ``"InputChanged"``)."""
+    header, *rest = records
+    upgraded = [_veval_change_kinds(r) if r.get("record_type") == "scenario" else r for r in rest]
+    return [{**header, "format_version": 3}, *upgraded]
+
+
+_CHANGE_KINDS = {
+    "added": "Added",
+    "removed": "Removed",
+    "moved": "Moved",
+    "input_changed": "InputChanged",
+    "output_changed": "OutputChanged",
+}
+
+
+def _veval_change_kinds(record: dict[str, Any]) -> dict[str, Any]:
+    result = record.get("result")
+    steps = result.get("steps") if isinstance(result, dict) else None
+    if not isinstance(result, dict) or not isinstance(steps, list):
+        return record
+    upgraded_steps = []
+    for step in steps:
+        checks = step.get("results") if isinstance(step, dict) else None
+        if isinstance(checks, list):
+            step = {**step, "results": [_check_change_kinds(c) for c in checks]}
+        upgraded_steps.append(step)
+    return {**record, "result": {**result, "steps": upgraded_steps}}
+
+
+def _check_change_kinds(check: Any) -> Any:
+    if not isinstance(check, dict) or check.get("kind") != "trace_matches_snapshot":
+        return check
+    details = check.get("details")
+    changes = details.get("changes") if isinstance(details, dict) else None
+    if not isinstance(details, dict) or not isinstance(changes, list):
+        return check
+    renamed = [
+        {**c, "kind": _CHANGE_KINDS.get(c["kind"], c["kind"])}
+        if isinstance(c, dict) and isinstance(c.get("kind"), str)
+        else c
+        for c in changes
+    ]
+    return {**check, "details": {**details, "changes": renamed}}
+
+
 #: ``MIGRATIONS[v]`` turns the raw JSON lines of format ``v`` into format ``v + 1``.
 MIGRATIONS: dict[int, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
     0: _v0_to_v1,
     1: _v1_to_v2,
+    2: _v2_to_v3,
 }
 
 

@@ -61,6 +61,8 @@ async def run_and_keep(agent, question):
 def describe(diff):
     return {
         "has_changes": diff.has_changes,
+        "kinds": [c.kind for c in diff.changes],
+        "summary": diff.summary("support"),
         "changes": [(c.step_name, c.expected_index, c.actual_index) for c in diff.changes],
         "added": diff.added_steps,
         "removed": diff.removed_steps,
@@ -105,6 +107,7 @@ async def main():
         result["assertion_drifted"] = [
             (r.passed, [f.split(":")[0] for f in r.failures]) for r in run.results
         ]
+        result["assertion_drifted_text"] = [r.failures for r in run.results]
     return result
 
 

@@ -53,6 +53,9 @@ async def run_and_keep(agent, question):
 def describe(diff):
     return {
         "has_changes": diff.has_changes,
+        "kinds": [c.kind for c in diff.changes],
+        "summary": diff.summary(),
+        "named_summary": diff.summary("support-baseline"),
         "changes": [
             (c.step_name, c.expected_index, c.actual_index, c.occurrence, c.label)
             for c in diff.changes
@@ -130,6 +133,7 @@ async def main():
     result["as_assertion"] = {
         "passed": run.passed,
         "failure_prefixes": [f.split(":")[0] for r in run.results for f in r.failures],
+        "failures": [r.failures for r in run.results],
     }
     run = await sdk.run_scenario_async(
         "support",
@@ -138,6 +142,13 @@ async def main():
         items=[ScenarioItem(name="same", input="Where is my refund?")],
     )
     result["inline_assertion_passed"] = run.passed
+    run = await sdk.run_scenario_async(
+        "support",
+        make_agent("v2", True),
+        [TraceAssert.matches_snapshot(legacy)],
+        items=[ScenarioItem(name="legacy", input="Where is my refund?")],
+    )
+    result["legacy_assertion"] = [(r.passed, r.failures) for r in run.results]
     return result
 
 

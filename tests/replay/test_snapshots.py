@@ -276,6 +276,55 @@ def test_summary_counts_and_cuts_long_diffs() -> None:
     ]
 
 
+def test_values_show_as_veval_text() -> None:
+    value = {
+        "z": None,
+        "a": True,
+        "nested": {"k": {}, "list": [1, "x", {"b": [2.0]}]},
+        "empty": [],
+        "note": "two\nlines",
+        "blank": "",
+    }
+    diff = compare_snapshots(snap(("s", "before")), snap(("s", value)))
+    assert diff.changes[0].actual == (
+        "a: true\n"
+        "blank: \n"
+        "empty: []\n"
+        "nested:\n"
+        "  k: {}\n"
+        "  list:\n"
+        "    - 1\n"
+        "    - x\n"
+        "    -\n"
+        "      b:\n"
+        "        - 2.0\n"
+        "note: |\n"
+        "  two\n"
+        "  lines\n"
+        "z: null"
+    )
+    assert diff.changes[0].expected == "before"  # a top-level string as it is
+
+
+def test_a_stored_snapshot_of_schema_version_1_reads_with_its_step_count() -> None:
+    old = {"schema_version": 1, "name": "s", "steps": [{"name": "a"}, {"name": "b"}]}
+    data = SnapshotData.model_validate(old)
+    assert (data.step_count, data.schema_version) == (2, 2)
+    assert SnapshotData.from_dict({"steps": [{"name": "a"}]}).step_count == 0  # Veval's JSON
+    assert SnapshotData.from_spans([span("a"), span("b")]).step_count == 2
+
+
+def test_stored_changes_with_the_old_kinds_still_load() -> None:
+    old = {
+        "changes": [
+            {"kind": "input_changed", "step_name": "a"},
+            {"kind": "moved", "step_name": "b"},
+        ]
+    }
+    diff = SnapshotDiff.model_validate(old)
+    assert [c.kind for c in diff.changes] == ["InputChanged", "Moved"]
+
+
 def test_veval_index_names_are_aliases() -> None:
     change = compare_snapshots(snap("a", "b"), snap("b", "a")).changes[0]
     assert (change.expected_index, change.actual_index) == (

@@ -101,10 +101,6 @@ PENDING = {
     "Veval's string (it compares and searches as its message, but is no str); making it a "
     "str subclass changes the core trace model and its serialised forms",
     ("step_shapes", "error_as_text.json"): "as error_as_text.is_str: json.dumps refuses it",
-    ("provider_errors", "items.timeout"): "a tracked step cancelled by the agent's own "
-    "timeout is closed as an error ('cancelled'), so no_errors fails the item; Veval leaves "
-    "the step 'running' and passes it. The spec does not name Veval's as a bug: a gap",
-    ("provider_errors", "counts"): "as items.timeout",
 }
 
 

@@ -67,6 +67,68 @@ async def test_with_replay_serves_recorded_traces_by_id() -> None:
     assert isinstance(await client.get_trace_async("tr_copy"), TraceRecord)
 
 
+async def _two_steps(ctx: RunContext) -> Any:
+    intent = await ctx.track_step_async("classify", ctx.input, lambda: "live intent")
+    return await ctx.track_step_async("answer", intent, lambda: "live answer")
+
+
+_RECORDED = {
+    "trace_id": "tr_served",
+    "input": "Where is my refund?",
+    "status": "success",
+    "steps": [
+        {"step_id": "a", "name": "classify", "input": "Where is my refund?", "output": "refund"},
+        {"step_id": "b", "name": "answer", "input": "refund", "output": "on its way"},
+    ],
+}
+
+
+async def test_with_replay_serves_a_changed_input_and_notes_the_divergence() -> None:
+    """Veval's documented use: the double built with a recording, the service called with an
+    input of the test's own."""
+    client = TestClient().with_replay(_RECORDED)
+    seen: list[RunContext] = []
+
+    async def agent(ctx: RunContext) -> Any:
+        seen.append(ctx)
+        return await _two_steps(ctx)
+
+    assert await client.run_async("support", agent, input="test input") == "on its way"
+    fidelity = seen[0].replay_fidelity
+    assert [(b.step_name, b.kind) for b in fidelity.bindings] == [
+        ("classify", "diverged"),
+        ("answer", "matched"),
+    ]
+    assert (client.last_status, fidelity.is_faithful) == ("success", False)
+
+
+async def test_with_replay_on_divergence_fail_keeps_the_scenario_policy() -> None:
+    from scenarist.errors import ReplayDivergenceError
+
+    client = TestClient().with_replay(_RECORDED, on_divergence="fail")
+    with pytest.raises(ReplayDivergenceError, match="Replay diverged at step 'classify'"):
+        await client.run_async("support", _two_steps, input="test input")
+    assert client.last_status == "error"
+    # a trace-backed scenario item fails on divergence by default, as the spec says
+    changed = TestClient().with_replay(_RECORDED | {"input": "test input"})
+    result = await changed.run_scenario_async(
+        "support", _two_steps, items=[ScenarioItem(trace_id="tr_served")]
+    )
+    assert result.results[0].failures[0].startswith("Replay threw exception: Replay diverged")
+
+
+async def test_replay_async_stores_no_trace_but_scenario_items_do() -> None:
+    client = TestClient().with_replay(_RECORDED)
+    replay = await client.replay_async("tr_served", _two_steps)
+    assert replay.passed and replay.replayed_record is not None
+    assert await client.get_trace_async(replay.replayed_record.trace_id) is None
+    assert list(client.store.traces) == ["tr_served"]  # type: ignore[attr-defined]
+    result = await client.run_scenario_async(
+        "support", _two_steps, items=[ScenarioItem(trace_id="tr_served")]
+    )
+    assert await client.get_trace_async(result.results[0].trace_id or "") is not None
+
+
 async def test_with_snapshot_makes_snapshots_available() -> None:
     client = TestClient()
 

@@ -155,9 +155,12 @@ class RunContext:
 
         record = trace if isinstance(trace, TraceRecord) else TraceRecord.from_dict(trace)
         if not record.steps:
-            raise ValueError(
-                f"trace {record.trace_id!r} has no steps to serve: record it with tracked "
-                "steps (track_step / step) before replaying it"
+            from scenarist.errors import EmptyRecordingError
+
+            raise EmptyRecordingError(
+                f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls. "
+                "Ensure the trace was recorded with steps before using it for replay "
+                "(tracked with track_step / step)."
             )
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")

@@ -161,10 +161,43 @@ async def test_judge_mocks_are_consumed_in_order_per_criteria() -> None:
     )
     assert [r.passed for r in result.results] == [True, False, False]
     assert result.results[1].failures == ["Judge: is polite (score 0.20) — curt"]
-    third = result.results[2].failures[0]
-    assert third.startswith(
-        "[ERROR] Judge: evaluation failed — no judge mock left for criteria 'is polite'"
+    # Veval's text, no [ERROR] prefix: it already says the judge could not judge
+    assert result.results[2].failures == [
+        "Judge: evaluation failed — Replay mode: no judge mock for criteria 'is polite'. Call "
+        "with_judge_mock(...) before running a scenario/replay that uses TraceAssert.judge — "
+        "this would have made a real, billed LLM call."
+    ]
+    judgments = [r.context.judgments for r in result.results]
+    assert judgments[1] == [
+        {"criteria": "is polite", "score": 0.2, "passed": False, "reasoning": "curt"}
+    ]
+    assert judgments[2] == []  # no verdict, no judgment (as in Veval)
+
+
+async def test_a_mocked_verdict_decides_whatever_the_threshold_and_keeps_empty_reasoning() -> None:
+    client = TestClient().with_judge_mock("accurate", passed=False, score=0.9)
+    result = await client.run_scenario_async(
+        "judged",
+        _polite_agent,
+        [TraceAssert.judge(client, "accurate", threshold=0.5)],
+        items=[ScenarioItem(input="a")],
     )
+    assert result.results[0].failures == ["Judge: accurate (score 0.90) — "]
+
+
+async def test_a_judge_given_the_test_client_answers_from_its_mocks_anywhere() -> None:
+    """Outside the client's scenarios too (the check run on its own): never a real call."""
+    from scenarist.engine.runner import run_check
+
+    client = TestClient().with_judge_mock("concise", passed=False, score=0.4, reasoning="Rambles.")
+    ctx = RunContext(input="q")
+    ctx.output = "a long answer"
+    trace = ctx.to_record().to_trace()
+    verdict = await run_check(TraceAssert.judge(client, "concise"), trace, return_exception=True)
+    assert verdict.message == "Judge: concise (score 0.40) — Rambles."
+    missing = await run_check(TraceAssert.judge(client, "concise"), trace, return_exception=True)
+    assert missing.status == "error"
+    assert "no judge mock for criteria 'concise'" in (missing.message or "")
 
 
 async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
@@ -177,6 +210,8 @@ async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
     assert verdict == {
         "passed": True,
         "score": 1.0,
-        "reasoning": "Judge: answers the question (score 1.00) — yes",
+        "reasoning": "yes",
         "status": "pass",
     }
+    with pytest.raises(RuntimeError, match="no judge mock for criteria 'answers the question'"):
+        await client.judge_async("answers the question", ctx)

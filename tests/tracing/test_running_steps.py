@@ -115,3 +115,24 @@ async def test_every_reader_accepts_a_running_step(tmp_path: Path) -> None:
     replayed = await TestClient().replay_async(record, agent)
     assert replayed.passed, replayed.failures
     assert [s.status for s in replayed.replayed_context.steps] == ["success", "success"]
+
+
+def test_a_run_log_carries_a_running_span(tmp_path: Path) -> None:
+    """A giskard-style target whose traced code leaves a span open (as a cancelled
+    ``track_step`` does): the run log writes and reads it back as ``running``."""
+    from scenarist import Scenario, Suite
+    from scenarist.formats.runlog import read_jsonl, run_log_from_suite_result, write_jsonl
+    from scenarist.tracing.recorder import current_recorder
+
+    def target(question: str) -> str:
+        recorder = current_recorder()
+        assert recorder is not None
+        recorder.open("ask", "llm", question)  # never closed
+        return "sorry, too slow"
+
+    result = Suite(name="support", scenarios=[Scenario("slow").interact("q", target)]).run_sync()
+    path = tmp_path / "run.jsonl"
+    write_jsonl(run_log_from_suite_result(result), path)
+    (scenario,) = read_jsonl(path).scenarios
+    spans = scenario.result.final_trace.interactions[0].spans
+    assert [(s.name, s.status, s.ended_at) for s in spans] == [("ask", "running", None)]

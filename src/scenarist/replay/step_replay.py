@@ -12,8 +12,11 @@ recorded step:
    :class:`ReplayDivergenceError` with a line diff (Veval silently serves the wrong
    output), ``"serve"`` serves the same-name recording at the same ordinal position,
    ``"live"`` runs the step;
-4. no candidate at all raises :class:`ReplayNoMockError`: a replay never falls back to a
-   live call (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``).
+4. no candidate at all raises :class:`ReplayNoMockError` (Veval's text) and records neither
+   a step nor a binding, since the call never ran: a replay never falls back to a live call
+   (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``, which
+   runs it bound to nothing; with ``live_model_steps`` an extra call of a step recorded as
+   ``llm`` runs live).
 
 A served step returns the recorded output without running the step's code, keeps the
 recorded model, tokens, cost and duration as ``recorded_*`` metadata (so budgets still

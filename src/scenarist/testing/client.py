@@ -14,16 +14,18 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from scenarist._sync import run_sync
 from scenarist.errors import LiveCallBlockedError
 from scenarist.model.record import TraceRecord
-from scenarist.replay.step_replay import Divergence
 from scenarist.store.memory import MemoryStore
 from scenarist.tracing.context import RunContext
 from scenarist.veval.client import Client
 from scenarist.veval.execution import Agent
+
+if TYPE_CHECKING:
+    from scenarist.replay.step_replay import Divergence
 
 __all__ = ["LiveCallBlockedError", "TestClient"]
 

@@ -159,8 +159,8 @@ class RunContext:
 
             raise EmptyRecordingError(
                 f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls. "
-                "Ensure the trace was recorded with steps before using it for replay "
-                "(tracked with track_step / step)."
+                "Ensure the trace was recorded with steps before using it for replay. "
+                "(Steps are what track_step / step record.)"
             )
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")

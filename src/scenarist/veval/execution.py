@@ -76,11 +76,9 @@ async def execute_traced(
         from scenarist.otel.live_export import export_record
 
         export_record(record)
-    if not save:
-        pass
-    elif writes is None:
+    if save and writes is None:
         await store.save_trace(record)
-    else:
+    elif save and writes is not None:
         writes.start(record.trace_id, store.save_trace(record))
     return record, error
 

@@ -23,6 +23,7 @@
         ├── ReplayDivergenceError  a step's input differs from every recorded one
         ├── ReplayNoMockError      no recorded step of that name is left to serve
         ├── ReplayMissError        an LLM call has no recorded response left in its cassette
+        ├── EmptyRecordingError    a recording with no steps to serve (a ``UserError`` too)
         └── LiveCallBlockedError   ``TestClient`` refused a live LLM call
 
 Defined elsewhere, never seen by users (each is caught where it is raised):
@@ -53,6 +54,7 @@ from typing import Any
 __all__ = [
     "AbortedCallError",
     "CassetteError",
+    "EmptyRecordingError",
     "InputGenerationException",
     "InteractionGenerationError",
     "JudgeInputError",
@@ -216,6 +218,10 @@ class ReplayNoMockError(ReplayError):
 
 class ReplayMissError(ReplayError):
     """An LLM call in strict replay has no recorded response left (no network call made)."""
+
+
+class EmptyRecordingError(ReplayError, UserError):
+    """A recording with no steps to serve: a ``RuntimeError`` (Veval's) and a ``ValueError``."""
 
 
 class LiveCallBlockedError(ReplayError):

@@ -67,6 +67,68 @@ async def test_with_replay_serves_recorded_traces_by_id() -> None:
     assert isinstance(await client.get_trace_async("tr_copy"), TraceRecord)
 
 
+async def _two_steps(ctx: RunContext) -> Any:
+    intent = await ctx.track_step_async("classify", ctx.input, lambda: "live intent")
+    return await ctx.track_step_async("answer", intent, lambda: "live answer")
+
+
+_RECORDED = {
+    "trace_id": "tr_served",
+    "input": "Where is my refund?",
+    "status": "success",
+    "steps": [
+        {"step_id": "a", "name": "classify", "input": "Where is my refund?", "output": "refund"},
+        {"step_id": "b", "name": "answer", "input": "refund", "output": "on its way"},
+    ],
+}
+
+
+async def test_with_replay_serves_a_changed_input_and_notes_the_divergence() -> None:
+    """Veval's documented use: the double built with a recording, the service called with an
+    input of the test's own."""
+    client = TestClient().with_replay(_RECORDED)
+    seen: list[RunContext] = []
+
+    async def agent(ctx: RunContext) -> Any:
+        seen.append(ctx)
+        return await _two_steps(ctx)
+
+    assert await client.run_async("support", agent, input="test input") == "on its way"
+    fidelity = seen[0].replay_fidelity
+    assert [(b.step_name, b.kind) for b in fidelity.bindings] == [
+        ("classify", "diverged"),
+        ("answer", "matched"),
+    ]
+    assert (client.last_status, fidelity.is_faithful) == ("success", False)
+
+
+async def test_with_replay_on_divergence_fail_keeps_the_scenario_policy() -> None:
+    from scenarist.errors import ReplayDivergenceError
+
+    client = TestClient().with_replay(_RECORDED, on_divergence="fail")
+    with pytest.raises(ReplayDivergenceError, match="Replay diverged at step 'classify'"):
+        await client.run_async("support", _two_steps, input="test input")
+    assert client.last_status == "error"
+    # a trace-backed scenario item fails on divergence by default, as the spec says
+    changed = TestClient().with_replay(_RECORDED | {"input": "test input"})
+    result = await changed.run_scenario_async(
+        "support", _two_steps, items=[ScenarioItem(trace_id="tr_served")]
+    )
+    assert result.results[0].failures[0].startswith("Replay threw exception: Replay diverged")
+
+
+async def test_replay_async_stores_no_trace_but_scenario_items_do() -> None:
+    client = TestClient().with_replay(_RECORDED)
+    replay = await client.replay_async("tr_served", _two_steps)
+    assert replay.passed and replay.replayed_record is not None
+    assert await client.get_trace_async(replay.replayed_record.trace_id) is None
+    assert list(client.store.traces) == ["tr_served"]  # type: ignore[attr-defined]
+    result = await client.run_scenario_async(
+        "support", _two_steps, items=[ScenarioItem(trace_id="tr_served")]
+    )
+    assert await client.get_trace_async(result.results[0].trace_id or "") is not None
+
+
 async def test_with_snapshot_makes_snapshots_available() -> None:
     client = TestClient()
 
@@ -99,10 +161,43 @@ async def test_judge_mocks_are_consumed_in_order_per_criteria() -> None:
     )
     assert [r.passed for r in result.results] == [True, False, False]
     assert result.results[1].failures == ["Judge: is polite (score 0.20) — curt"]
-    third = result.results[2].failures[0]
-    assert third.startswith(
-        "[ERROR] Judge: evaluation failed — no judge mock left for criteria 'is polite'"
+    # Veval's text, no [ERROR] prefix: it already says the judge could not judge
+    assert result.results[2].failures == [
+        "Judge: evaluation failed — Replay mode: no judge mock for criteria 'is polite'. Call "
+        "with_judge_mock(...) before running a scenario/replay that uses TraceAssert.judge — "
+        "this would have made a real, billed LLM call."
+    ]
+    judgments = [r.context.judgments for r in result.results]
+    assert judgments[1] == [
+        {"criteria": "is polite", "score": 0.2, "passed": False, "reasoning": "curt"}
+    ]
+    assert judgments[2] == []  # no verdict, no judgment (as in Veval)
+
+
+async def test_a_mocked_verdict_decides_whatever_the_threshold_and_keeps_empty_reasoning() -> None:
+    client = TestClient().with_judge_mock("accurate", passed=False, score=0.9)
+    result = await client.run_scenario_async(
+        "judged",
+        _polite_agent,
+        [TraceAssert.judge(client, "accurate", threshold=0.5)],
+        items=[ScenarioItem(input="a")],
     )
+    assert result.results[0].failures == ["Judge: accurate (score 0.90) — "]
+
+
+async def test_a_judge_given_the_test_client_answers_from_its_mocks_anywhere() -> None:
+    """Outside the client's scenarios too (the check run on its own): never a real call."""
+    from scenarist.engine.runner import run_check
+
+    client = TestClient().with_judge_mock("concise", passed=False, score=0.4, reasoning="Rambles.")
+    ctx = RunContext(input="q")
+    ctx.output = "a long answer"
+    trace = ctx.to_record().to_trace()
+    verdict = await run_check(TraceAssert.judge(client, "concise"), trace, return_exception=True)
+    assert verdict.message == "Judge: concise (score 0.40) — Rambles."
+    missing = await run_check(TraceAssert.judge(client, "concise"), trace, return_exception=True)
+    assert missing.status == "error"
+    assert "no judge mock for criteria 'concise'" in (missing.message or "")
 
 
 async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
@@ -115,6 +210,8 @@ async def test_client_judge_async_returns_veval_shaped_verdicts() -> None:
     assert verdict == {
         "passed": True,
         "score": 1.0,
-        "reasoning": "Judge: answers the question (score 1.00) — yes",
+        "reasoning": "yes",
         "status": "pass",
     }
+    with pytest.raises(RuntimeError, match="no judge mock for criteria 'answers the question'"):
+        await client.judge_async("answers the question", ctx)

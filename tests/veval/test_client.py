@@ -179,7 +179,7 @@ async def test_trace_backed_item_without_steps_fails_and_never_calls_the_agent(
         .failures[0]
         .startswith("Replay trace 'tr_empty' has no steps. Cannot mock LLM calls")
     )
-    assert result.results[1].failures[0].startswith("Replay trace 'tr_nowhere' was not found")
+    assert result.results[1].failures[0].startswith("trace 'tr_nowhere' not found — ")
     assert not result.passed
 
 

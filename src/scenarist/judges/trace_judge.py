@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from scenarist.checks.base import Check
 from scenarist.judges.base import BaseLLMCheck, JudgeInputError
-from scenarist.judges.mocks import active_judge_mocks
+from scenarist.judges.mocks import JudgeMocks, active_judge_mocks
 from scenarist.judges.verdict import LLMCheckResult
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model.results import CheckResult, Metric
@@ -34,6 +34,15 @@ class TraceJudge(BaseLLMCheck):
     template = "criteria"
     criteria: str = Field(min_length=1)
     reference_output: Any = Field(default=MISSING, exclude_if=is_missing)
+    _mocks: JudgeMocks | None = PrivateAttr(default=None)
+    """The judge mocks of the test client given to ``TraceAssert.judge(client, ...)``, for
+    a judge run outside that client's scenarios (``evaluate_async`` called directly)."""
+
+    def mocked_by(self, client: Any) -> TraceJudge:
+        """Answer from ``client``'s judge mocks when it has any (a ``TestClient``)."""
+        mocks = getattr(client, "judge_mocks", None)
+        self._mocks = mocks if isinstance(mocks, JudgeMocks) else None
+        return self
 
     async def get_inputs(self, trace: Trace[Any, Any]) -> dict[str, Any]:
         last = trace.last
@@ -56,17 +65,23 @@ class TraceJudge(BaseLLMCheck):
         return f"Judge: evaluation failed — {problem}"
 
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
-        """Ask the judge, or take a mocked verdict when a test client provides them."""
-        mocks = active_judge_mocks()
+        """Ask the judge, or take a mocked verdict when a test client provides them (the
+        mocked verdict decides, as in Veval's test SDK; no threshold applies to it)."""
+        mocks = active_judge_mocks() or self._mocks
         if mocks is None:
             return await super().run(trace)
+        details: dict[str, Any] = {"judge": {"name": "mock"}, "criteria": self.criteria}
         try:
             verdict = mocks.take(self.criteria)
         except LookupError as exc:
-            return CheckResult.error(self.error_message(str(exc)))
-        score = verdict.score
-        passed = verdict.passed if self.threshold is None else (score or 0.0) >= self.threshold
-        details = {"judge": {"name": "mock"}, "criteria": self.criteria}
-        metrics = [Metric(name="judge_score", value=score)] if score is not None else []
-        make = CheckResult.success if passed else CheckResult.failure
-        return make(self.verdict_message(verdict, passed), details=details, metrics=metrics)
+            return CheckResult.error(self.error_message(str(exc)), details=details)
+        details["verdict"] = {
+            "passed": verdict.passed,
+            "reason": verdict.reasoning,
+            "score": verdict.score,
+        }
+        details["reason"] = verdict.reasoning
+        metrics = [Metric(name="judge_score", value=verdict.score)]
+        message = f"Judge: {self.criteria} (score {verdict.score:.2f}) — {verdict.reasoning}"
+        make = CheckResult.success if verdict.passed else CheckResult.failure
+        return make(message, details=details, metrics=metrics)

@@ -12,8 +12,11 @@ recorded step:
    :class:`ReplayDivergenceError` with a line diff (Veval silently serves the wrong
    output), ``"serve"`` serves the same-name recording at the same ordinal position,
    ``"live"`` runs the step;
-4. no candidate at all raises :class:`ReplayNoMockError`: a replay never falls back to a
-   live call (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``).
+4. no candidate at all raises :class:`ReplayNoMockError` (Veval's text) and records neither
+   a step nor a binding, since the call never ran: a replay never falls back to a live call
+   (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``, which
+   runs it bound to nothing; with ``live_model_steps`` an extra call of a step recorded as
+   ``llm`` runs live).
 
 A served step returns the recorded output without running the step's code, keeps the
 recorded model, tokens, cost and duration as ``recorded_*`` metadata (so budgets still
@@ -32,12 +35,12 @@ from __future__ import annotations
 import difflib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from scenarist._jsonable import to_json_value
 from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
@@ -58,7 +61,7 @@ __all__ = [
 ]
 
 Divergence = Literal["fail", "serve", "live"]
-Outcome = Literal["matched", "diverged", "live", "missing"]
+Outcome = Literal["matched", "diverged", "live"]
 
 
 def canonical(value: Any) -> str:
@@ -95,68 +98,91 @@ class ReplayOptions(Positional):
     may connect to; every other connection nothing served is refused (a strict replay)."""
 
 
-class ReplayBinding(BaseModel):
-    """How one tracked call was bound to the recording."""
+class ReplayBinding(Positional):
+    """How one tracked call was bound to the recording: Veval's fields, in Veval's order
+    (``kind`` is how it was bound: ``matched``, ``diverged``, ``live``), then ours."""
 
-    step: str
-    kind: str
-    outcome: Outcome
+    __positional__ = ("step_name", "kind", "recorded_index", "recorded_input", "actual_input")
+
+    step_name: str
+    kind: Outcome
     recorded_index: int | None = None
     recorded_input: Any = None
     actual_input: Any = None
+    step_kind: str = "custom"
+    """The kind of the call's span (``custom`` for ``track_step``, ``tool``, ``llm``...)."""
     served: bool = False
+    """Whether the recorded output was returned without running the step's code."""
 
     @property
-    def step_name(self) -> str:
-        """Veval's name for :attr:`step`."""
-        return self.step
+    def step(self) -> str:
+        """The step's name (:attr:`step_name`)."""
+        return self.step_name
+
+    @property
+    def outcome(self) -> Outcome:
+        """How the call was bound (:attr:`kind`)."""
+        return self.kind
 
 
-class UnusedRecording(BaseModel):
-    """A recorded step no call asked for."""
+class UnusedRecording(Positional):
+    """A recorded step no call asked for: Veval's ``(step_name, recorded_index)``, then its
+    kind and input."""
 
-    index: int
-    step: str
-    kind: str
+    __positional__ = ("step_name", "recorded_index")
+
+    step_name: str
+    recorded_index: int
+    kind: str = "custom"
     input: Any = None
 
     @property
-    def step_name(self) -> str:
-        """Veval's name for :attr:`step`."""
-        return self.step
+    def step(self) -> str:
+        """The step's name (:attr:`step_name`)."""
+        return self.step_name
 
     @property
-    def recorded_index(self) -> int:
-        """Veval's name for :attr:`index`."""
-        return self.index
+    def index(self) -> int:
+        """Its position in the recording, from 0 (:attr:`recorded_index`)."""
+        return self.recorded_index
 
 
 class ReplayFidelity(BaseModel):
-    """How closely a replay followed its recording."""
+    """How closely a replay followed its recording.
+
+    Built as Veval builds it, ``ReplayFidelity(recorded)``: the recorded steps, all unused
+    until calls bind them; or with its fields by keyword."""
 
     bindings: list[ReplayBinding] = Field(default_factory=list)
     unused: list[UnusedRecording] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
     """Live connections the network guard refused (each counts in :attr:`live`)."""
 
+    def __init__(self, recorded: Iterable[UnusedRecording] | None = None, **data: Any) -> None:
+        if recorded is not None:
+            if "unused" in data:
+                raise TypeError("ReplayFidelity() got both recorded and unused")
+            data["unused"] = list(recorded)
+        super().__init__(**data)
+
     @property
     def matched(self) -> int:
-        return sum(1 for b in self.bindings if b.outcome == "matched")
+        return sum(1 for b in self.bindings if b.kind == "matched")
 
     @property
     def diverged(self) -> int:
-        return sum(1 for b in self.bindings if b.outcome == "diverged")
+        return sum(1 for b in self.bindings if b.kind == "diverged")
 
     @property
     def live(self) -> int:
         """Steps run live, plus connections the guard refused (they tried to go live)."""
-        return sum(1 for b in self.bindings if b.outcome == "live") + len(self.refused)
+        return sum(1 for b in self.bindings if b.kind == "live") + len(self.refused)
 
     @property
     def is_faithful(self) -> bool:
-        """Every call matched a recording, every recording was used, nothing went out."""
-        matched = all(b.outcome == "matched" for b in self.bindings)
-        return not self.unused and not self.refused and matched
+        """No call diverged, every recording was used (Veval's rule; steps run live do not
+        count against it), and no connection went out."""
+        return self.diverged == 0 and not self.unused and not self.refused
 
 
 class CallSource(Protocol):
@@ -209,14 +235,15 @@ class Replayer:
         ``span`` is the replayed span of the call: when it runs rather than being served,
         LLM calls made inside it are answered from its bound recording's calls."""
         decision = self._bind(name, kind, actual_input, can_skip=can_skip)
-        recorded, binding = decision.recorded, self.fidelity.bindings[-1]
+        recorded = decision.recorded
         if recorded is None:
             return decision
+        binding = self.fidelity.bindings[-1]
         if decision.serve:
             if self.recorded_calls is not None:
                 self.recorded_calls.consume_within(recorded)
         elif span is not None:
-            self._bound[id(span)] = (recorded, binding.outcome)
+            self._bound[id(span)] = (recorded, binding.kind)
         return decision
 
     def _bind(self, name: str, kind: str, actual_input: Any, *, can_skip: bool) -> Decision:
@@ -225,11 +252,14 @@ class Replayer:
             self._calls_by_name[name] = ordinal + 1
             same_name = [i for i, s in enumerate(self._steps) if s.name == name]
             candidates = [i for i in same_name if i not in self._used]
-            if not candidates and self.options.on_missing == "live":
+            recorded_llm = any(self._steps[i].kind == "llm" for i in same_name)
+            if not candidates and self.options.live_model_steps and recorded_llm:
+                # one more call of a model step than recorded: it runs live, as in Veval
                 self._note(name, kind, "live", None, actual_input, served=False)
                 return Decision(serve=False)
-            if not candidates:
-                self._note(name, kind, "missing", None, actual_input, served=False)
+            if not candidates and self.options.on_missing == "live":
+                return Decision(serve=False)  # runs live, bound to nothing (as in Veval)
+            if not candidates:  # no binding: the call never happened (as in Veval)
                 message = self._no_mock_message(name)
                 self.errors.append(message)  # kept even if the agent swallows the error
                 raise ReplayNoMockError(message)
@@ -278,9 +308,9 @@ class Replayer:
     ) -> None:
         self.fidelity.bindings.append(
             ReplayBinding(
-                step=name,
-                kind=kind,
-                outcome=outcome,
+                step_name=name,
+                kind=outcome,
+                step_kind=kind,
                 recorded_index=index,
                 recorded_input=self._steps[index].input if index is not None else None,
                 actual_input=actual,
@@ -294,7 +324,7 @@ class Replayer:
             # A recording a failed call diverged from is reported with that call already.
             accounted = self._used | {b.recorded_index for b in self.fidelity.bindings}
             self.fidelity.unused = [
-                UnusedRecording(index=i, step=s.name, kind=s.kind, input=s.input)
+                UnusedRecording(step_name=s.name, recorded_index=i, kind=s.kind, input=s.input)
                 for i, s in enumerate(self._steps)
                 if i not in accounted and not self._inside_served(i)
             ]
@@ -316,16 +346,36 @@ class Replayer:
         return False
 
     def unused_message(self) -> str:
+        """Veval's failure for recorded steps the replay never called (1-based positions)."""
         unused = self.fidelity.unused
-        names = ", ".join(f"'{u.step}'" for u in unused)
+        names = ", ".join(f"'{u.step}' (recorded step {u.index + 1})" for u in unused)
         return (
             f"Replay never called {len(unused)} recorded step(s) from trace "
-            f"{self.recording.trace_id}: {names}"
+            f"{self.recording.trace_id}: {names}. The agent skipped part of the recorded run, "
+            "so its assertions may be passing on a path the recording does not cover."
+        )
+
+    def no_live_step_message(self) -> str | None:
+        """Veval's failure for a replay with live model steps in which none ran live."""
+        if self.fidelity.live > 0:
+            return None
+        return (
+            f"Live replay of trace {self.recording.trace_id} ran no step live: none of the "
+            "steps it called was recorded as type 'llm', so every output came from the "
+            "recording and a prompt change could not show up. Mark model steps with "
+            'set_meta("type", "llm") and record a new trace, or replay in mocked mode.'
         )
 
     def _no_mock_message(self, name: str) -> str:
+        """Veval's text: the distinct names of the recorded steps left, in recorded order."""
         remaining = [s.name for i, s in enumerate(self._steps) if i not in self._used]
-        available = ", ".join(f"'{n}'" for n in remaining) or "none"
+        available = ", ".join(dict.fromkeys(remaining))
+        if self.options.live_model_steps:
+            return (
+                f"Live replay: step '{name}' has no recording to serve, and only steps "
+                f"recorded as 'llm' run live. Available steps: {available}. Running it could "
+                "have reached a real system."
+            )
         return (
             f"Replay mode: no mock output for step '{name}'. Available steps: {available}. "
             "This would have made a real LLM call."
@@ -402,29 +452,44 @@ def served_subtree(recorded: Span, new_id: Callable[[], str], parent: Span) -> l
     return copies
 
 
-class ReplayResult(BaseModel):
-    """How a replay went: verdict, failures, the replayed run and its fidelity report."""
+class ReplayResult(Positional):
+    """How a replay went: verdict, failures, the replayed run and its fidelity report.
+
+    Veval's fields come first, in Veval's order (``ReplayResult(failures, replayed_context,
+    output, started_at, completed_at, status, error, recording_diff, fidelity)``); ours
+    follow: the recording's ``trace_id`` and the replayed run's ``replayed_record``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    __positional__ = (
+        "failures",
+        "replayed_context",
+        "output",
+        "started_at",
+        "completed_at",
+        "status",
+        "error",
+        "recording_diff",
+        "fidelity",
+    )
 
-    trace_id: str
-    passed: bool
     failures: list[str] = Field(default_factory=list)
+    replayed_context: Any = Field(default=None, exclude=True, repr=False)
+    output: Any = None
+    started_at: datetime | None = None
+    """When the replayed run started, ``None`` if it never ran."""
+    completed_at: datetime | None = None
+    """When the replayed run ended, ``None`` if it never ran."""
     status: str = "success"
     error: str | None = None
-    output: Any = None
-    fidelity: ReplayFidelity = Field(default_factory=ReplayFidelity)
     recording_diff: SnapshotDiff | None = None
     """The replayed steps against the recorded ones, when ``compare_with_recording`` asked."""
-    replayed_context: Any = Field(default=None, exclude=True, repr=False)
+    fidelity: ReplayFidelity = Field(default_factory=ReplayFidelity)
+    trace_id: str = ""
+    """The recording's trace id."""
     replayed_record: TraceRecord | None = Field(default=None, repr=False)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
-    def started_at(self) -> datetime | None:
-        """When the replayed run started (Veval's field), ``None`` if it never ran."""
-        return self.replayed_record.started_at if self.replayed_record else None
-
-    @property
-    def completed_at(self) -> datetime | None:
-        """When the replayed run ended (Veval's field), ``None`` if it never ran."""
-        return self.replayed_record.ended_at if self.replayed_record else None
+    def passed(self) -> bool:
+        """No failure (Veval's rule)."""
+        return not self.failures

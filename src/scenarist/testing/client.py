@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from scenarist._sync import run_sync
 from scenarist.errors import LiveCallBlockedError
@@ -23,6 +23,9 @@ from scenarist.store.memory import MemoryStore
 from scenarist.tracing.context import RunContext
 from scenarist.veval.client import Client
 from scenarist.veval.execution import Agent
+
+if TYPE_CHECKING:
+    from scenarist.replay.step_replay import Divergence
 
 __all__ = ["LiveCallBlockedError", "TestClient"]
 
@@ -79,6 +82,7 @@ class TestClient(Client):
         self._last_status: str | None = None
         self._last_error: str | None = None
         self._run_replay: TraceRecord | None = None
+        self._run_divergence: Divergence = "serve"
 
     @property
     def last_status(self) -> str | None:
@@ -104,21 +108,32 @@ class TestClient(Client):
         return using_judge_mocks(self.judge_mocks)
 
     def with_replay(
-        self, trace: TraceRecord | dict[str, Any], *traces: TraceRecord | dict[str, Any]
+        self,
+        trace: TraceRecord | dict[str, Any],
+        *traces: TraceRecord | dict[str, Any],
+        on_divergence: Divergence = "serve",
     ) -> Self:
         """Make recorded traces available by id (``TraceRecord`` objects, their JSON or
-        Veval's); any number, unlike Veval's one."""
+        Veval's); any number, unlike Veval's one. The last one given also replays every
+        :meth:`run_async` (Veval's documented use: build the double with a recorded trace,
+        then call the service normally). ``on_divergence`` is for those runs: ``"serve"``
+        (Veval's) serves a step whose input changed from the recording and notes it in
+        ``ctx.replay_fidelity``; ``"fail"`` raises ``ReplayDivergenceError`` with a diff,
+        as a trace-backed scenario item does by default."""
         for each in (trace, *traces):
             record = each if isinstance(each, TraceRecord) else TraceRecord.from_dict(each)
             run_sync(self.store.save_trace, record)
             self._run_replay = record
+        self._run_divergence = on_divergence
         return self
 
     async def run_async(self, agent_name: str, callback: Agent, input: Any = None) -> Any:
         """:meth:`Client.run_async`; after :meth:`with_replay`, the run replays the last
-        trace given (Veval's test SDK): its tracked steps and LLM calls are served from the
-        recording, and a recorded step the agent never called fails the run
-        (``ReplayError``). Diverged inputs fail as in a scenario's replay."""
+        trace given (Veval's test SDK), whatever its input: its tracked steps and LLM calls
+        are served from the recording (a changed input is served too, and noted as
+        diverged, unless ``with_replay(..., on_divergence="fail")``); a step the recording
+        lacks raises ``ReplayNoMockError``, and a recorded step the agent never called
+        fails the run (``ReplayError``): both ``RuntimeError``, as in Veval."""
         recording = self._run_replay
         if recording is None:
             return await super().run_async(agent_name, callback, input)
@@ -129,7 +144,7 @@ class TestClient(Client):
         from scenarist.veval.execution import check_agent
 
         check_agent(callback, "callback")
-        replayer = Replayer(recording, ReplayOptions())
+        replayer = Replayer(recording, ReplayOptions(on_divergence=self._run_divergence))
         ctx = RunContext(input=input, agent_name=agent_name, is_replay=True, replayer=replayer)
         ctx.set_metadata("replay_of", recording.trace_id)
         calls = RecordedCalls(recording)
@@ -157,23 +172,23 @@ class TestClient(Client):
         return self
 
     async def _execute(
-        self, ctx: RunContext, agent: Agent
+        self, ctx: RunContext, agent: Agent, *, save: bool = True
     ) -> tuple[TraceRecord, BaseException | None]:
-        record, error = await self._execute_blocking(ctx, agent)
+        record, error = await self._execute_blocking(ctx, agent, save)
         self._last_status = "error" if error is not None else "success"
         self._last_error = None if error is None else (str(error) or type(error).__name__)
         return record, error
 
     async def _execute_blocking(
-        self, ctx: RunContext, agent: Agent
+        self, ctx: RunContext, agent: Agent, save: bool
     ) -> tuple[TraceRecord, BaseException | None]:
         if self.allow_live_llm_calls or ctx.is_replay:  # replays serve their own calls
-            return await super()._execute(ctx, agent)
+            return await super()._execute(ctx, agent, save=save)
         from scenarist.tracing.http.capture import serve_llm_calls
 
         blocker = _BlockLiveCalls()
         with serve_llm_calls(blocker):
-            record, error = await super()._execute(ctx, agent)
+            record, error = await super()._execute(ctx, agent, save=save)
         if blocker.refused:  # SDKs wrap transport errors; name the blocked call instead
             self.blocked.extend(blocker.refused)
             error = LiveCallBlockedError(blocker.refused[0])

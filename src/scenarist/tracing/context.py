@@ -155,9 +155,12 @@ class RunContext:
 
         record = trace if isinstance(trace, TraceRecord) else TraceRecord.from_dict(trace)
         if not record.steps:
-            raise ValueError(
-                f"trace {record.trace_id!r} has no steps to serve: record it with tracked "
-                "steps (track_step / step) before replaying it"
+            from scenarist.errors import EmptyRecordingError
+
+            raise EmptyRecordingError(
+                f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls. "
+                "Ensure the trace was recorded with steps before using it for replay. "
+                "(Steps are what track_step / step record.)"
             )
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
@@ -199,9 +202,16 @@ class RunContext:
         step: Callable[..., Any] | None = None,
         *,
         fn: Callable[..., Any] | None = None,
+        close_cancelled: bool = False,
     ) -> Any:
         """Run ``step`` as the step ``name`` and return its result (sync ``step``; an async
-        one is run to completion on a helper event loop). ``fn=`` is the older keyword."""
+        one is run to completion on a helper event loop). ``fn=`` is the older keyword.
+
+        A step that raises is closed with status ``error``. One interrupted by something
+        that is not an ``Exception`` (cancellation, ``KeyboardInterrupt``) stays
+        ``running``, as in Veval, so an agent that times a step out and carries on still
+        passes ``no_errors``; ``close_cancelled=True`` closes it as an error
+        (``cancelled``), as ``step(...)`` always does."""
         fn = _step_fn(step, fn, "track_step")
         span, served = self._open(name, input, fn, "track_step")
         if span is None:
@@ -219,9 +229,14 @@ class RunContext:
                     return await awaitable
 
                 result = run_sync(finish)
-        except BaseException as error:
+        except Exception as error:
             _current_span.reset(token)
             recorder.close(span, error=error)
+            raise
+        except BaseException as error:
+            _current_span.reset(token)
+            if close_cancelled:
+                recorder.close(span, error=error)
             raise
         _current_span.reset(token)
         recorder.close(span, output=result)
@@ -234,16 +249,32 @@ class RunContext:
         step: Callable[..., Any] | None = None,
         *,
         fn: Callable[..., Any] | None = None,
+        close_cancelled: bool = False,
     ) -> Any:
-        """Run ``step`` (sync or async) as the step ``name`` and return its result."""
+        """Run ``step`` (sync or async) as the step ``name`` and return its result. A
+        cancelled step stays ``running`` unless ``close_cancelled`` (see :meth:`track_step`)."""
         fn = _step_fn(step, fn, "track_step_async")
         span, served = self._open(name, input, fn, "track_step_async")
         if span is None:
             return served
-        with self.recorder.running(span) as outcome:
+        recorder = self.recorder
+        token = _current_span.set(span)
+        try:
             result = fn(StepHandle(span)) if _wants_handle(fn) else fn()
-            outcome.value = await result if inspect.isawaitable(result) else result
-        return outcome.value
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as error:
+            _current_span.reset(token)
+            recorder.close(span, error=error)
+            raise
+        except BaseException as error:
+            _current_span.reset(token)
+            if close_cancelled:
+                recorder.close(span, error=error)
+            raise
+        _current_span.reset(token)
+        recorder.close(span, output=result)
+        return result
 
     def _open(self, name: str, input: Any, fn: Any, method: str) -> tuple[Span | None, Any]:
         """Open the span of a tracked call: ``(span, None)`` to run it, or ``(None, output)``

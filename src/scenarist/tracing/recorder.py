@@ -173,6 +173,16 @@ class RunRecorder:
         (parent.children if parent is not None else self.roots).append(span)
         return span
 
+    def discard(self, span: Span) -> None:
+        """Remove the open ``span`` from the tree: a call that never started (a replay
+        refused it before its code ran), as Veval records no step for it."""
+        parent = _span.get()  # what ``open`` made its parent: it is not current itself
+        siblings = parent.children if parent is not None else self.roots
+        for index, each in enumerate(siblings):
+            if each is span:
+                del siblings[index]
+                return
+
     def new_span_id(self) -> str:
         """A span id not used yet in this run (for spans copied in, such as served ones)."""
         return str(next(self._ids))

@@ -46,8 +46,10 @@ class StepHandle:
 
     __slots__ = ("span",)
 
-    def __init__(self, span: Span | None) -> None:
-        self.span = span
+    def __init__(self, step: Span | None) -> None:
+        """``StepHandle(step)``, as Veval builds it: a handle on the span ``step``
+        (``None``: a handle that records nothing, outside any run)."""
+        self.span = step
 
     @property
     def output(self) -> Any:
@@ -99,8 +101,8 @@ def open_step(
         return span, None
     try:
         decision = replayer.bind(name, kind, input, can_skip=can_skip, span=span)
-    except BaseException as error:
-        recorder.close(span, error=error)
+    except BaseException:
+        recorder.discard(span)  # refused before its code ran: no step, as in Veval
         raise
     if decision.serve and decision.recorded is not None:
         replayer.serve(span, decision.recorded, recorder.new_span_id)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scenarist.errors import ReplayError, UserError
+from scenarist.errors import UserError
 from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
 from scenarist.tracing.context import RunContext
@@ -57,7 +57,6 @@ async def require_recording(store: Store, trace: TraceRecord | str) -> TraceReco
 def _no_steps(recording: TraceRecord) -> ReplayResult:
     return ReplayResult(
         trace_id=recording.trace_id,
-        passed=False,
         status="error",
         failures=[
             f"Replay trace '{recording.trace_id}' has no steps. Cannot mock LLM calls "
@@ -77,6 +76,28 @@ def _recording_diff(
 
     baseline = SnapshotData.from_record(recording, name=f"recording {recording.trace_id}")
     return compare_snapshots(baseline, replayed, None if wanted is True else wanted)
+
+
+def _failures(
+    replayer: Replayer, error: BaseException | None, refused: list[str], options: ReplayOptions
+) -> list[str]:
+    """Veval's order: the agent's exception (``Replay threw exception: ...``), else the
+    binding failure (recorded steps never called; with live model steps, none run live).
+    Then what the agent swallowed: a miss, a divergence or a refused call is a failure
+    even when the agent caught it (a replay fails closed)."""
+    failures: list[str] = []
+    raised = None if error is None else str(error) or type(error).__name__
+    if raised is not None:
+        failures.append(f"Replay threw exception: {raised}")
+    unused = replayer.finish()  # fills the fidelity report either way
+    if raised is None and options.live_model_steps:
+        no_live = replayer.no_live_step_message()
+        if no_live is not None:
+            failures.append(no_live)
+    elif raised is None and unused:
+        failures.append(replayer.unused_message())
+    failures.extend(m for m in dict.fromkeys([*replayer.errors, *refused]) if m != raised)
+    return failures
 
 
 async def replay_recording(
@@ -101,9 +122,7 @@ async def replay_recording(
 
         problem = content_problem(recording)
         if problem is not None:
-            return ReplayResult(
-                trace_id=recording.trace_id, passed=False, status="error", failures=[problem]
-            )
+            return ReplayResult(trace_id=recording.trace_id, status="error", failures=[problem])
     replayer = Replayer(recording.model_copy(update={"steps": []}) if otel else recording, options)
     ctx = RunContext(
         input=recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
@@ -121,25 +140,22 @@ async def replay_recording(
             stack.enter_context(guard_network(guard))
         record, error = await harness.execute(ctx, agent)
     replayer.fidelity.refused = list(guard.refused)
-    failures = list(replayer.errors) + calls.missed + guard.refused
-    if error is not None and not isinstance(error, ReplayError):
-        failures.append(f"Agent threw exception: {error}")
-    if replayer.finish():
-        failures.append(replayer.unused_message())
-    if calls.unused and not options.live_model_steps:
+    failures = _failures(replayer, error, [*calls.missed, *guard.refused], options)
+    if calls.unused and error is None and not options.live_model_steps:
         failures.append(
             f"Replay never made {calls.unused} recorded LLM call(s) from trace {recording.trace_id}"
         )
+    with harness.assertion_scope():
+        failures.extend(await failures_of(ctx, record, assertions))
     diff = _recording_diff(recording, record, options)
     if diff is not None and diff.has_changes:
         summary = diff.summary(f"recording {recording.trace_id}")
         failures.append(f"Replay drifted from its recording — {summary}")
-    with harness.assertion_scope():
-        failures.extend(await failures_of(ctx, record, assertions))
     return ReplayResult(
         trace_id=recording.trace_id,
-        passed=not failures,
         failures=failures,
+        started_at=record.started_at,
+        completed_at=record.ended_at,
         status=record.status,
         error=record.error.message if record.error else None,
         output=record.output,

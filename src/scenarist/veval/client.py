@@ -13,6 +13,7 @@ snapshots (:mod:`scenarist.replay.snapshots`) and replay
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
@@ -108,12 +109,17 @@ class Client:
         """Context in which assertions are evaluated (TestClient adds its judge mocks)."""
         return nullcontext()
 
-    async def _execute(self, ctx: RunContext, agent: Agent) -> Executed:
-        """Run ``agent(ctx)`` with tracing and LLM-call capture; store and return its record."""
-        return await execute_traced(self.store, ctx, agent)
+    async def _execute(self, ctx: RunContext, agent: Agent, *, save: bool = True) -> Executed:
+        """Run ``agent(ctx)`` with tracing and LLM-call capture; store (if ``save``) and
+        return its record."""
+        return await execute_traced(self.store, ctx, agent, save=save)
 
-    def _harness(self) -> Harness:
-        return Harness(self.store, self._execute, self._assertion_scope)
+    def _harness(self, *, save: bool = True) -> Harness:
+        if save:
+            return Harness(self.store, self._execute, self._assertion_scope)
+        return Harness(
+            self.store, functools.partial(self._execute, save=False), self._assertion_scope
+        )
 
     # -- agent runs ----------------------------------------------------------------------
 
@@ -355,7 +361,9 @@ class Client:
         options: ReplayOptions | None = None,
     ) -> ReplayResult:
         """Run ``callback`` against a recorded run: tracked steps are served from the
-        recording (see :mod:`scenarist.replay.step_replay`), never called live."""
+        recording (see :mod:`scenarist.replay.step_replay`), never called live. The
+        replayed run is returned (``ReplayResult.replayed_record``), not stored, as in
+        Veval; a trace-backed scenario item stores its replay with the run."""
         from scenarist.replay.step_replay import ReplayOptions
         from scenarist.veval.agent_replay import replay_recording, require_recording
 
@@ -363,7 +371,8 @@ class Client:
         options = options or ReplayOptions()
         assertions = check_assertions(options.assertions, "options.assertions")
         recording = await require_recording(self.store, trace)
-        return await replay_recording(self._harness(), recording, callback, options, assertions)
+        harness = self._harness(save=False)
+        return await replay_recording(harness, recording, callback, options, assertions)
 
     def replay(
         self, trace: TraceRecord | str, callback: Agent, options: ReplayOptions | None = None

@@ -41,8 +41,11 @@ def check_agent(agent: Any, what: str = "agent") -> None:
         )
 
 
-async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Executed:
-    """Run ``agent(ctx)`` with tracing and LLM-call capture; store and return its record.
+async def execute_traced(
+    store: Store, ctx: RunContext, agent: Agent, *, save: bool = True
+) -> Executed:
+    """Run ``agent(ctx)`` with tracing and LLM-call capture; store (unless not ``save``,
+    as for ``client.replay_async``, which stores nothing, as in Veval) and return its record.
 
     An exception from the agent is returned, not raised: the run is stored either way. So
     are ``SystemExit`` and a cancellation the agent raised itself (nothing cancelled the
@@ -73,9 +76,9 @@ async def execute_traced(store: Store, ctx: RunContext, agent: Agent) -> Execute
         from scenarist.otel.live_export import export_record
 
         export_record(record)
-    if writes is None:
+    if save and writes is None:
         await store.save_trace(record)
-    else:
+    elif save and writes is not None:
         writes.start(record.trace_id, store.save_trace(record))
     return record, error
 

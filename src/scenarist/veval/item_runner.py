@@ -211,9 +211,11 @@ async def _run_trace_backed(
 
     recording = await load_recording(harness.store, item.trace or item.trace_id or "")
     if recording is None:
-        failure = (
-            f"Replay trace '{item.trace_id}' was not found in the store; record it with "
-            "client.run_async(...) or give the item an inline trace="
+        failure = (  # Veval's text, then where we looked and the offline fix
+            f"trace '{item.trace_id}' not found — it may have expired under your plan's "
+            "retention, or the ID or workspace is wrong. Pin it on the trace page in the "
+            "dashboard to keep it. (Looked in the store: record it with client.run_async(...), "
+            "or give the item an inline trace=.)"
         )
         return ItemRunResult(item=item, passed=False, failures=[failure])
     options = ReplayOptions(live_model_steps=item.live_model_steps or live_model_steps)

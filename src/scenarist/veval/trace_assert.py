@@ -345,7 +345,8 @@ class TraceAssert:
         Failures read ``Judge: <criteria> (score 0.30) — <reasoning>``. Veval's form, the
         client first (``judge(client, "criteria", ...)`` or ``judge(client,
         criteria=...)``), and ours, the criteria first (``judge("criteria", model)``, or
-        ``judge(criteria=...)``), are both accepted; the client is not needed here.
+        ``judge(criteria=...)``), are both accepted. A ``TestClient`` given first answers
+        with its judge mocks (as Veval's test SDK does) wherever the assertion runs.
         """
         from scenarist.judges.trace_judge import TraceJudge
 
@@ -371,7 +372,7 @@ class TraceAssert:
             samples=samples if samples is not None else 1,
             name=name,
             description=description,
-        )
+        ).mocked_by(veval)
 
     # -- beyond Veval ------------------------------------------------------------------
 

@@ -35,8 +35,6 @@ FAKE_LLM = Path(scenarist.testing.fake_providers.__file__)
 
 # (program, leaf path prefix) -> why scenarist answers differently, on purpose.
 KNOWN = {
-    ("replay_items", "scenario.items.unknown trace.failures"): "the missing-trace failure names "
-    "where it looked (the store) and the fix, instead of Veval's plan-retention hint",
     ("sdk_in_steps", "scenario.items.0"): "an llm step with no cost_usd makes max_cost ERROR "
     "(unknown is not zero; Veval counts it as 0)",
     ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",
@@ -55,27 +53,14 @@ KNOWN = {
     ("hostile_inputs", "live.passed"): "as live.items.1",
     ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item "
     "(Veval's run_scenario raises)",
-    ("hostile_inputs", "trace_backed.uncovered call.items.0"): "a replay miss is the item's "
-    "failure as is, then what else the replay found (the unused recording, assertions on the "
-    "failed step); Veval wraps it in 'Replay threw exception' and stops",
-    ("hostile_inputs", "trace_backed.more recorded.items.0.failures.0"): "the unused "
-    "recordings are named without Veval's step positions and advice",
+    ("hostile_inputs", "trace_backed.uncovered call.items.0.failures.1"): "as step_shapes' "
+    "scenario.items.explode.failures.1: no_errors also names the agent's own exception (here "
+    "the replay miss it raised)",
     ("replay_options", "model steps live"): "with live model steps, a tool step whose input "
     "changed (the model step before it answered anew) fails the replay as a divergence (Veval "
     "serves the recording)",
-    ("replay_options", "model steps live, outputs compared.failures"): "the recorded step the "
-    "agent skipped is reported as unused (Veval does not with live model steps)",
-    ("replay_options", "step added"): "as hostile_inputs' uncovered call; the failed step is "
-    "kept in the replayed steps and the recording diff",
-    ("replay_options", "step dropped.failures.0"): "as hostile_inputs' more recorded",
     ("replay_options", "mocks.strict, changed input"): "strict replay fails a call whose "
     "input changed (Veval serves the recording whatever the input)",
-    ("replay_options", "mocks.strict, answer not recorded.steps"): "the failed step is kept "
-    "in the run's steps (Veval drops it)",
-    ("replay_options", "mocks.lenient, answer not recorded.fidelity.2"): "the unrecorded step "
-    "run live counts as live in the fidelity report (Veval counts it nowhere)",
-    ("replay_options", "mocks.empty recording.raised"): "a recording with no steps is "
-    "refused as a ValueError naming the trace (Veval: RuntimeError)",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run (Veval's run_scenario raises)",
 }
@@ -88,10 +73,6 @@ PENDING = {
     "Veval's string (it compares and searches as its message, but is no str); making it a "
     "str subclass changes the core trace model and its serialised forms",
     ("step_shapes", "error_as_text.json"): "as error_as_text.is_str: json.dumps refuses it",
-    ("provider_errors", "items.timeout"): "a tracked step cancelled by the agent's own "
-    "timeout is closed as an error ('cancelled'), so no_errors fails the item; Veval leaves "
-    "the step 'running' and passes it. The spec does not name Veval's as a bug: a gap",
-    ("provider_errors", "counts"): "as items.timeout",
 }
 
 

@@ -41,15 +41,7 @@ ALLOWED = {
     "kind, ended_at); Veval's field names are readable on it, and from_dict reads Veval's JSON",
     "TraceData.__init__": "TraceRecord is a pydantic model (keyword construction with ended_at); "
     "Veval's field names are readable on it, and from_dict reads Veval's JSON",
-    "StepHandle.__init__": "a StepHandle is given to the step function, not built by users",
-    "ReplayFidelity.__init__": "a fidelity report is built by the replay, not by users",
     "ITraceAssertion.__init__": "a Protocol: custom assertions implement evaluate_async",
-    "ReplayBinding.__init__": "built by the replay; its `kind` is the step's kind and `outcome` "
-    "the binding (Veval's `kind`), so Veval's positional order would swap them",
-    "UnusedRecording.__init__": "built by the replay (index, step, kind, input); step_name and "
-    "recorded_index are readable",
-    "ReplayResult.__init__": "built by the replay; started_at / completed_at are read from the "
-    "replayed run",
     "ItemRunResult.__init__": "an item's result always has its item (Veval's default is an "
     "empty item); the other arguments are Veval's, in Veval's order",
     "VevalSdk.__init__": "the compat table: VevalSdk(VevalOptions(api_key=...)) becomes "

@@ -3,7 +3,10 @@ steps live against the fake provider (counting the calls that reach it), compare
 recording, with extra assertions; then after the agent changed (a step added, a step
 dropped): what each replay reports, and which calls went live. Then ctx.load_mock_outputs
 as users call it at the top of their own agent wrapper: strict and lenient, with the model
-steps live, with a changed input, a step not recorded, an empty recording."""
+steps live, with a changed input, a step not recorded, an empty recording. Last, live model
+steps at their edges (README, "Scenarios": ReplayOptions(live_model_steps=True) runs the
+steps recorded as llm for real and serves the rest): a model step called once more than
+recorded, a step the recording lacks, a recording with no model step."""
 
 import asyncio
 import json
@@ -291,8 +294,52 @@ async def manual_mocks():
     return result
 
 
+async def live_edges():
+    """live_model_steps at its edges: a model step called once more than recorded, a step
+    the recording lacks, and a recording in which no step is a model step."""
+    recording = TraceData.from_dict(MANUAL_RECORDING)
+    tools_only = TraceData.from_dict(
+        {**MANUAL_RECORDING, "steps": [{**s, "type": "tool"} for s in MANUAL_RECORDING["steps"]]}
+    )
+
+    def answer_twice(ctx):
+        intent = ctx.track_step("classify", ctx.input, lambda: "refund")
+        first = ctx.track_step("answer", intent, lambda: "live answer")
+        return [first, ctx.track_step("answer", intent, lambda: "live answer, again")]
+
+    def notify_too(ctx):
+        intent = ctx.track_step("classify", ctx.input, lambda: "refund")
+        answer = ctx.track_step("answer", intent, lambda: "live answer")
+        ctx.track_step("notify", answer, lambda: "sent")
+        return answer
+
+    def plain(ctx):
+        intent = ctx.track_step("classify", ctx.input, lambda: "refund")
+        return ctx.track_step("answer", intent, lambda: "live answer")
+
+    result = {}
+    live = ReplayOptions(mock_llm_responses=True, live_model_steps=True)
+    for name, trace, agent in (
+        ("model step called again", recording, answer_twice),
+        ("step not recorded", recording, notify_too),
+        ("no model step recorded", tools_only, plain),
+    ):
+        replay = await sdk.replay_async(trace, agent, live)
+        fidelity = replay.fidelity
+        result[name] = {
+            "passed": replay.passed,
+            "failures": [f.split(" — ")[0] for f in replay.failures],
+            "output": replay.output,
+            "fidelity": [fidelity.matched, fidelity.diverged, fidelity.live, fidelity.is_faithful],
+            "bindings": [(b.step_name, b.kind, b.recorded_index) for b in fidelity.bindings],
+            "steps": [(s.name, s.output) for s in replay.replayed_context.steps],
+        }
+    return result
+
+
 result = asyncio.run(main())
 result["mocks"] = asyncio.run(manual_mocks())  # ctx.load_mock_outputs
+result["live edges"] = asyncio.run(live_edges())
 with FakeLLMServer(ScriptedLLM(fake_model)) as server:  # sync code, no event loop running
     agent, tools = make_agent(server)
     replay = sdk.replay(RECORDING, agent, ReplayOptions(mock_llm_responses=True))

@@ -130,7 +130,13 @@ def outcomes(giskard_python: str, tmp_path_factory: pytest.TempPathFactory) -> A
             ported[name],
             folder / "scenarist",
             name,
-            os.environ.get("PYTHONPATH", ""),
+            # Absolute: the program runs in its own folder (a relative entry, as a
+            # worktree's ``PYTHONPATH=src``, would name nothing there).
+            os.pathsep.join(
+                str(Path(entry).resolve())
+                for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                if entry
+            ),
         )
         return theirs, ours
 

@@ -121,7 +121,7 @@ async def test_binding_prefers_an_identical_input_over_the_first_same_name_step(
         return [second, first]
 
     result = await client.replay_async(record, reversed_order)
-    assert result.output == ["result b", "result a"]  # Veval would serve "result a" first
+    assert result.output == ["result b", "result a"]  # as Veval: identical input first
     assert result.fidelity.is_faithful
 
 
@@ -140,28 +140,55 @@ async def test_string_one_is_not_number_one_and_divergence_fails_with_a_diff() -
     async def changed(ctx: RunContext) -> Any:
         return await ctx.track_step_async("fetch", {"id": "1"}, lambda: "live")
 
-    result = await client.replay_async(record, changed)
+    result = await client.replay_async(record, changed, ReplayOptions(on_divergence="fail"))
     assert not result.passed
+    assert result.output is None and [b.kind for b in result.fidelity.bindings] == ["diverged"]
     (message,) = result.failures
     assert message.startswith("Replay threw exception: Replay diverged at step 'fetch': its input")
     assert '-  "id": 1' in message and '+  "id": "1"' in message
     assert "on_divergence='serve' or 'live'" in message
 
 
-async def test_divergence_policies_serve_and_live() -> None:
+async def test_divergence_is_served_by_default_as_in_veval_and_live_on_request() -> None:
     client = Client(store=MemoryStore())
     record = await _single_step_record(client, "original")
+    ran: list[str] = []
 
     async def changed(ctx: RunContext) -> Any:
-        return await ctx.track_step_async("fetch", "edited", lambda: "live output")
+        return await ctx.track_step_async("fetch", "edited", lambda: ran.append("code") or "live output")
 
-    served = await client.replay_async(record, changed, ReplayOptions(on_divergence="serve"))
-    assert (served.passed, served.output) == (True, "recorded output")
+    served = await client.replay_async(record, changed)  # Veval: the recording, reported
+    assert (served.passed, served.output, ran) == (True, "recorded output", [])
     assert [b.outcome for b in served.fidelity.bindings] == ["diverged"]
+    (binding,) = served.fidelity.bindings
+    assert (binding.recorded_input, binding.actual_input) == ("original", "edited")
     assert not served.fidelity.is_faithful
     live = await client.replay_async(record, changed, ReplayOptions(on_divergence="live"))
     assert (live.passed, live.output) == (True, "live output")
     assert [b.outcome for b in live.fidelity.bindings] == ["live"]
+
+
+async def test_a_trace_backed_item_fails_on_divergence_where_replay_async_serves() -> None:
+    """Spec 04 §4: in scenarios a changed input fails its item with a diff; the same
+    recording through ``replay_async`` is served, as in Veval. Neither runs the step."""
+    client = Client(store=MemoryStore())
+    record = await _single_step_record(client, "original")
+    ran: list[str] = []
+
+    async def changed(ctx: RunContext) -> Any:
+        return await ctx.track_step_async("fetch", "edited", lambda: ran.append("code") or "x")
+
+    run = await client.run_scenario_async(
+        "diverging", changed, items=[ScenarioItem(trace_id=record.trace_id)]
+    )
+    (item,) = run.results
+    assert not item.passed and item.replay is not None
+    assert item.failures[0].startswith("Replay threw exception: Replay diverged at step 'fetch'")
+    assert '-"original"' in item.failures[0] and '+"edited"' in item.failures[0]
+    assert [b.kind for b in item.replay.fidelity.bindings] == ["diverged"]
+    replayed = await client.replay_async(record, changed)
+    assert (replayed.passed, replayed.output) == (True, "recorded output")
+    assert ran == []
 
 
 async def test_a_step_with_no_recording_is_never_called_live_even_if_swallowed() -> None:
@@ -241,7 +268,7 @@ async def test_live_model_steps_run_an_llm_step_whose_input_changed(recorded: An
     assert result.passed, result.failures
     assert calls == ["classify:where is my refund?", "answer"]
     assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
-    mocked = await client.replay_async(changed, agent, ReplayOptions())
+    mocked = await client.replay_async(changed, agent, ReplayOptions(on_divergence="fail"))
     assert [b.outcome for b in mocked.fidelity.bindings][-1] == "diverged"
     assert not mocked.passed
 

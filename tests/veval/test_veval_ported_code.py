@@ -28,7 +28,7 @@ from scenarist import (
     TraceRecord,
     compare_snapshots,
 )
-from scenarist.errors import ReplayError, UserError
+from scenarist.errors import ReplayDivergenceError, ReplayError, ReplayNoMockError, UserError
 from scenarist.model.trace import SpanError
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import TestClient
@@ -104,7 +104,9 @@ async def test_load_mock_outputs_serves_the_recorded_steps() -> None:
 
 def test_load_mock_outputs_lenient_serves_diverged_calls_and_runs_unrecorded_ones() -> None:
     """Veval's ``strict=False``: a changed input is still served the recording (reported as
-    diverged), a step the recording lacks runs; strict, both fail."""
+    diverged), a step the recording lacks runs; strict, the changed input is served too (as
+    in Veval) and the unrecorded step fails; ``on_divergence="fail"`` fails the changed
+    input."""
     ran: list[str] = []
 
     def steps(ctx: RunContext) -> list[str]:
@@ -123,8 +125,15 @@ def test_load_mock_outputs_lenient_serves_diverged_calls_and_runs_unrecorded_one
     assert (fidelity.matched, fidelity.diverged, fidelity.live) == (0, 1, 0)
     strict = RunContext("tr_strict")
     strict.load_mock_outputs(recording)
-    with strict.recorder, pytest.raises(RuntimeError, match="classify"):
+    with strict.recorder, pytest.raises(ReplayNoMockError, match="step 'unrecorded'"):
         steps(strict)
+    assert [(s.name, s.output) for s in strict.steps] == [("classify", "refund")]
+    assert strict.replay_fidelity is not None and strict.replay_fidelity.diverged == 1
+    ours = RunContext("tr_fail")
+    ours.load_mock_outputs(recording, on_divergence="fail")
+    with ours.recorder, pytest.raises(ReplayDivergenceError, match="step 'classify'"):
+        steps(ours)
+    assert ran == ["u"] and ours.steps == []  # nothing ran, nothing was served
 
 
 def test_trace_and_step_read_under_veval_names() -> None:
@@ -166,6 +175,9 @@ def test_veval_types_build_positionally() -> None:
     assert (item.name, item.trace_id, item.input) == ("refund", None, "Where is my refund?")
     result = ItemRunResult(item, ["MaxSteps: expected at most 1 steps, got 2"])
     assert not result.passed and ItemRunResult(item).passed
+    empty = ItemRunResult(failures=["Agent threw exception: boom"])  # Veval: all optional
+    assert (empty.item, empty.passed, empty.context) == (ScenarioItem(), False, None)
+    assert ItemRunResult().passed and ItemRunResult().item is not ItemRunResult().item
     run = ScenarioRunResult([result])
     assert (run.fail_count, run.scenario_name, run.run_id.startswith("run_")) == (1, "", True)
     options = ReplayOptions(True, [], None, True)

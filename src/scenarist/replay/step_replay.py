@@ -8,10 +8,11 @@ recorded step:
 2. one whose input is identical under a canonical JSON form (types kept: ``"1"`` is not
    ``1``) is **matched** — wherever it is, so an early call never steals a later call's
    recording (Veval binds greedily by position);
-3. otherwise the call **diverged**, and ``on_divergence`` decides: ``"fail"`` raises
-   :class:`ReplayDivergenceError` with a line diff (Veval silently serves the wrong
-   output), ``"serve"`` serves the same-name recording at the same ordinal position,
-   ``"live"`` runs the step;
+3. otherwise the call **diverged**, and ``on_divergence`` decides: ``"serve"`` (Veval's,
+   the default of ``replay_async``, ``load_mock_outputs`` and the test double) serves the
+   same-name recording at the same ordinal position and reports it as diverged; ``"fail"``
+   (what trace-backed scenario items pass: Veval silently serves the wrong output)
+   raises :class:`ReplayDivergenceError` with a line diff; ``"live"`` runs the step;
 4. no candidate at all raises :class:`ReplayNoMockError` (Veval's text) and records neither
    a step nor a binding, since the call never ran: a replay never falls back to a live call
    (unless asked: ``on_missing="live"``, Veval's ``load_mock_outputs(strict=False)``, which
@@ -70,7 +71,16 @@ def canonical(value: Any) -> str:
 
 
 class ReplayOptions(Positional):
-    """How a replay behaves (Veval's names, plus ``on_divergence``).
+    """How a replay behaves (Veval's names, plus ``on_divergence``, ``on_missing`` and
+    ``allow_network``).
+
+    ``on_divergence``: a tracked call whose input differs from every unused recording of
+    its step. ``"serve"`` (Veval's behaviour, the default) serves a recording anyway and
+    reports the call as diverged in ``ReplayResult.fidelity``; ``"fail"`` raises
+    :class:`~scenarist.errors.ReplayDivergenceError` with a line diff, so the replay fails
+    (what trace-backed scenario items do); ``"live"`` runs that step's code, its LLM calls
+    still served from the recording. None of them ever makes a live call the recording
+    could have served.
 
     ``compare_with_recording``: ``True`` (default snapshot options) or a
     :class:`~scenarist.replay.snapshot_diff.SnapshotOptions` compares the replayed step
@@ -89,7 +99,7 @@ class ReplayOptions(Positional):
     live_model_steps: bool = False
     assertions: list[Any] = Field(default_factory=list)
     compare_with_recording: bool | SnapshotOptions | None = None
-    on_divergence: Divergence = "fail"
+    on_divergence: Divergence = "serve"
     on_missing: Literal["fail", "live"] = "fail"
     """A call no recorded step can serve: ``"fail"`` raises :class:`ReplayNoMockError`;
     ``"live"`` runs it (what Veval's ``load_mock_outputs(strict=False)`` asks for)."""

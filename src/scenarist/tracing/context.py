@@ -19,7 +19,7 @@ import inspect
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from scenarist.model._construct import construct
 from scenarist.model.record import TraceRecord
@@ -141,13 +141,18 @@ class RunContext:
         trace: TraceRecord | dict[str, Any],
         strict: bool = True,
         live_model_steps: bool = False,
+        *,
+        on_divergence: Literal["serve", "fail", "live"] = "serve",
     ) -> None:
         """Serve this run's tracked steps from ``trace`` (a record or Veval's JSON).
 
-        ``strict`` (the default) fails a call whose input diverged from the recording, and
-        a call the recording lacks; ``strict=False`` is Veval's lenient mode: a diverged
-        call is served the recording (and reported as diverged), a call the recording
-        lacks runs live. ``live_model_steps`` runs the recorded ``llm`` steps for real and
+        As in Veval, a call whose input diverged from the recording is served the next
+        unused recording of its step and reported as diverged in :attr:`replay_fidelity`,
+        strict or not; ``on_divergence="fail"`` (ours) raises ``ReplayDivergenceError``
+        with a diff instead (``"live"`` runs the step, its LLM calls still served from the
+        recording). ``strict`` (the default) fails a call the recording lacks
+        (``ReplayNoMockError``); ``strict=False`` is Veval's lenient mode, in which such a
+        call runs live. ``live_model_steps`` runs the recorded ``llm`` steps for real and
         serves every other step. Call it before the agent runs.
         """
         from scenarist.model.record import TraceRecord
@@ -165,7 +170,7 @@ class RunContext:
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
         options = ReplayOptions(
-            on_divergence="fail" if strict else "serve",
+            on_divergence=on_divergence,
             on_missing="fail" if strict else "live",
             live_model_steps=live_model_steps,
         )

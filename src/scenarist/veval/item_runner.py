@@ -218,7 +218,11 @@ async def _run_trace_backed(
             "or give the item an inline trace=.)"
         )
         return ItemRunResult(item=item, passed=False, failures=[failure])
-    options = ReplayOptions(live_model_steps=item.live_model_steps or live_model_steps)
+    # Spec 04 §4: in scenarios a changed input fails the item with a diff (Veval silently
+    # serves the wrong output); replay_async and the test double serve it, as Veval does.
+    options = ReplayOptions(
+        live_model_steps=item.live_model_steps or live_model_steps, on_divergence="fail"
+    )
     replay = await replay_recording(harness, recording, agent, options, [*shared, *item.assertions])
     result = _item_result(
         item, replay.failures, replay.replayed_context, replay.replayed_record, t0

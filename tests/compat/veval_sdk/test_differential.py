@@ -40,8 +40,9 @@ KNOWN = {
     ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",
     ("sdk_in_steps", "scenario.items.1.failures.1"): "output_contains reads the final output "
     "(Veval: any step's output), so the message says so",
-    ("step_shapes", "steps.1.parent"): "a step tracked inside another is its child (Veval's "
-    "Python API records every step at the top level)",
+    ("step_shapes", "steps.1.parent"): "a step tracked inside another is its child: spec 04 "
+    "§1, spans opened inside a span become its children ('real nesting, which Veval documents "
+    "but its Python API cannot do'; Veval records every step at the top level)",
     ("step_shapes", "scenario.items.explode.failures.1"): "no_errors also names the agent's "
     "own exception (Veval only looks at steps)",
     ("assertion_chains", "items.float sum"): "costs are summed as decimals: 0.1 + 0.2 is 0.3, "
@@ -51,18 +52,15 @@ KNOWN = {
     "answer contains '' (Veval looks for a step output, and skips empty ones)",
     ("hostile_inputs", "live.counts"): "as live.items.1",
     ("hostile_inputs", "live.passed"): "as live.items.1",
-    ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item "
-    "(Veval's run_scenario raises)",
+    ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item: "
+    "spec 04 §2, 'Where Veval is broken' (an empty recording is that item's failure, Replay "
+    "trace '<id>' has no steps...; Veval's run_scenario raises)",
     ("hostile_inputs", "trace_backed.uncovered call.items.0.failures.1"): "as step_shapes' "
     "scenario.items.explode.failures.1: no_errors also names the agent's own exception (here "
     "the replay miss it raised)",
-    ("replay_options", "model steps live"): "with live model steps, a tool step whose input "
-    "changed (the model step before it answered anew) fails the replay as a divergence (Veval "
-    "serves the recording)",
-    ("replay_options", "mocks.strict, changed input"): "strict replay fails a call whose "
-    "input changed (Veval serves the recording whatever the input)",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
-    "other items still run (Veval's run_scenario raises)",
+    "other items still run: spec 04 §2, 'Where Veval is broken' (every item is isolated: an "
+    "exception from an assertion is that item's failure; Veval's run_scenario raises)",
 }
 
 

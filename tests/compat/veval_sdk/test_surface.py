@@ -42,8 +42,6 @@ ALLOWED = {
     "TraceData.__init__": "TraceRecord is a pydantic model (keyword construction with ended_at); "
     "Veval's field names are readable on it, and from_dict reads Veval's JSON",
     "ITraceAssertion.__init__": "a Protocol: custom assertions implement evaluate_async",
-    "ItemRunResult.__init__": "an item's result always has its item (Veval's default is an "
-    "empty item); the other arguments are Veval's, in Veval's order",
     "VevalSdk.__init__": "the compat table: VevalSdk(VevalOptions(api_key=...)) becomes "
     "Client(api_key=..., base_url=...) (or Client(ClientOptions(...)))",
 }

@@ -223,6 +223,15 @@ class ReplayMissError(ReplayError):
 class EmptyRecordingError(ReplayError, UserError):
     """A recording with no steps to serve: a ``RuntimeError`` (Veval's) and a ``ValueError``."""
 
+    @classmethod
+    def for_trace(cls, trace_id: str) -> EmptyRecordingError:
+        """The error for ``trace_id``: Veval's text, then what records steps."""
+        return cls(
+            f"Replay trace '{trace_id}' has no steps. Cannot mock LLM calls. Ensure the trace "
+            "was recorded with steps before using it for replay. (Steps are what track_step / "
+            "step record; a live call is never made instead.)"
+        )
+
 
 class LiveCallBlockedError(ReplayError):
     """A test made a live LLM call; ``TestClient`` blocks them unless explicitly allowed."""

@@ -125,6 +125,37 @@ async def test_binding_prefers_an_identical_input_over_the_first_same_name_step(
     assert result.fidelity.is_faithful
 
 
+async def test_a_diverged_call_takes_the_next_unused_recording_or_its_own_position() -> None:
+    """Veval's rule: a changed input gets the next unused same-name recording in recorded
+    order; ``serve_same_position`` binds it to the recording at its own position, so a
+    later unchanged call still matches."""
+    client = Client(store=MemoryStore())
+
+    async def three(ctx: RunContext) -> list[Any]:
+        return [await ctx.track_step_async("lookup", q, lambda q=q: f"result {q}") for q in "abc"]
+
+    await client.run_async("three", three, input=None)
+    (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+
+    async def late_first(ctx: RunContext) -> list[Any]:
+        return [await ctx.track_step_async("lookup", q, lambda: "live") for q in "cza"]
+
+    veval = await client.replay_async(record, late_first)
+    assert veval.output == ["result c", "result a", "result b"]
+    assert [(b.kind, b.recorded_index) for b in veval.fidelity.bindings] == [
+        ("matched", 2),
+        ("diverged", 0),
+        ("diverged", 1),
+    ]
+    ours = await client.replay_async(record, late_first, ReplayOptions(serve_same_position=True))
+    assert ours.output == ["result c", "result b", "result a"]
+    assert [(b.kind, b.recorded_index) for b in ours.fidelity.bindings] == [
+        ("matched", 2),
+        ("diverged", 1),
+        ("matched", 0),
+    ]
+
+
 async def _single_step_record(client: Client, value: Any) -> TraceRecord:
     async def once(ctx: RunContext) -> Any:
         return await ctx.track_step_async("fetch", value, lambda: "recorded output")
@@ -155,7 +186,7 @@ async def test_divergence_is_served_by_default_as_in_veval_and_live_on_request()
     ran: list[str] = []
 
     async def changed(ctx: RunContext) -> Any:
-        return await ctx.track_step_async("fetch", "edited", lambda: ran.append("code") or "live output")
+        return await ctx.track_step_async("fetch", "edited", lambda: ran.append("c") or "live")
 
     served = await client.replay_async(record, changed)  # Veval: the recording, reported
     assert (served.passed, served.output, ran) == (True, "recorded output", [])
@@ -164,7 +195,7 @@ async def test_divergence_is_served_by_default_as_in_veval_and_live_on_request()
     assert (binding.recorded_input, binding.actual_input) == ("original", "edited")
     assert not served.fidelity.is_faithful
     live = await client.replay_async(record, changed, ReplayOptions(on_divergence="live"))
-    assert (live.passed, live.output) == (True, "live output")
+    assert (live.passed, live.output, ran) == (True, "live", ["c"])
     assert [b.outcome for b in live.fidelity.bindings] == ["live"]
 
 
@@ -271,6 +302,35 @@ async def test_live_model_steps_run_an_llm_step_whose_input_changed(recorded: An
     mocked = await client.replay_async(changed, agent, ReplayOptions(on_divergence="fail"))
     assert [b.outcome for b in mocked.fidelity.bindings][-1] == "diverged"
     assert not mocked.passed
+
+
+async def test_live_model_steps_serve_a_tool_whose_input_a_live_model_step_changed() -> None:
+    """Veval's live replay: the model step answers anew, the tool after it is called with
+    that answer and still served from the recording (reported as diverged), never run."""
+    client = Client(store=MemoryStore())
+    recording = TraceRecord.from_dict(
+        {
+            "trace_id": "tr_live",
+            "input": "q",
+            "steps": [
+                {"step_id": "1", "name": "classify", "type": "llm", "input": "q", "output": "a"},
+                {"step_id": "2", "name": "lookup", "type": "tool", "input": "a", "output": 42},
+            ],
+        }
+    )
+    ran: list[str] = []
+
+    def live_agent(ctx: RunContext) -> Any:
+        intent = ctx.track_step("classify", ctx.input, lambda: ran.append("model") or "b")
+        return ctx.track_step("lookup", intent, lambda: ran.append("tool") or 7)
+
+    result = await client.replay_async(recording, live_agent, ReplayOptions(live_model_steps=True))
+    assert (result.passed, result.output, ran) == (True, 42, ["model"])
+    assert [b.kind for b in result.fidelity.bindings] == ["live", "diverged"]
+    strict = ReplayOptions(live_model_steps=True, on_divergence="fail")
+    failed = await client.replay_async(recording, live_agent, strict)
+    assert failed.failures[0].startswith("Replay threw exception: Replay diverged at step 'lookup'")
+    assert ran == ["model", "model"]
 
 
 async def test_trace_backed_items_replay_mocked_by_default(recorded: Any, tmp_path: Path) -> None:

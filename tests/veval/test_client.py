@@ -14,6 +14,7 @@ from tests.helpers.limits import HANG_S
 
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
+from scenarist.errors import EmptyRecordingError
 from scenarist.store import MemoryStore, SqlStore
 from scenarist.tracing import RunContext, TraceRecord, step
 from scenarist.veval.client import Client
@@ -181,6 +182,15 @@ async def test_trace_backed_item_without_steps_fails_and_never_calls_the_agent(
     )
     assert result.results[1].failures[0].startswith("trace 'tr_nowhere' not found — ")
     assert not result.passed
+    veval_text = (
+        "Replay trace 'tr_empty' has no steps. Cannot mock LLM calls. Ensure the trace was "
+        "recorded with steps before using it for replay."
+    )
+    assert result.results[0].failures[0].startswith(veval_text)
+    with pytest.raises(RuntimeError) as raised:  # replay_async raises, as Veval's does
+        await client.replay_async("tr_empty", agent)
+    assert isinstance(raised.value, EmptyRecordingError)
+    assert str(raised.value).startswith(veval_text) and called == []
 
 
 async def test_max_concurrency_overlaps_items_and_keeps_item_order(client: Client) -> None:

@@ -8,9 +8,12 @@ recorded step:
 2. one whose input is identical under a canonical JSON form (types kept: ``"1"`` is not
    ``1``) is **matched** — wherever it is, so an early call never steals a later call's
    recording (Veval binds greedily by position);
-3. otherwise the call **diverged**, and ``on_divergence`` decides: ``"serve"`` (Veval's,
-   the default of ``replay_async``, ``load_mock_outputs`` and the test double) serves the
-   same-name recording at the same ordinal position and reports it as diverged; ``"fail"``
+3. otherwise the call **diverged** and is bound to the next unused same-name recording in
+   recorded order (Veval's rule; ``serve_same_position=True`` prefers the one at the
+   call's ordinal position among same-name steps, so a call that changed does not take
+   the recording a later, unchanged call matches). ``on_divergence`` decides: ``"serve"``
+   (Veval's, the default of ``replay_async``, ``load_mock_outputs`` and the test double)
+   serves that recording and reports the call as diverged; ``"fail"``
    (what trace-backed scenario items pass: Veval silently serves the wrong output)
    raises :class:`ReplayDivergenceError` with a line diff; ``"live"`` runs the step;
 4. no candidate at all raises :class:`ReplayNoMockError` (Veval's text) and records neither
@@ -103,6 +106,10 @@ class ReplayOptions(Positional):
     on_missing: Literal["fail", "live"] = "fail"
     """A call no recorded step can serve: ``"fail"`` raises :class:`ReplayNoMockError`;
     ``"live"`` runs it (what Veval's ``load_mock_outputs(strict=False)`` asks for)."""
+    serve_same_position: bool = False
+    """Bind a diverged call to the unused same-name recording at its own ordinal position
+    (the 2nd ``lookup`` call to the 2nd recorded ``lookup``) rather than to the next unused
+    one in recorded order (Veval's rule, the default)."""
     allow_network: list[str] = Field(default_factory=list)
     """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
     may connect to; every other connection nothing served is refused (a strict replay)."""
@@ -278,9 +285,10 @@ class Replayer:
             if exact:
                 return self._use(exact[0], name, kind, actual_input, "matched", can_skip)
             policy = self.options.on_divergence
-            nearest = same_name[ordinal] if ordinal < len(same_name) else candidates[0]
-            if nearest in self._used:
-                nearest = candidates[0]
+            nearest = candidates[0]  # Veval's: the next unused one in recorded order
+            position = same_name[ordinal] if ordinal < len(same_name) else None
+            if self.options.serve_same_position and position in candidates:
+                nearest = position
             if self.options.live_model_steps and self._steps[nearest].kind == "llm":
                 policy = "live"  # a model step runs live: a live step upstream changes its input
             if policy == "fail":
@@ -401,7 +409,7 @@ class Replayer:
         )
         return (
             f"Replay diverged at step '{name}': its input differs from the recording "
-            f"(trace {self.recording.trace_id}, recorded step #{index}).\n{diff}\n"
+            f"(trace {self.recording.trace_id}, recorded step {index + 1}).\n{diff}\n"
             "Re-record the trace, or replay with on_divergence='serve' or 'live'."
         )
 

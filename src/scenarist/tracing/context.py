@@ -162,11 +162,7 @@ class RunContext:
         if not record.steps:
             from scenarist.errors import EmptyRecordingError
 
-            raise EmptyRecordingError(
-                f"Replay trace '{record.trace_id}' has no steps. Cannot mock LLM calls. "
-                "Ensure the trace was recorded with steps before using it for replay. "
-                "(Steps are what track_step / step record.)"
-            )
+            raise EmptyRecordingError.for_trace(record.trace_id)
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
         options = ReplayOptions(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scenarist.errors import UserError
+from scenarist.errors import EmptyRecordingError, UserError
 from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
 from scenarist.tracing.context import RunContext
@@ -55,13 +55,12 @@ async def require_recording(store: Store, trace: TraceRecord | str) -> TraceReco
 
 
 def _no_steps(recording: TraceRecord) -> ReplayResult:
+    """A trace-backed item's failure for an empty recording (spec 04 §2: the item fails,
+    where Veval's run_scenario raises; ``replay_async`` raises, as Veval's does)."""
     return ReplayResult(
         trace_id=recording.trace_id,
         status="error",
-        failures=[
-            f"Replay trace '{recording.trace_id}' has no steps. Cannot mock LLM calls "
-            "without recorded steps, and a live call is never made instead."
-        ],
+        failures=[str(EmptyRecordingError.for_trace(recording.trace_id))],
     )
 
 

@@ -363,7 +363,8 @@ class Client:
         """Run ``callback`` against a recorded run: tracked steps are served from the
         recording (see :mod:`scenarist.replay.step_replay`), never called live. The
         replayed run is returned (``ReplayResult.replayed_record``), not stored, as in
-        Veval; a trace-backed scenario item stores its replay with the run."""
+        Veval; a trace-backed scenario item stores its replay with the run. A recording
+        with no steps raises ``EmptyRecordingError`` (a ``RuntimeError``, as in Veval)."""
         from scenarist.replay.step_replay import ReplayOptions
         from scenarist.veval.agent_replay import replay_recording, require_recording
 
@@ -371,6 +372,10 @@ class Client:
         options = options or ReplayOptions()
         assertions = check_assertions(options.assertions, "options.assertions")
         recording = await require_recording(self.store, trace)
+        if not recording.steps:
+            from scenarist.errors import EmptyRecordingError
+
+            raise EmptyRecordingError.for_trace(recording.trace_id)  # as Veval's replay_async
         harness = self._harness(save=False)
         return await replay_recording(harness, recording, callback, options, assertions)
 

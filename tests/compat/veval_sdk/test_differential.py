@@ -58,6 +58,9 @@ KNOWN = {
     ("hostile_inputs", "trace_backed.uncovered call.items.0.failures.1"): "as step_shapes' "
     "scenario.items.explode.failures.1: no_errors also names the agent's own exception (here "
     "the replay miss it raised)",
+    ("replay_divergence", "scenario item"): "a trace-backed item whose step input changed "
+    "fails with a diff: spec 04 §4, on_divergence 'fail' is the default in scenarios ('Veval "
+    "silently serves the wrong output here'); replay_async and the double serve it, as Veval",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run: spec 04 §2, 'Where Veval is broken' (every item is isolated: an "
     "exception from an assertion is that item's failure; Veval's run_scenario raises)",

@@ -102,14 +102,15 @@ def shapes_agent(ctx):
     return [docs, tracked(ctx, "fetch", {"id": "1"}, {"body": "live body"})]
 
 
-async def support_agent(ctx):
+async def support_agent(ctx, region=None):
     async def classify(handle):
         handle.set_meta("type", "llm")
         RAN.append("classify")
         return "billing"
 
     intent = await ctx.track_step_async("classify", ctx.input, classify)
-    order = tracked(ctx, "lookup_order", {"intent": intent}, {"order": 7})
+    query = {"intent": intent} if region is None else {"intent": intent, "region": region}
+    order = tracked(ctx, "lookup_order", query, {"order": 7})
 
     def answer(handle):
         handle.set_meta("type", "llm")
@@ -117,6 +118,11 @@ async def support_agent(ctx):
         return f"live answer about {intent} and order {order['order']}"
 
     return ctx.track_step("answer", {"intent": intent, **order}, answer)
+
+
+async def support_agent_eu(ctx):
+    """The agent after a code change: the order lookup now also sends a region."""
+    return await support_agent(ctx, region="EU")
 
 
 def with_an_extra_step(ctx):
@@ -160,6 +166,8 @@ async def replay(recording, agent, **options):
         result = await sdk.replay_async(
             recording, agent, ReplayOptions(mock_llm_responses=True, **options)
         )
+    except RuntimeError as error:  # what Veval raises; the text's first sentences
+        return {"raised": "RuntimeError", "message": str(error).split(". ")[:2], "ran": RAN[:]}
     except Exception as error:
         return {"raised": type(error).__name__, "message": str(error), "ran": RAN[:]}
     return describe(result)
@@ -173,10 +181,10 @@ async def main():
         "later match first, then changed": await replay(LOOKUPS, lookups_in(["c", "z", "a"])),
         "shapes": await replay(SHAPES, shapes_agent),
         "model steps live": await replay(SUPPORT, support_agent, live_model_steps=True),
-        "mocked, inputs changed": await replay(SUPPORT, support_agent),
+        "mocked, input changed": await replay(SUPPORT, support_agent_eu),
         "drift checked": await replay(
             SUPPORT,
-            support_agent,
+            support_agent_eu,
             compare_with_recording=SnapshotOptions(),
             assertions=[TraceAssert.max_steps(3), TraceAssert.step_exists("lookup_order")],
         ),
@@ -186,7 +194,10 @@ async def main():
     sdk.with_replay(SUPPORT)
     RAN.clear()
     run = await sdk.run_scenario_async(
-        "support", support_agent, [TraceAssert.no_errors()], [ScenarioItem(trace_id="tr_support")]
+        "support",
+        support_agent_eu,
+        [TraceAssert.no_errors()],
+        [ScenarioItem(trace_id="tr_support")],
     )
     (item,) = run.results
     result["scenario item"] = {

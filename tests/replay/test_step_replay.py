@@ -180,6 +180,34 @@ async def test_string_one_is_not_number_one_and_divergence_fails_with_a_diff() -
     assert "on_divergence='serve' or 'live'" in message
 
 
+async def test_objects_match_the_text_a_veval_recording_holds_for_them() -> None:
+    """Veval's SDK writes a step input with ``default=str``; a call with the same datetime
+    or dataclass matches that text, and a JSON value still keeps its type."""
+    import dataclasses
+    from datetime import datetime
+
+    @dataclasses.dataclass
+    class Order:
+        order_id: int
+
+    when = datetime(2024, 5, 1, 9, 30)
+    steps = [
+        {"step_id": "1", "name": "schedule", "input": str(when), "output": "slot"},
+        {"step_id": "2", "name": "load", "input": [str(Order(42)), "sms"], "output": "order"},
+        {"step_id": "3", "name": "count", "input": "1", "output": "one"},
+    ]
+    recording = TraceRecord.from_dict({"trace_id": "tr_veval", "input": "q", "steps": steps})
+
+    def agent(ctx: RunContext) -> list[Any]:
+        slot = ctx.track_step("schedule", when, lambda: "live")
+        order = ctx.track_step("load", (Order(42), "sms"), lambda: "live")
+        return [slot, order, ctx.track_step("count", 1, lambda: "live")]
+
+    result = await Client(store=MemoryStore()).replay_async(recording, agent)
+    assert result.output == ["slot", "order", "one"]
+    assert [b.kind for b in result.fidelity.bindings] == ["matched", "matched", "diverged"]
+
+
 async def test_divergence_is_served_by_default_as_in_veval_and_live_on_request() -> None:
     client = Client(store=MemoryStore())
     record = await _single_step_record(client, "original")

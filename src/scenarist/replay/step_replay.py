@@ -6,8 +6,9 @@ recorded step:
 
 1. candidates are the recorded steps with the same name that no call has used yet;
 2. one whose input is identical under a canonical JSON form (types kept: ``"1"`` is not
-   ``1``) is **matched** — wherever it is, so an early call never steals a later call's
-   recording (Veval binds greedily by position);
+   ``1``), or, for a value JSON cannot hold, under the text Veval's SDK stores for it (a
+   datetime, a dataclass, a UUID: what a recording made by Veval holds), is **matched**,
+   wherever it is among them (as in Veval);
 3. otherwise the call **diverged** and is bound to the next unused same-name recording in
    recorded order (Veval's rule; ``serve_same_position=True`` prefers the one at the
    call's ordinal position among same-name steps, so a call that changed does not take
@@ -71,6 +72,17 @@ Outcome = Literal["matched", "diverged", "live"]
 def canonical(value: Any) -> str:
     """A canonical JSON form: equal values give equal strings, ``"1"`` and ``1`` differ."""
     return json.dumps(to_json_value(value), sort_keys=True, ensure_ascii=False)
+
+
+def as_sent(value: Any) -> str | None:
+    """:func:`canonical` of ``value`` as Veval's SDK stores it (JSON written with
+    ``default=str``: a datetime, a dataclass, a UUID as its text), ``None`` if it cannot
+    be written. A recording made by Veval holds that text, and its own replay matches a
+    call against it; JSON values keep their types (``"1"`` is still not ``1``)."""
+    try:
+        return canonical(json.loads(json.dumps(value, default=str)))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 class ReplayOptions(Positional):
@@ -282,6 +294,9 @@ class Replayer:
                 raise ReplayNoMockError(message)
             wanted = canonical(actual_input)
             exact = [i for i in candidates if canonical(self._steps[i].input) == wanted]
+            sent = None if exact else as_sent(actual_input)
+            if sent is not None and sent != wanted:
+                exact = [i for i in candidates if canonical(self._steps[i].input) == sent]
             if exact:
                 return self._use(exact[0], name, kind, actual_input, "matched", can_skip)
             policy = self.options.on_divergence

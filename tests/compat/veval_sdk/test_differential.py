@@ -61,6 +61,10 @@ KNOWN = {
     ("replay_divergence", "scenario item"): "a trace-backed item whose step input changed "
     "fails with a diff: spec 04 §4, on_divergence 'fail' is the default in scenarios ('Veval "
     "silently serves the wrong output here'); replay_async and the double serve it, as Veval",
+    ("replay_rich_inputs", "amount as float.fidelity"): "the number 19.99 does not match a "
+    "recorded string '19.99': spec 04 §4, binding compares a canonical JSON form with types "
+    "preserved ('the string \"1\" is not the number 1'; Veval compares a top-level string "
+    "input as bare text, so it matches)",
     ("assertion_chains", "broken"): "an assertion that raises fails its item as ERROR and the "
     "other items still run: spec 04 §2, 'Where Veval is broken' (every item is isolated: an "
     "exception from an assertion is that item's failure; Veval's run_scenario raises)",

@@ -9,6 +9,7 @@ only need a name or two (the pytest plugin, the CLI's ``--help``).
 
 from typing import TYPE_CHECKING
 
+from scenarist._giskard_paths import install as _install_giskard_paths
 from scenarist._lazy import lazy_attributes
 from scenarist._version import __version__
 from scenarist.errors import (
@@ -245,6 +246,9 @@ __getattr__, __dir__ = lazy_attributes(
     # The layers users reach into read as attributes after a bare ``import scenarist``.
     submodules="checks engine errors model providers tracing".split(),
 )
+
+# giskard-checks' deep module paths (``scenarist.core.scenario``...), served on import.
+_install_giskard_paths()
 
 __all__ = [
     "AllOf",

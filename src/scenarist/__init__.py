@@ -105,6 +105,7 @@ if TYPE_CHECKING:
         set_default_judge,
     )
     from scenarist.providers.mixins import WithEmbeddingMixin, WithGeneratorMixin
+    from scenarist.providers.named_model import EmbeddingModel, Generator
     from scenarist.replay.snapshot_diff import (
         SnapshotAlignmentRow,
         SnapshotChange,
@@ -234,6 +235,8 @@ __getattr__, __dir__ = lazy_attributes(
         "TraceRecord": "scenarist.tracing",
         "UserSimulator": "scenarist.generators",
         "WithEmbeddingMixin": "scenarist.providers.mixins",
+        "EmbeddingModel": "scenarist.providers.named_model",
+        "Generator": "scenarist.providers.named_model",
         "WithGeneratorMixin": "scenarist.providers.mixins",
         "UnusedRecording": "scenarist.replay.step_replay",
         "WithJudgeMixin": "scenarist.judges.base",
@@ -267,8 +270,10 @@ __all__ = [
     "Contradiction",
     "CustomAssertion",
     "DatasetInputGenerator",
+    "EmbeddingModel",
     "Equals",
     "FnCheck",
+    "Generator",
     "GreaterThan",
     "GreaterThanEquals",
     "Groundedness",

@@ -235,4 +235,4 @@ _FINDER = GiskardPathFinder()
 def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if _FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, _FINDER)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _FINDER)

@@ -227,7 +227,7 @@ def test_simulator_scenario_round_trips_through_json() -> None:
 
 def test_simulator_validates_its_fields() -> None:
     with pytest.raises(ValueError, match="provider/model"):
-        UserSimulator(persona="p", generator="gpt-4o")
+        UserSimulator(persona="p", generator="/gpt-4o")
     with pytest.raises(ValueError, match="max_steps"):
         UserSimulator(persona="p", max_steps=0)
     with pytest.raises(ValueError, match="extra"):

@@ -18,8 +18,9 @@ Structured output per prefix: ``SCENARIST_<NAME>_STRUCTURED_OUTPUT`` (``auto``,
 :mod:`scenarist.providers.openai_provider`).
 
 The model is everything after the first ``/`` (``openai/meta-llama/Llama-3`` is model
-``meta-llama/Llama-3``); a name without one is OpenAI's (``gpt-4o``, giskard's rule). Adapters are cached per string and environment, so repeated
-resolution is cheap; SDKs are imported only when an adapter is made.
+``meta-llama/Llama-3``); a name without one is OpenAI's (``gpt-4o``, giskard's rule).
+Adapters are cached per string and environment, so repeated resolution is cheap; SDKs are
+imported only when an adapter is made.
 """
 
 from __future__ import annotations

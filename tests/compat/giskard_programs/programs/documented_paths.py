@@ -100,7 +100,12 @@ class CityIs(Check):
 
 
 def contact(inputs):
-    return {"name": "Jane", "score": 3, "address": {"city": "Lyon", "country": "France"}, "tags": ["vip"]}
+    return {
+        "name": "Jane",
+        "score": 3,
+        "address": {"city": "Lyon", "country": "France"},
+        "tags": ["vip"],
+    }
 
 
 async def main():
@@ -136,10 +141,17 @@ async def main():
         .check(CityIs(name="missing", field_path="trace.last.outputs.phone", city="Lyon"))
         .check(Equals(name="name", expected_value="Jane", target_key="trace.last.outputs.name"))
         .check(
-            StringMatching(name="country", keyword="france", target_key="trace.last.outputs.address.country")
+            StringMatching(
+                name="country", keyword="france", target_key="trace.last.outputs.address.country"
+            )
         )
         .check(GreaterThan(name="tags", expected_value=0, target_key="trace.last.outputs.score"))
-        .check(Not(name="not_paris", check=Equals(expected_value="Paris", target_key="trace.last.outputs.address.city")))
+        .check(
+            Not(
+                name="not_paris",
+                check=Equals(expected_value="Paris", target_key="trace.last.outputs.address.city"),
+            )
+        )
         .check(from_fn(lambda trace: trace.last.outputs["tags"] == ["vip"], name="vip"))
     )
     result = await scenario.run()
@@ -151,7 +163,11 @@ async def main():
 
     suite = Suite(name="paths")
     suite.append(scenario)
-    suite.append(Scenario("plain").interact(inputs="a", outputs="b").check(Equals(expected_value="b", target_key="trace.last.outputs")))
+    suite.append(
+        Scenario("plain")
+        .interact(inputs="a", outputs="b")
+        .check(Equals(expected_value="b", target_key="trace.last.outputs"))
+    )
     suite_result = await suite.run(verbose=False)
     out["suite"] = [
         isinstance(suite_result, SuiteResult),

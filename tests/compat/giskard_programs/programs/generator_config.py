@@ -91,7 +91,10 @@ async def main():
         Interaction(inputs="Capital of France?", outputs="Paris is the capital of France.")
     )
     verdicts = {}
-    for name, judge in (("paris", PhraseJudge(phrase="paris")), ("rome", PhraseJudge(phrase="rome"))):
+    for name, judge in (
+        ("paris", PhraseJudge(phrase="paris")),
+        ("rome", PhraseJudge(phrase="rome")),
+    ):
         check = LLMJudge(name=name, prompt="Is {{ trace.last.outputs }} right?", judge=judge)
         result = await check.run(trace)
         verdicts[name] = [result.status.value, result.message]

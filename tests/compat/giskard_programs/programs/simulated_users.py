@@ -23,7 +23,7 @@ class ScriptedCustomer(InputGenerator):
 
     async def __call__(self, trace, input_type=None):
         for line in self.lines:
-            trace = yield line
+            trace = yield line  # noqa: F841 (the updated trace, unused by a script)
 
 
 def support_agent(message: str) -> str:
@@ -60,9 +60,9 @@ async def main():
             lambda: LLMGeneratorOutput[str](goal_reached=False, message="x", schema_issue="y")
         ),
         "no_goal": error_text(lambda: LLMGeneratorOutput[str](message="x")),
-        "validated": LLMGeneratorOutput[str].model_validate(
-            {"goal_reached": False, "message": "Hi"}
-        ).message,
+        "validated": LLMGeneratorOutput[str]
+        .model_validate({"goal_reached": False, "message": "Hi"})
+        .message,
     }
 
     customer = UserSimulator(

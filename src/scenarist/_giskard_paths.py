@@ -31,9 +31,11 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded when a path is first served, not by ``import scenarist``
+    from importlib.machinery import ModuleSpec
 
 __all__ = ["PATHS", "GiskardPathFinder", "install"]
 
@@ -218,6 +220,8 @@ class GiskardPathFinder:
         names = PATHS.get(fullname)
         if names is None:
             return None
+        from importlib.machinery import ModuleSpec
+
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue

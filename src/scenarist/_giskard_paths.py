@@ -209,6 +209,10 @@ class _SupplementLoader:
         if missing:
             previous = own.get("__getattr__")
             module.__getattr__ = _lazy_getattr(module, missing, previous)  # type: ignore[method-assign]
+            listed = own.get("__dir__")
+            module.__dir__ = lambda: sorted(  # type: ignore[method-assign]
+                {*(listed() if listed is not None else vars(module)), *missing}
+            )
 
 
 class GiskardPathFinder:

@@ -141,6 +141,8 @@ def test_our_modules_at_giskard_paths_keep_their_own_names_and_files() -> None:
     assert judge.LLMJudge is importlib.import_module("scenarist").LLMJudge
     assert testing.WithSpy is importlib.import_module("scenarist").WithSpy
     assert testing.TestClient.__name__ == "TestClient"  # its own lazy names still load
+    assert {"WithSpy", "TestClient", "FakeLLMServer"} <= set(dir(testing))
+    assert {"LLMGenerator", "LLMGeneratorOutput", "InputGenerator"} <= set(dir(base))
     assert base.InputGenerator.__module__ == "scenarist.generators.base"
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         _ = testing.Nope

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("scenarist.server",),
     ("scenarist.cli",),
     # public faces: what users import and run
-    ("scenarist", "scenarist.builtin", "scenarist.pytest_plugin", "scenarist.__main__"),
+    ("scenarist", "scenarist._giskard_paths", "scenarist.pytest_plugin", "scenarist.__main__"),
 ]
 """Bottom to top; a module may import its own layer and the layers below it."""
 

@@ -9,6 +9,7 @@ only need a name or two (the pytest plugin, the CLI's ``--help``).
 
 from typing import TYPE_CHECKING
 
+from scenarist._giskard_paths import install as _install_giskard_paths
 from scenarist._lazy import lazy_attributes
 from scenarist._version import __version__
 from scenarist.errors import (
@@ -104,6 +105,7 @@ if TYPE_CHECKING:
         set_default_judge,
     )
     from scenarist.providers.mixins import WithEmbeddingMixin, WithGeneratorMixin
+    from scenarist.providers.named_model import EmbeddingModel, Generator
     from scenarist.replay.snapshot_diff import (
         SnapshotAlignmentRow,
         SnapshotChange,
@@ -233,6 +235,8 @@ __getattr__, __dir__ = lazy_attributes(
         "TraceRecord": "scenarist.tracing",
         "UserSimulator": "scenarist.generators",
         "WithEmbeddingMixin": "scenarist.providers.mixins",
+        "EmbeddingModel": "scenarist.providers.named_model",
+        "Generator": "scenarist.providers.named_model",
         "WithGeneratorMixin": "scenarist.providers.mixins",
         "UnusedRecording": "scenarist.replay.step_replay",
         "WithJudgeMixin": "scenarist.judges.base",
@@ -245,6 +249,9 @@ __getattr__, __dir__ = lazy_attributes(
     # The layers users reach into read as attributes after a bare ``import scenarist``.
     submodules="checks engine errors model providers tracing".split(),
 )
+
+# giskard-checks' deep module paths (``scenarist.core.scenario``...), served on import.
+_install_giskard_paths()
 
 __all__ = [
     "AllOf",
@@ -263,8 +270,10 @@ __all__ = [
     "Contradiction",
     "CustomAssertion",
     "DatasetInputGenerator",
+    "EmbeddingModel",
     "Equals",
     "FnCheck",
+    "Generator",
     "GreaterThan",
     "GreaterThanEquals",
     "Groundedness",

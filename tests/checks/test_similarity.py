@@ -141,7 +141,9 @@ def test_similarity_is_registered_and_serialises() -> None:
     with pytest.raises(ValueError, match="threshold"):
         SemanticSimilarity(threshold=2)
     with pytest.raises(ValueError, match="provider/model"):
-        SemanticSimilarity(embedding_model="e5")
+        SemanticSimilarity(embedding_model="local/")
+    # a bare name is an OpenAI model's, as in giskard
+    assert SemanticSimilarity(embedding_model="e5").embedding_model == "e5"
 
 
 def test_cosine_similarity_rejects_mismatched_sizes() -> None:

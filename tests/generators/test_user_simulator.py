@@ -227,8 +227,73 @@ def test_simulator_scenario_round_trips_through_json() -> None:
 
 def test_simulator_validates_its_fields() -> None:
     with pytest.raises(ValueError, match="provider/model"):
-        UserSimulator(persona="p", generator="gpt-4o")
+        UserSimulator(persona="p", generator="/gpt-4o")
     with pytest.raises(ValueError, match="max_steps"):
         UserSimulator(persona="p", max_steps=0)
     with pytest.raises(ValueError, match="extra"):
         UserSimulator(persona="p", persona_typo="x")  # type: ignore[call-arg]
+
+
+async def test_each_simulated_turn_records_its_output_in_the_metadata(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    """giskard's simulate-users page reads ``final_trace.last.metadata["simulator_output"]``."""
+    from scenarist.generators.base import LLMGeneratorOutput
+
+    server.script.add(turn("Hello"), turn("Order 12 please"), turn("", goal_reached=True))
+    simulator = UserSimulator(persona="p", generator=model)
+    result = await (
+        Scenario("meta").interact(inputs=simulator, metadata={"source": "sim"}).run(target=agent)
+    )
+    outputs = [i.metadata["simulator_output"] for i in result.final_trace.interactions]
+    assert all(isinstance(o, LLMGeneratorOutput) for o in outputs)
+    assert [(o.goal_reached, o.message, o.schema_issue) for o in outputs] == [
+        (False, "Hello", None),
+        (False, "Order 12 please", None),
+    ]
+    assert result.final_trace.last.metadata["source"] == "sim"  # the spec's metadata stays
+    dumped = result.model_dump(mode="json")["final_trace"]["interactions"][1]["metadata"]
+    assert dumped == {
+        "source": "sim",
+        "simulator_output": {
+            "goal_reached": False,
+            "schema_issue": None,
+            "message": "Order 12 please",
+        },
+    }
+
+
+async def test_a_generator_with_its_own_call_is_called_and_records_no_output(
+    server: FakeLLMServer, model: OpenAIProvider
+) -> None:
+    class Shouting(UserSimulator):
+        async def __call__(self, trace, input_type=None):  # type: ignore[no-untyped-def,override]
+            inner = super().__call__(trace, input_type)
+            try:
+                message = await inner.__anext__()
+                while True:
+                    trace = yield message.upper()
+                    message = await inner.asend(trace)
+            except StopAsyncIteration:
+                return
+
+    server.script.add(turn("hello"), turn("", goal_reached=True))
+    result = await (
+        Scenario("own").interact(inputs=Shouting(persona="p", generator=model)).run(target=agent)
+    )
+    (only,) = result.final_trace.interactions
+    assert (only.inputs, only.metadata) == ("HELLO", {})
+
+
+def test_llm_generator_output_validates_as_giskards() -> None:
+    from scenarist.generators.base import LLMGeneratorOutput
+
+    assert LLMGeneratorOutput[str](goal_reached=True).message is None
+    with pytest.raises(ValueError, match="'message' and 'schema_issue' cannot both be set"):
+        LLMGeneratorOutput[str](goal_reached=False, message="x", schema_issue="no text field")
+    with pytest.raises(ValueError, match="goal_reached"):
+        LLMGeneratorOutput[str](message="x")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="message"):
+        LLMGeneratorOutput[int](goal_reached=False, message="not a number")
+    with pytest.raises(ValueError, match="persona"):
+        UserSimulator(persona="")

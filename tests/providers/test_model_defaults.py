@@ -37,7 +37,7 @@ def test_nothing_configured_gives_giskards_built_in_defaults() -> None:
     assert isinstance(judge, LLMChatJudge) and isinstance(judge, BaseJudge)
     assert (judge.kind, judge.generator) == ("llm", None)  # follows the default generator
     assert judge.name == "openai/gpt-4o-mini"
-    assert embedding == EmbeddingModel(model="openai/text-embedding-3-small")
+    assert embedding == EmbeddingModel(model="text-embedding-3-small")  # giskard's name
     assert all(isinstance(o, Provider) for o in (generator, embedding))
 
 
@@ -60,8 +60,10 @@ def test_configured_names_become_objects_and_objects_are_kept() -> None:
     set_default_judge(None)
     set_default_generator(None)
     assert get_default_generator().model == "openai/gpt-4o-mini"
-    with pytest.raises(ValueError, match="must be written 'provider/model'"):
-        set_default_generator("gpt-4o")
+    set_default_generator("gpt-4o")  # a bare name is an OpenAI model's, as in giskard
+    assert get_default_generator().model == "gpt-4o"
+    with pytest.raises(ValueError, match="generator: model 'openai/' must be written"):
+        set_default_generator("openai/")
 
 
 def test_environment_scenarist_names_first_then_giskards(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +115,7 @@ async def test_the_built_in_default_without_a_key_says_how_to_configure_one() ->
     assert "OPENAI_API_KEY" in result.message and "SCENARIST_DEFAULT_JUDGE" in result.message
     similar = await SemanticSimilarity(reference_text="Hello").run(TRACE)
     assert similar.status is CheckStatus.ERROR
-    assert "built-in default 'openai/text-embedding-3-small' is used" in similar.message
+    assert "built-in default 'text-embedding-3-small' is used" in similar.message
     assert "set_default_embedding_model" in similar.message
     with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
         await get_default_embedding_model().embed(["x"])

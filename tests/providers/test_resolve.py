@@ -79,7 +79,9 @@ def test_resolve_env_default_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_resolve_rejects_malformed_strings_and_other_objects() -> None:
     with pytest.raises(ProviderError, match="'provider/model'"):
-        resolve_provider("gpt-4o")
+        resolve_provider("openai/")
+    with pytest.raises(ProviderError, match="'provider/model'"):
+        resolve_provider(" ")
     with pytest.raises(ProviderError, match="expected a Provider object"):
         resolve_provider(42)
 
@@ -133,3 +135,12 @@ def test_the_documented_local_server_prefix_judges_against_a_server(
     assert result.status is CheckStatus.PASS
     assert request.body["model"] == "smollm2"
     assert request.headers["authorization"] == "Bearer unused"  # no key needed locally
+
+
+def test_a_bare_model_name_is_an_openai_model_as_in_giskard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    adapter = resolve_provider("gpt-4o-mini")
+    assert adapter.name == "openai/gpt-4o-mini"
+    assert resolve_provider("openai/gpt-4o-mini") is adapter  # one adapter per model

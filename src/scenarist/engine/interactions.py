@@ -335,6 +335,20 @@ class Interact(InteractionSpec):
             finally:
                 generator.close()
             self._check_yielded(context, before)
+        elif getattr(type(self.inputs).__call__, "simulated_turns", False):
+            # an LLM input generator: each turn's whole answer goes in its metadata
+            before = len(context.trace.interactions)
+            turns = self.inputs.simulated_turns(context.trace, None)
+            try:
+                output = await turns.__anext__()
+                while True:
+                    await self._exchange(context, output.message, {"simulator_output": output})
+                    output = await turns.asend(context.trace)
+            except StopAsyncIteration:
+                pass
+            finally:
+                await turns.aclose()
+            self._check_yielded(context, before)
         else:
             assert binding is not None
             before = len(context.trace.interactions)
@@ -379,7 +393,10 @@ class Interact(InteractionSpec):
             },
         )
 
-    async def _exchange(self, context: InteractionContext, inputs: Any) -> None:
+    async def _exchange(
+        self, context: InteractionContext, inputs: Any, extra: dict[str, Any] | None = None
+    ) -> None:
+        """One exchange; ``extra`` joins the spec's metadata (a simulated turn's output)."""
         started_at = datetime.now(UTC)
         outputs = self.outputs
         outputs_binding = private_state(self)["_outputs_binding"]
@@ -406,7 +423,7 @@ class Interact(InteractionSpec):
                 {
                     "inputs": inputs,
                     "outputs": outputs,
-                    "metadata": dict(self.metadata),
+                    "metadata": {**self.metadata, **extra} if extra else dict(self.metadata),
                     "spans": spans,
                     "started_at": started_at,
                     "duration_ms": duration_ms,

@@ -40,6 +40,7 @@ __all__ = [
     "TestCaseRunner",
     "bind_target",
     "get_runner",
+    "get_test_case_runner",
     "run_check",
     "run_step",
 ]
@@ -430,3 +431,12 @@ _default_runner = ScenarioRunner()
 def get_runner() -> ScenarioRunner:
     """The process-wide default :class:`ScenarioRunner`."""
     return _default_runner
+
+
+_default_test_case_runner = TestCaseRunner()
+
+
+def get_test_case_runner() -> TestCaseRunner:
+    """The process-wide default :class:`TestCaseRunner` (giskard-checks'
+    ``testing.runner.get_runner``)."""
+    return _default_test_case_runner

@@ -9,7 +9,9 @@ functions, so ``.interact(inputs=UserSimulator(...))`` needs nothing special.
 
 :class:`BaseLLMGenerator` is the loop shared by the LLM-driven generators: each turn it
 asks its model for ``{"goal_reached": bool, "message": str}`` and stops on a reached
-goal, an empty message or ``max_steps`` turns. An answer that cannot be used after
+goal, an empty message or ``max_steps`` turns. Each turn's answer is an
+:class:`LLMGeneratorOutput` (giskard-checks' name); a scenario records it in the metadata
+of the interaction it produced, under ``"simulator_output"``. An answer that cannot be used after
 ``max_retries`` more attempts raises :class:`~scenarist.errors.InputGenerationException`
 (``max_retries`` is the only retry: the adapter is asked for one attempt each time).
 Stopping before ``min_turns`` messages (default 1: a model that declares the goal reached
@@ -20,9 +22,17 @@ step, never a vacuous PASS.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from scenarist.errors import InputGenerationException
 from scenarist.model._registry import KindRegistered
@@ -31,7 +41,9 @@ from scenarist.providers._structured import StructuredOutputError, parse_structu
 from scenarist.providers.base import Message, Provider, ProviderError, single_attempt
 from scenarist.providers.mixins import WithGeneratorMixin
 
-__all__ = ["TURN_SCHEMA", "BaseLLMGenerator", "InputGenerator", "Turn"]
+__all__ = ["TURN_SCHEMA", "BaseLLMGenerator", "InputGenerator", "LLMGeneratorOutput", "Turn"]
+
+T = TypeVar("T")
 
 TURN_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,6 +63,28 @@ class Turn(BaseModel):
 
     goal_reached: StrictBool
     message: StrictStr
+
+
+class LLMGeneratorOutput(BaseModel, Generic[T]):
+    """One turn of an LLM input generator, as giskard-checks names it: whether the goal is
+    reached, the message sent (``None`` when it is), and ``schema_issue``, why no message
+    could be written (never with a message).
+
+    A scenario puts each turn's output in its interaction's metadata, under
+    ``"simulator_output"``: ``result.final_trace.last.metadata["simulator_output"]``.
+    """
+
+    goal_reached: bool = Field(description="Whether the goal is reached: no more messages.")
+    schema_issue: str | None = Field(
+        default=None, description="Why no message could be written (instead of a message)."
+    )
+    message: T | None = Field(default=None, description="The message; None once the goal is.")
+
+    @model_validator(mode="after")
+    def _message_or_schema_issue(self) -> Self:
+        if self.message is not None and self.schema_issue is not None:
+            raise ValueError("'message' and 'schema_issue' cannot both be set")
+        return self
 
 
 class InputGenerator(KindRegistered):
@@ -155,9 +189,11 @@ class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
                 f"{self.kind}: the answer is not {{goal_reached, message}}: {exc}"
             ) from None
 
-    async def __call__(
+    async def simulated_turns(
         self, trace: Trace[Any, Any], input_type: type[Any] | None = None
-    ) -> AsyncGenerator[Any, Trace[Any, Any]]:
+    ) -> AsyncGenerator[LLMGeneratorOutput[str], Trace[Any, Any]]:
+        """Each turn's whole answer (what :meth:`__call__` yields the message of); each
+        ``asend`` brings the trace with the agent's latest answer."""
         for turn in range(self.max_steps):
             answer = await self.next_turn(trace, turn)
             if answer.goal_reached or not answer.message.strip():
@@ -169,4 +205,22 @@ class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
                         "to test anything; check the persona and the model, or lower min_turns"
                     )
                 return
-            trace = yield answer.message
+            trace = yield LLMGeneratorOutput[str](goal_reached=False, message=answer.message)
+
+    async def __call__(
+        self, trace: Trace[Any, Any], input_type: type[Any] | None = None
+    ) -> AsyncGenerator[Any, Trace[Any, Any]]:
+        turns = self.simulated_turns(trace, input_type)
+        try:
+            output = await turns.__anext__()
+            while True:
+                trace = yield output.message
+                output = await turns.asend(trace)
+        except StopAsyncIteration:
+            return
+        finally:
+            await turns.aclose()
+
+    # A scenario calls simulated_turns() directly (to record each turn's output) when a
+    # generator's __call__ is this one; a subclass with its own __call__ is called as is.
+    __call__.simulated_turns = True  # type: ignore[attr-defined]

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from scenarist.generators._templates import render_package
 from scenarist.generators.base import BaseLLMGenerator, InputGenerator
 from scenarist.model.trace import Trace
@@ -31,7 +33,7 @@ __all__ = ["UserSimulator"]
 class UserSimulator(BaseLLMGenerator):
     """A simulated user: ``persona`` (who they are, what they want) and optional ``context``."""
 
-    persona: str
+    persona: str = Field(min_length=1)  # as giskard-checks: an empty persona is refused
     context: str | None = None
 
     def messages(self, trace: Trace[Any, Any], turn: int) -> list[Message]:

@@ -38,6 +38,7 @@ from scenarist.judges.verdict import LLMCheckResult
 from scenarist.model.results import CheckResult, Metric
 from scenarist.model.trace import Trace
 from scenarist.providers.base import ProviderError
+from scenarist.providers.named_model import adopt
 
 __all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
 
@@ -45,6 +46,7 @@ __all__ = ["BaseLLMCheck", "JudgeInputError", "WithJudgeMixin"]
 def _check_judge(value: Any) -> Any:
     if isinstance(value, dict) and "kind" in value:  # a dumped judge: rebuild its kind
         return BaseJudge.model_validate(value)
+    value = adopt(value)  # a giskard-agents Generator: ours, by its name
     if value is None or isinstance(value, BaseJudge) or callable(getattr(value, "chat", None)):
         return value
     if isinstance(value, str) and "/" in value.strip("/"):

@@ -35,7 +35,7 @@ from scenarist.judges.verdict import (
 from scenarist.model._registry import KindRegistered
 from scenarist.providers.base import ChatResponse, Message, Provider, ProviderError, single_attempt
 from scenarist.providers.defaults import configured
-from scenarist.providers.named_model import NamedModel
+from scenarist.providers.named_model import NamedModel, adopt
 
 __all__ = [
     "BaseJudge",
@@ -179,10 +179,11 @@ class BaseJudge(KindRegistered):
 def _check_generator(value: Any) -> Any:
     """A chat judge's model: ``None``, ``"provider/model"``, a Provider, or a generator
     dump (giskard's ``{"kind": ..., "model": ...}``, read by its model)."""
-    if isinstance(value, dict) and isinstance(value.get("model"), str):
-        from scenarist.providers.named_model import Generator
+    from scenarist.providers.named_model import Generator
 
+    if isinstance(value, dict) and isinstance(value.get("model"), str):
         return Generator(model=value["model"])
+    value = adopt(value)  # a giskard-agents Generator: ours, by its name
     if value is None or callable(getattr(value, "chat", None)):
         return value
     if isinstance(value, str) and "/" in value.strip("/"):
@@ -345,6 +346,7 @@ def resolve_judge(spec: Any = None) -> BaseJudge:
         _ = spec.provider  # resolve now, so a missing SDK or key is reported up front
     if isinstance(spec, BaseJudge):
         return spec
+    spec = adopt(spec)  # a giskard-agents Generator: ours, by its name
     if isinstance(spec, str) or callable(getattr(spec, "chat", None)):
         judge = LLMChatJudge(spec)
         _ = judge.provider  # resolve now, so a missing SDK or key is reported up front

@@ -2,7 +2,8 @@
 
 Values come from explicit ``set_default_*`` calls, else from environment variables (read
 once, cached; no ``.env`` file is ever read implicitly), else the built-in defaults,
-giskard-checks' own (``openai/gpt-4o-mini``, ``openai/text-embedding-3-small``):
+giskard-checks' own (``openai/gpt-4o-mini``, ``text-embedding-3-small``, a bare name
+being an OpenAI model's as in giskard):
 
 =============================  ==========================================================
 ``SCENARIST_DEFAULT_MODEL``    default generator, as ``"provider/model"``
@@ -45,7 +46,7 @@ __all__ = [
 Role = Literal["generator", "judge", "embedding_model"]
 
 BUILTIN_GENERATOR = "openai/gpt-4o-mini"
-BUILTIN_EMBEDDING_MODEL = "openai/text-embedding-3-small"
+BUILTIN_EMBEDDING_MODEL = "text-embedding-3-small"  # giskard-checks' name: OpenAI's
 
 _ENV: dict[Role, tuple[str, str]] = {
     "generator": ("SCENARIST_DEFAULT_MODEL", "GISKARD_CHECKS_DEFAULT_MODEL"),
@@ -63,17 +64,20 @@ def _env(name: str) -> str | None:
 
 
 def _check(value: Any, what: str) -> Any:
+    from scenarist.providers.named_model import adopt, provider_and_model
+
     if value is None:
         return None
     if isinstance(value, str):
         value = value.strip()
         if what == "judge":
             value = value.removeprefix("llm/")  # giskard's "llm/<provider>/<model>" form
-        if "/" not in value.strip("/"):
-            raise ValueError(
-                f"{what} {value!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
-            )
-    return value
+        try:
+            provider_and_model(value)  # a bare name is an OpenAI model's, as in giskard
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+        return value
+    return adopt(value)  # a giskard-agents Generator / EmbeddingModel: ours, same name
 
 
 def configured(role: Role) -> Any:
@@ -120,7 +124,7 @@ def set_default_embedding_model(model: Any) -> None:
 
 def get_default_embedding_model() -> Any:
     """The default embedding model: the object set, else an ``EmbeddingModel`` for the
-    configured (or built-in ``openai/text-embedding-3-small``) name."""
+    configured (or built-in ``text-embedding-3-small``, OpenAI's) name."""
     from scenarist.providers.named_model import EmbeddingModel
 
     spec = configured("embedding_model")

@@ -22,25 +22,28 @@ from pydantic import (
 )
 
 from scenarist.providers.base import Provider
+from scenarist.providers.named_model import adopt, provider_and_model
 from scenarist.providers.resolve import Purpose, resolve_provider
 
 __all__ = ["WithEmbeddingMixin", "WithGeneratorMixin", "check_model_spec"]
 
 
 def check_model_spec(value: Any, what: str) -> Any:
-    """Validate a model field: ``None``, a ``"provider/model"`` string or a Provider."""
+    """Validate a model field: ``None``, a ``"provider/model"`` string (a bare name is
+    OpenAI's), a Provider, or a giskard-agents ``Generator`` / ``EmbeddingModel`` (taken
+    as ours of the same name, :func:`~scenarist.providers.named_model.adopt`)."""
+    value = adopt(value)
     if value is None or isinstance(value, Provider):
         return value
     if isinstance(value, str):
-        prefix, _, model = value.strip().partition("/")
-        if not prefix or not model:
-            raise ValueError(
-                f"{what} {value!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
-            )
+        try:
+            provider_and_model(value)
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from None
         return value.strip()
     raise ValueError(
-        f"{what} must be a 'provider/model' string or a Provider object (async chat() and "
-        f"embed()), got {type(value).__name__}"
+        f"{what} must be a 'provider/model' string, a Provider object (async chat() and "
+        f"embed()) or a giskard-agents Generator / EmbeddingModel, got {type(value).__name__}"
     )
 
 

@@ -6,6 +6,12 @@ checks returns generator and embedding-model objects with a ``model`` attribute,
 ``embed`` go to the adapter its name resolves to, on first use, so one can be passed
 anywhere a model is taken (``generator=``, ``judge=``, ``set_default_*``). Small and
 frozen; importing this module imports no SDK.
+
+A name without a ``/`` is an OpenAI model (giskard's rule: ``Generator(model="gpt-4o")``
+is ``openai/gpt-4o``). giskard-agents' own ``Generator`` and ``EmbeddingModel`` objects,
+which giskard's documentation configures models with, are taken wherever a model is:
+:func:`adopt` turns one into ours of the same name, recognising it by shape (a ``model``
+name with ``complete()`` or ``embed()``), without importing giskard.
 """
 
 from __future__ import annotations
@@ -16,7 +22,21 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_serializer
 
 from scenarist.providers.base import ChatResponse, Message, Provider
 
-__all__ = ["EmbeddingModel", "Generator", "NamedModel"]
+__all__ = ["EmbeddingModel", "Generator", "NamedModel", "adopt", "provider_and_model"]
+
+
+def provider_and_model(name: str) -> tuple[str, str]:
+    """``("openai", "gpt-4o")`` for ``"openai/gpt-4o"``; a bare name is OpenAI's, as in
+    giskard (``"gpt-4o"``); ``ValueError`` naming the form for an empty part."""
+    prefix, slash, model = name.strip().partition("/")
+    if not slash and prefix:
+        return "openai", prefix
+    if not prefix or not model:
+        raise ValueError(
+            f"model {name!r} must be written 'provider/model' (e.g. 'openai/gpt-4o-mini') "
+            "or as an OpenAI model's bare name"
+        )
+    return prefix, model
 
 
 class NamedModel(BaseModel):
@@ -30,11 +50,7 @@ class NamedModel(BaseModel):
     @field_validator("model")
     @classmethod
     def _provider_and_model(cls, value: str) -> str:
-        prefix, _, model = value.strip().partition("/")
-        if not prefix or not model:
-            raise ValueError(
-                f"model {value!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
-            )
+        provider_and_model(value)
         return value.strip()
 
     @model_serializer(mode="plain")
@@ -90,3 +106,24 @@ class EmbeddingModel(NamedModel):
     """An embedding model (``get_default_embedding_model()``)."""
 
     kind = "embedding_model"
+
+
+def adopt(value: Any) -> Any:
+    """``value`` itself, or for a giskard-agents generator or embedding model our
+    :class:`Generator` / :class:`EmbeddingModel` of its ``model`` name.
+
+    Recognised by shape, never by import: not a Provider, a non-empty ``model`` string,
+    and an async ``complete()`` (a generator) or ``embed()`` (an embedding model). Only the
+    name is kept: its generation parameters, retry policy and middlewares are giskard's
+    client's and do not apply to ours.
+    """
+    if value is None or isinstance(value, (str, NamedModel, Provider)):
+        return value
+    model = getattr(value, "model", None)
+    if not isinstance(model, str) or not model.strip():
+        return value
+    if callable(getattr(value, "complete", None)):
+        return Generator(model=model)
+    if callable(getattr(value, "embed", None)):
+        return EmbeddingModel(model=model)
+    return value

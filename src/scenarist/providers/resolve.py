@@ -18,8 +18,9 @@ Structured output per prefix: ``SCENARIST_<NAME>_STRUCTURED_OUTPUT`` (``auto``,
 :mod:`scenarist.providers.openai_provider`).
 
 The model is everything after the first ``/`` (``openai/meta-llama/Llama-3`` is model
-``meta-llama/Llama-3``). Adapters are cached per string and environment, so repeated
-resolution is cheap; SDKs are imported only when an adapter is made.
+``meta-llama/Llama-3``); a name without one is OpenAI's (``gpt-4o``, giskard's rule).
+Adapters are cached per string and environment, so repeated resolution is cheap; SDKs are
+imported only when an adapter is made.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 from typing import Any, Literal
 
 from scenarist.providers.base import Provider, ProviderError
-from scenarist.providers.named_model import NamedModel
+from scenarist.providers.named_model import NamedModel, adopt, provider_and_model
 
 __all__ = ["Purpose", "resolve_provider"]
 
@@ -69,6 +70,7 @@ def resolve_provider(spec: Any = None, *, purpose: Purpose = "generator") -> Pro
                     f"used, and {exc}; or configure another: pass one explicitly, call "
                     f"scenarist.{call}, or set the {env} environment variable"
                 ) from exc
+    spec = adopt(spec)  # a giskard-agents Generator or EmbeddingModel: ours, by its name
     if isinstance(spec, str):
         return _from_string(spec)
     if isinstance(spec, NamedModel):  # a Generator / EmbeddingModel: its adapter, now
@@ -77,7 +79,8 @@ def resolve_provider(spec: Any = None, *, purpose: Purpose = "generator") -> Pro
         return spec
     raise ProviderError(
         f"cannot use {spec!r} as a {purpose} model: expected a Provider object "
-        "(with async chat() and embed()) or a 'provider/model' string"
+        "(with async chat() and embed()), a 'provider/model' string, or a giskard-agents "
+        "Generator / EmbeddingModel (an object with a 'model' name)"
     )
 
 
@@ -107,11 +110,11 @@ def _env_key(prefix: str) -> str:
 
 
 def _from_string(spec: str) -> Provider:
-    prefix, _, model = spec.strip().partition("/")
-    if not prefix or not model:
-        raise ProviderError(
-            f"model {spec!r} must be written 'provider/model', e.g. 'openai/gpt-4o-mini'"
-        )
+    try:
+        prefix, model = provider_and_model(spec)  # a bare name is OpenAI's, as in giskard
+    except ValueError as exc:
+        raise ProviderError(str(exc)) from None
+    spec = f"{prefix}/{model}"
     env = _env_key(prefix)
     watched = (
         f"SCENARIST_{env}_BASE_URL",

@@ -20,11 +20,6 @@ DELIBERATE: dict[str, str] = {
         )
         for text in ("empty", "dots")
     },
-    "defaults:unset:embedding": (
-        "the built-in default embedding model is named with its provider, "
-        "'openai/text-embedding-3-small' (every scenarist model name is 'provider/model'), "
-        "giskard-checks names it 'text-embedding-3-small' (design/providers.md: 'Default models')"
-    ),
     **{
         f"suite:{index}:steps-boom-nochecks:{mode}": (
             "JUnit <error> of a scenario whose step raised: scenarist's message and type are "

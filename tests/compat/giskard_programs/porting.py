@@ -5,17 +5,36 @@ Each import of ``giskard.checks`` (``from giskard.checks import ...``, ``import
 giskard.checks as gc``, ``from giskard.checks.builtin import ...``) is marked ``# IMPORT``
 on one of its lines (a formatter may move the comment to the closing parenthesis); the
 port puts ``scenarist`` in place of ``giskard.checks`` on the line that names the module.
-No other line may mention giskard.
+An import of giskard-agents' model objects (``from giskard.agents.generators import
+Generator``, ``from giskard.agents import EmbeddingModel``), which giskard's documentation
+configures models with, becomes ``from scenarist import ...``: scenarist offers the same
+constructors. No other line may mention giskard.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 __all__ = ["port"]
 
+#: giskard-agents' names a ported program takes from ``scenarist`` instead.
+AGENTS_NAMES = frozenset({"Generator", "EmbeddingModel"})
+_AGENTS_MODULE = re.compile(r"giskard\.agents(\.\w+)*")
+
+
+def _names_agents(node: ast.stmt) -> bool:
+    """``from giskard.agents[.generators|.embeddings] import Generator, EmbeddingModel``."""
+    return (
+        isinstance(node, ast.ImportFrom)
+        and (node.module or "").split(".")[:2] == ["giskard", "agents"]
+        and {alias.name for alias in node.names} <= AGENTS_NAMES
+    )
+
 
 def _names_giskard(node: ast.stmt) -> bool:
+    if _names_agents(node):
+        return True
     if isinstance(node, ast.ImportFrom):
         return (node.module or "").startswith("giskard.checks")
     if isinstance(node, ast.Import):
@@ -33,6 +52,8 @@ def port(source: str) -> str:
     imports = _giskard_imports(ast.parse(source))
     if not imports:
         raise ValueError("a giskard-checks program imports giskard.checks")
+    if not any(not _names_agents(node) for node in imports):
+        raise ValueError("a giskard-checks program imports giskard.checks")
     changed = set()
     for node in imports:
         assert node.end_lineno is not None
@@ -40,7 +61,10 @@ def port(source: str) -> str:
         if not any(lines[i].rstrip().endswith("# IMPORT") for i in span):
             raise ValueError(f"mark the giskard.checks import on line {node.lineno} `# IMPORT`")
         first = node.lineno - 1
-        lines[first] = lines[first].replace("giskard.checks", "scenarist")
+        if _names_agents(node):
+            lines[first] = _AGENTS_MODULE.sub("scenarist", lines[first], count=1)
+        else:
+            lines[first] = lines[first].replace("giskard.checks", "scenarist")
         changed.update(span)
     stray = [i + 1 for i, line in enumerate(lines) if "giskard" in line and i not in changed]
     if stray:

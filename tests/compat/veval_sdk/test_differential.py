@@ -35,27 +35,10 @@ FAKE_LLM = Path(scenarist.testing.fake_providers.__file__)
 
 # (program, leaf path prefix) -> why scenarist answers differently, on purpose.
 KNOWN = {
-    ("sdk_in_steps", "scenario.items.0"): "an llm step with no cost_usd makes max_cost ERROR "
-    "(unknown is not zero; Veval counts it as 0)",
-    ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",
-    ("sdk_in_steps", "scenario.items.1.failures.1"): "output_contains reads the final output "
-    "(Veval: any step's output), so the message says so",
     ("step_shapes", "steps.1.parent"): "a step tracked inside another is its child (Veval's "
     "Python API records every step at the top level)",
-    ("step_shapes", "scenario.items.explode.failures.1"): "no_errors also names the agent's "
-    "own exception (Veval only looks at steps)",
-    ("assertion_chains", "items.float sum"): "costs are summed as decimals: 0.1 + 0.2 is 0.3, "
-    "within max_cost(0.3) (Veval's float sum is 0.30000000000000004)",
-    ("assertion_chains", "counts"): "as items.float sum",
-    ("hostile_inputs", "live.items.1"): "output_contains reads the final output: an empty "
-    "answer contains '' (Veval looks for a step output, and skips empty ones)",
-    ("hostile_inputs", "live.counts"): "as live.items.1",
-    ("hostile_inputs", "live.passed"): "as live.items.1",
     ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item "
     "(Veval's run_scenario raises)",
-    ("hostile_inputs", "trace_backed.uncovered call.items.0.failures.1"): "as step_shapes' "
-    "scenario.items.explode.failures.1: no_errors also names the agent's own exception (here "
-    "the replay miss it raised)",
     ("replay_options", "model steps live"): "with live model steps, a tool step whose input "
     "changed (the model step before it answered anew) fails the replay as a divergence (Veval "
     "serves the recording)",

@@ -5,9 +5,12 @@ these pin the behaviour without it."""
 
 from __future__ import annotations
 
+import json
+import pickle
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from scenarist import (
     Client,
@@ -29,7 +32,7 @@ from scenarist import (
     compare_snapshots,
 )
 from scenarist.errors import ReplayError, UserError
-from scenarist.model.trace import SpanError
+from scenarist.model.trace import Span, SpanError
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import TestClient
 
@@ -150,7 +153,34 @@ def test_a_failed_steps_error_compares_and_searches_as_its_message() -> None:
     assert len({error, "KeyError: 'order_id'"}) == 1  # hashes as its message
     with pytest.raises(TypeError):
         1 in error  # noqa: B015 - as a string refuses it
-    assert error.model_dump() == {"message": "KeyError: 'order_id'", "type": "KeyError"}
+    assert error.to_dict() == {"message": "KeyError: 'order_id'", "type": "KeyError"}
+
+
+def test_a_failed_steps_error_is_veval_string_and_keeps_its_type() -> None:
+    error = SpanError("KeyError: 'order_id'", "KeyError")
+    assert isinstance(error, str) and error.lower() == "keyerror: 'order_id'"
+    assert json.dumps({"error": error}) == '{"error": "KeyError: \'order_id\'"}'
+    assert (error.message, error.type, str(error)) == (error, "KeyError", error)
+    assert type(error.message) is str and type(str(error)) is str
+    with pytest.raises(AttributeError, match="immutable"):
+        error.type = "ValueError"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(error)).type == "KeyError"
+    with pytest.raises(TypeError, match="message must be a string"):
+        SpanError(42)  # type: ignore[arg-type]
+
+
+def test_a_span_error_serialises_as_before_and_loads_from_veval_text() -> None:
+    span = Span(span_id="s1", name="lookup", status="error", error=SpanError("boom", "KeyError"))
+    dumped = span.model_dump(mode="json")
+    assert dumped["error"] == {"message": "boom", "type": "KeyError"}  # the run log's form
+    again = Span.model_validate_json(span.model_dump_json())
+    assert again.error == span.error and again.error is not None
+    assert again.error.type == "KeyError"
+    assert Span(span_id="s2", name="x", error="timeout").error == SpanError("timeout")
+    record = TraceRecord(trace_id="tr_1", status="error", error="agent gave up")
+    assert record.error is not None and record.error.type is None
+    with pytest.raises(ValidationError):
+        Span(span_id="s3", name="x", error={"text": "no message"})
 
 
 def test_errors_take_veval_status() -> None:

@@ -41,33 +41,100 @@ OutputType = TypeVar("OutputType")
 T = TypeVar("T")
 
 
-class SpanError(BaseModel):
-    """Why a span failed: the exception's message and type name."""
+class SpanError(str):
+    """Why a span failed: the exception's message, and its type name in :attr:`type`.
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    Veval's ``step.error`` is the message itself, a ``str``, and ported code uses it as
+    one: ``error == "timeout"``, ``"timeout" in error``, ``error.lower()``,
+    ``json.dumps({"error": error})``. A ``SpanError`` *is* that string (its message),
+    and keeps the exception's type beside it. Two errors are equal when message and
+    type are; an error and a plain string when the message is. In our models it is
+    serialised as ``{"message", "type"}``, the form run logs and stores always held, and
+    validated from that, from a plain string (a Veval ``error``), or from an instance.
+    """
 
-    message: str
-    type: str | None = None
+    type: str | None
+
+    def __new__(cls, message: str = "", type: str | None = None) -> SpanError:
+        if not isinstance(message, str):
+            raise TypeError(f"SpanError message must be a string, got {message!r}")
+        if type is not None and not isinstance(type, str):
+            raise TypeError(f"SpanError type must be a string or None, got {type!r}")
+        error = super().__new__(cls, message)
+        object.__setattr__(error, "type", type)
+        return error
+
+    @property
+    def message(self) -> str:
+        """The exception's message (the string itself, as a plain ``str``)."""
+        return str.__str__(self)
 
     def __str__(self) -> str:
-        """The message, as Veval's string ``error`` reads."""
-        return self.message
+        return str.__str__(self)
 
-    # Veval's ``step.error`` is the message itself, and ported code compares it and
-    # searches it as text: ``error == "timeout"``, ``"timeout" in error``. Without these,
-    # ``in`` walked the model's fields and said False whatever the message: a check on an
-    # error passing by accident. Anything else a string has (``.lower()``, ``json.dumps``)
-    # fails loudly; the serialised form stays ``{"message", "type"}``.
+    def __repr__(self) -> str:
+        return f"SpanError(message={self.message!r}, type={self.type!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"SpanError is immutable: cannot set {name!r}")
+
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, SpanError):
+            return str.__eq__(self, other) and self.type == other.type
         if isinstance(other, str):
-            return self.message == other
-        return super().__eq__(other)
+            return str.__eq__(self, other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:  # equal errors, and an error and its message, hash alike
-        return hash(self.message)
+        return str.__hash__(self)
 
-    def __contains__(self, text: str) -> bool:
-        return text in self.message
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SpanError, (self.message, self.type))
+
+    def __copy__(self) -> SpanError:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SpanError:
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The serialised form, ``{"message": ..., "type": ...}``."""
+        return {"message": self.message, "type": self.type}
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any]) -> SpanError:
+        return cls(data["message"], data.get("type"))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        fields = core_schema.typed_dict_schema(
+            {
+                "message": core_schema.typed_dict_field(core_schema.str_schema()),
+                "type": core_schema.typed_dict_field(
+                    core_schema.nullable_schema(core_schema.str_schema()), required=False
+                ),
+            },
+            extra_behavior="forbid",
+        )
+        from_dict = core_schema.no_info_after_validator_function(cls._from_dict, fields)
+        from_text = core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+        choices: list[core_schema.CoreSchema | tuple[core_schema.CoreSchema, str]]
+        choices = [from_dict, from_text]
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.union_schema(choices, mode="left_to_right"),
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), *choices], mode="left_to_right"
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                cls.to_dict, return_schema=fields
+            ),
+        )
 
 
 class Span(BaseModel):

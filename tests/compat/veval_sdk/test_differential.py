@@ -51,12 +51,7 @@ KNOWN = {
 
 # (program, leaf path prefix) -> a difference that is our bug, not fixed yet: these leaves
 # are expected to differ (the test fails once they agree, so the entry gets removed).
-PENDING = {
-    ("step_shapes", "error_as_text.is_str"): "a step's error is a SpanError model, not "
-    "Veval's string (it compares and searches as its message, but is no str); making it a "
-    "str subclass changes the core trace model and its serialised forms",
-    ("step_shapes", "error_as_text.json"): "as error_as_text.is_str: json.dumps refuses it",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def run_program(

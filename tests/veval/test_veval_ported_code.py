@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -339,3 +340,78 @@ def test_trace_assert_takes_veval_keywords() -> None:
     assert inline.snapshot is not None and inline.options.compare_outputs
     with pytest.raises(UserError, match="give the snapshot once"):
         TraceAssert.matches_snapshot(SnapshotData(), "base")
+
+
+def test_stepdata_and_tracedata_construct_as_in_veval() -> None:
+    step = Span(
+        step_id="classify", name="classify", type="llm", input="q", output="a", status="success"
+    )
+    assert (step.span_id, step.kind, step.step_id, step.type) == (
+        "classify",
+        "llm",
+        "classify",
+        "llm",
+    )
+    child = Span("lookup", "classify", "lookup", "tool", None, None, "error", "timeout")
+    assert (child.parent_step_id, child.kind, child.status, child.error) == (
+        "classify",
+        "tool",
+        "error",
+        "timeout",
+    )
+    assert Span().span_id == "" and Span().name == ""  # Veval's defaults
+    record = TraceRecord(
+        trace_id="tr_1",
+        input="q",
+        status="error",
+        error="agent gave up",
+        project_id="proj",
+        total_cost_usd=0.5,
+        steps=[step, child],
+    )
+    assert (record.error, record.project_id, record.total_cost_usd) == (
+        "agent gave up",
+        "proj",
+        0.5,
+    )
+    assert [s.name for s in record.spans] == ["classify", "lookup"]
+    assert TraceRecord("tr_2", "support", "", "in", "out").output == "out"
+    priced = TraceRecord(total_cost_usd=9.0, steps=[Span(name="x", cost_usd=0.25)])
+    assert priced.total_cost_usd == 0.25  # the steps' cost, when they have one
+    with pytest.raises(ValidationError, match="total_cost_usd must be a number"):
+        TraceRecord(total_cost_usd="a lot")
+    with pytest.raises(TypeError, match="at most 13 positional"):
+        TraceRecord(*range(14))
+
+
+def test_span_has_veval_step_builder_methods() -> None:
+    root = Span(span_id="root", name="agent", status="running", started_at=datetime.now(UTC))
+    child = root.create_step("lookup")
+    assert (child.parent_step_id, child.status, root.children) == ("root", "running", [child])
+    assert child.step_id and child.step_id != root.step_id and child.started_at is not None
+    child.complete({"order": 42})
+    assert (child.status, child.output, child.completed_at is not None) == (
+        "success",
+        {"order": 42},
+        True,
+    )
+    assert isinstance(child.duration_ms, int) and child.duration_ms >= 0
+    root.fail("timeout")
+    assert (root.status, root.error) == ("error", "timeout")
+    assert root.error is not None and root.error.type is None
+    unstarted = Span(name="x")
+    unstarted.complete()
+    assert unstarted.duration_ms is None and unstarted.ended_at is not None
+    with pytest.raises(TypeError, match="name must be a string"):
+        root.create_step(None)  # type: ignore[arg-type]
+
+
+def test_vevaloptions_warns_about_project_id_as_veval_does() -> None:
+    from scenarist import VevalOptions
+
+    options = VevalOptions(api_key="vk_test")
+    assert (options.api_key, options.project_id, options.flush_batch_size) == ("vk_test", "", 50)
+    assert isinstance(options, ClientOptions)
+    with pytest.warns(DeprecationWarning, match=r"^VevalOptions\.project_id is deprecated"):
+        VevalOptions(api_key="vk_test", project_id="proj")
+    assert "vk_test" not in repr(options)

@@ -14,15 +14,24 @@ work in total rather than copying the history at every turn.
 from __future__ import annotations
 
 import typing
+import uuid
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    field_validator,
+)
 from pydantic_core import core_schema
 
 from scenarist.model._construct import constructor, replace
 from scenarist.model._missing import MISSING
+from scenarist.model._positional import Positional
 from scenarist.model._ready import Ready
 from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
 
@@ -137,27 +146,56 @@ class SpanError(str):
         )
 
 
-class Span(BaseModel):
+class Span(Positional):
     """One step inside the system under test (Veval calls it a step).
 
     ``kind`` is one of ``"llm"``, ``"tool"``, ``"retrieval"``, ``"agent"``, ``"custom"``,
     or any other string. Spans nest: ``children`` holds the spans opened inside this one.
+
+    Veval's ``StepData`` constructor works as is, by keyword or by position in its field
+    order: ``Span(step_id="s1", name="classify", type="llm", status="success")``
+    (``step_id``, ``parent_step_id``, ``type``, ``completed_at`` are Veval's names of
+    ``span_id``, ``parent_id``, ``kind``, ``ended_at``; a string ``error`` is read as a
+    :class:`SpanError`). Veval's ``Step`` builder methods are here too:
+    :meth:`create_step`, :meth:`complete`, :meth:`fail`.
     """
 
     # Built on first use, like the other models: building its schema at import also ran
     # pydantic's plugin discovery (a scan of every installed distribution's entry points).
     model_config = ConfigDict(defer_build=True)
+    __positional__ = (
+        "step_id",
+        "parent_step_id",
+        "name",
+        "type",
+        "input",
+        "output",
+        "status",
+        "error",
+        "started_at",
+        "completed_at",
+        "duration_ms",
+        "cost_usd",
+        "tokens_in",
+        "tokens_out",
+        "model",
+        "metadata",
+    )
 
-    span_id: str
-    parent_id: str | None = None
-    name: str
-    kind: str = "custom"
+    span_id: str = Field(default="", validation_alias=AliasChoices("span_id", "step_id"))
+    parent_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("parent_id", "parent_step_id")
+    )
+    name: str = ""
+    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
     input: Any = None
     output: Any = None
     status: str = "success"
     error: SpanError | None = None
     started_at: datetime | None = None
-    ended_at: datetime | None = None
+    ended_at: datetime | None = Field(
+        default=None, validation_alias=AliasChoices("ended_at", "completed_at")
+    )
     duration_ms: float | None = None
     model: str | None = None
     tokens_in: int | None = None
@@ -199,6 +237,41 @@ class Span(BaseModel):
         if not isinstance(key, str) or not key:
             raise TypeError(f"set_metadata key must be a non-empty string, got {key!r}")
         self.metadata[key] = value
+
+    # -- Veval's Step builder ------------------------------------------------------------
+
+    def create_step(self, name: str) -> Span:
+        """A new running child step named ``name``, started now (Veval's ``Step.create_step``)."""
+        if not isinstance(name, str):
+            raise TypeError(f"create_step(name): name must be a string, got {name!r}")
+        child = Span(
+            span_id=str(uuid.uuid4()),
+            parent_id=self.span_id,
+            name=name,
+            status="running",
+            started_at=datetime.now(UTC),
+        )
+        self.children.append(child)
+        return child
+
+    def complete(self, output: Any = None) -> None:
+        """End this step successfully with ``output`` (Veval's ``Step.complete``)."""
+        self.output = output
+        self.status = "success"
+        self._end()
+
+    def fail(self, error: str) -> None:
+        """End this step with ``error``, its message (Veval's ``Step.fail``)."""
+        self.error = error if isinstance(error, SpanError) else SpanError(str(error))
+        self.status = "error"
+        self._end()
+
+    def _end(self) -> None:
+        self.ended_at = datetime.now(UTC)
+        if self.started_at is not None:
+            # whole milliseconds, as Veval's step builder counts them
+            elapsed = (self.ended_at - self.started_at).total_seconds()
+            self.duration_ms = int(elapsed * 1000)
 
 
 class Interaction(BaseModel, Generic[InputType, OutputType]):

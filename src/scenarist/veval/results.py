@@ -26,14 +26,15 @@ __all__ = ["ItemRunResult", "ScenarioRunResult"]
 class ItemRunResult(Positional):
     """How one item went: passed, the failure messages, and the run it produced.
 
-    Built as Veval builds it (``ItemRunResult(item, failures, context)``), ``passed``
-    defaults to having no failures.
+    Built as Veval builds it (``ItemRunResult(item, failures, context)``, every argument
+    optional: the item defaults to an empty ``ScenarioItem()``), ``passed`` defaults to
+    having no failures.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
     __positional__ = ("item", "failures", "context")
 
-    item: ScenarioItem
+    item: ScenarioItem = Field(default_factory=ScenarioItem)
     passed: bool
     failures: list[str] = Field(default_factory=list)
     trace_id: str | None = None

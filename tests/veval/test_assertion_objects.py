@@ -4,6 +4,7 @@ in a giskard-style scenario."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from scenarist import (
     SnapshotData,
     TraceAssert,
 )
-from scenarist.model.trace import Trace
+from scenarist.model.trace import Span, Trace
 from scenarist.testing import TestClient
 
 pytestmark = pytest.mark.anyio
@@ -132,6 +133,16 @@ async def test_evaluate_async_reads_a_record_or_a_trace_and_refuses_anything_els
     assert await TraceAssert.step_exists("classify").evaluate_async(record.to_trace()) is None
     with pytest.raises(TypeError, match=r"expects the run's context .* got dict"):
         await TraceAssert.no_errors().evaluate_async({"steps": []})
+
+
+async def test_evaluate_async_reads_any_object_with_steps_as_veval_does() -> None:
+    built = SimpleNamespace(steps=[Span(name="hand-made", output="x")], output=None)
+    assert await TraceAssert.step_exists("hand-made").evaluate_async(built) is None
+    assert await TraceAssert.max_steps(0).evaluate_async(built) == (
+        "MaxSteps: expected at most 0 steps, got 1"
+    )
+    with pytest.raises(TypeError, match="whose steps are spans; got SimpleNamespace"):
+        await TraceAssert.no_errors().evaluate_async(SimpleNamespace(steps=["not a span"]))
 
 
 class Explodes(Check):

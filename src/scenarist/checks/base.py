@@ -12,7 +12,7 @@ from scenarist.model._registry import KindRegistered
 from scenarist.model.items import ITraceAssertion
 from scenarist.model.record import TraceRecord
 from scenarist.model.results import CheckResult
-from scenarist.model.trace import Trace
+from scenarist.model.trace import Span, Trace
 from scenarist.tracing.context import RunContext
 
 __all__ = ["AnyCheck", "Check", "fresh_verdicts", "has_fresh_verdicts"]
@@ -123,10 +123,15 @@ def _trace_of(ctx: Any, label: str) -> Trace[Any, Any]:
         return ctx.to_trace()
     if isinstance(ctx, Trace):
         return ctx
+    steps = getattr(ctx, "steps", None)
+    if isinstance(steps, list) and all(isinstance(s, Span) for s in steps):
+        # Veval's assertions read ctx.steps alone: any object with steps will do
+        output = getattr(ctx, "output", None)
+        return TraceRecord.model_construct(steps=steps, output=output).to_trace()
     raise TypeError(
         f"{label}.evaluate_async(ctx) expects the run's context (a RunContext, as "
-        f"run_scenario_async gives item assertions), a TraceRecord or a Trace; got "
-        f"{type(ctx).__name__}"
+        f"run_scenario_async gives item assertions), a TraceRecord, a Trace, or an object "
+        f"whose steps are spans; got {type(ctx).__name__}"
     )
 
 

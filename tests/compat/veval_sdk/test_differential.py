@@ -118,7 +118,7 @@ def test_port_changes_only_the_import_and_the_client() -> None:
         line for line in ported.splitlines() if line not in source.splitlines() and line.strip()
     ]
     assert changed == [
-        "from scenarist import RunContext as VevalExecutionContext, ClientOptions",
+        "from scenarist import RunContext as VevalExecutionContext, VevalOptions, ClientOptions",
         "from scenarist.testing import TestClient",
         'sdk = TestClient(ClientOptions(api_key="vk_test"))',
     ]

@@ -134,7 +134,7 @@ def test_load_mock_outputs_lenient_serves_diverged_calls_and_runs_unrecorded_one
 def test_trace_and_step_read_under_veval_names() -> None:
     record = TraceRecord.from_dict(RECORDED)
     assert record.completed_at == record.ended_at is not None
-    assert record.total_cost_usd == 0.002 and record.project_id is None
+    assert record.total_cost_usd == 0.002 and record.project_id == ""
     step = record.steps[0]
     assert (step.step_id, step.parent_step_id, step.type) == ("s1", None, "llm")
     step.set_metadata("checked", True)
@@ -376,8 +376,9 @@ def test_stepdata_and_tracedata_construct_as_in_veval() -> None:
     )
     assert [s.name for s in record.spans] == ["classify", "lookup"]
     assert TraceRecord("tr_2", "support", "", "in", "out").output == "out"
-    priced = TraceRecord(total_cost_usd=9.0, steps=[Span(name="x", cost_usd=0.25)])
-    assert priced.total_cost_usd == 0.25  # the steps' cost, when they have one
+    priced = TraceRecord(steps=[Span(name="x", cost_usd=0.25)])
+    assert priced.total_cost_usd == 0.25  # the steps' cost, unless given
+    assert TraceRecord(total_cost_usd=9.0, steps=priced.steps).total_cost_usd == 9.0
     with pytest.raises(ValidationError, match="total_cost_usd must be a number"):
         TraceRecord(total_cost_usd="a lot")
     with pytest.raises(TypeError, match="at most 13 positional"):

@@ -34,8 +34,8 @@ class TraceRecord(Positional):
     field order: ``TraceRecord(trace_id="tr_1", input="q", status="success",
     steps=[Span(...)])`` (``completed_at`` is Veval's name of ``ended_at``; a string
     ``error`` is read as a :class:`SpanError`; ``project_id`` goes to
-    ``metadata["project_id"]``; ``total_cost_usd`` is what :attr:`total_cost_usd` reads
-    when no step has a cost).
+    ``metadata["project_id"]``; a given ``total_cost_usd`` is what :attr:`total_cost_usd`
+    reads, as in Veval, instead of the steps' cost).
     """
 
     model_config = ConfigDict(defer_build=True)
@@ -115,19 +115,18 @@ class TraceRecord(Positional):
 
     @property
     def total_cost_usd(self) -> float | None:
-        """Veval's name for :attr:`cost_usd` (else the ``total_cost_usd`` it was built with)."""
-        cost = self.cost_usd
-        if cost is not None:
-            return cost
+        """The ``total_cost_usd`` it was built with (Veval's field), else :attr:`cost_usd`."""
         private = self.__pydantic_private__  # None on records built without validation
-        return private.get("_declared_cost_usd") if private else None
+        declared = private.get("_declared_cost_usd") if private else None
+        return declared if declared is not None else self.cost_usd
 
     @property
-    def project_id(self) -> str | None:
-        """Veval's workspace id: ``metadata["project_id"]`` when set, else ``None``. The
-        project a store keeps the trace in is the store's (:mod:`scenarist.store.projects`)."""
+    def project_id(self) -> str:
+        """Veval's workspace id: ``metadata["project_id"]`` when set, else ``""`` (Veval's
+        default). The project a store keeps the trace in is the store's
+        (:mod:`scenarist.store.projects`)."""
         value = self.metadata.get("project_id")
-        return value if isinstance(value, str) else None
+        return value if isinstance(value, str) else ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceRecord:

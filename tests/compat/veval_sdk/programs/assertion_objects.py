@@ -167,6 +167,10 @@ async def main():
         "step": [step.step_id, step.name, step.type, step.input, step.output, step.status],
         "failed": [failed.parent_step_id, failed.status, failed.error, "order_id" in failed.error],
         "trace": [trace.trace_id, trace.input, trace.output, trace.status, len(trace.steps)],
+        "trace_defaults": [trace.project_id, trace.error, trace.metadata],
+        "priced": TraceData(
+            trace_id="tr_priced", total_cost_usd=0.5, steps=[failed]
+        ).total_cost_usd,
         "names": [s.name for s in trace.steps],
         "positional": StepData("s1", None, "plan", "tool").type,
     }

@@ -122,7 +122,7 @@ if TYPE_CHECKING:
     )
     from scenarist.tracing import RunContext, StepHandle, TraceRecord, step
     from scenarist.veval.assertions import ITraceAssertion
-    from scenarist.veval.client import Client, ClientOptions
+    from scenarist.veval.client import Client, ClientOptions, VevalOptions
     from scenarist.veval.default_client import get_client, run_scenario, run_scenario_async
     from scenarist.veval.results import ItemRunResult, ScenarioRunResult
     from scenarist.veval.snapshot_check import MatchesSnapshot
@@ -203,6 +203,7 @@ __getattr__, __dir__ = lazy_attributes(
         "BaseLLMGenerator": "scenarist.generators",
         "Client": "scenarist.veval.client",
         "ClientOptions": "scenarist.veval.client",
+        "VevalOptions": "scenarist.veval.client",
         "Conformity": "scenarist.judges.checks",
         "Contradiction": "scenarist.judges.checks",
         "DatasetInputGenerator": "scenarist.generators",
@@ -359,6 +360,7 @@ __all__ = [
     "UnusedRecording",
     "UserError",
     "UserSimulator",
+    "VevalOptions",
     "WithEmbeddingMixin",
     "WithGeneratorMixin",
     "WithJudgeMixin",

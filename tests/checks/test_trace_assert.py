@@ -101,11 +101,20 @@ def test_no_errors_lists_failed_steps_with_veval_wording(run: CheckRunner) -> No
     assert result.details["error_steps"][0]["error"] == "boom"
 
 
-def test_no_errors_sees_an_agent_error_outside_any_step(run: CheckRunner) -> None:
+def test_no_errors_looks_at_steps_only_by_default_as_veval(run: CheckRunner) -> None:
     trace = trace_of(
         turn(span("ok"), error=SpanError(message="outside any step", type="ValueError"))
     )
     result = run(TraceAssert.no_errors(), trace)
+    assert result.passed
+    assert result.details["agent_errors"] == []
+
+
+def test_no_errors_sees_an_agent_error_outside_any_step_on_request(run: CheckRunner) -> None:
+    trace = trace_of(
+        turn(span("ok"), error=SpanError(message="outside any step", type="ValueError"))
+    )
+    result = run(TraceAssert.no_errors(agent_errors=True), trace)
     assert result.failed
     assert result.message == "NoErrors: found 1 agent error(s): ValueError: outside any step"
     assert result.details["agent_errors"] == [
@@ -119,6 +128,9 @@ def test_no_errors_reports_steps_and_agent_errors_together(run: CheckRunner) -> 
         turn(error=SpanError(message="no type")),
     )
     assert run(TraceAssert.no_errors(), trace).message == (
+        "NoErrors: found 1 step(s) with error status: a"
+    )
+    assert run(TraceAssert.no_errors(agent_errors=True), trace).message == (
         "NoErrors: found 1 step(s) with error status: a; "
         "found 2 agent error(s): RuntimeError: kaboom; no type"
     )
@@ -192,9 +204,21 @@ def test_step_exists_fails_with_veval_wording(
 # -- max_cost ----------------------------------------------------------------------------
 
 
-def test_max_cost_uses_decimal_arithmetic(agent_trace: Trace[Any, Any], run: CheckRunner) -> None:
-    # 0.1 + 0.2 == 0.30000000000000004 in floats: Veval fails max_cost(0.3) here.
+def test_max_cost_adds_floats_as_veval(agent_trace: Trace[Any, Any], run: CheckRunner) -> None:
+    # 0.1 + 0.2 == 0.30000000000000004 in floats: Veval fails max_cost(0.3) here, and so
+    # does the default.
     result = run(TraceAssert.max_cost(0.3), agent_trace)
+    assert result.failed
+    assert result.message == "MaxCost: expected at most 0.3, got 0.30000000000000004"
+    assert run(TraceAssert.max_cost(0.31), agent_trace).message == (
+        "MaxCost: cost 0.30000000000000004, at most 0.31."
+    )
+
+
+def test_max_cost_exact_uses_decimal_arithmetic(
+    agent_trace: Trace[Any, Any], run: CheckRunner
+) -> None:
+    result = run(TraceAssert.max_cost(0.3, exact=True), agent_trace)
     assert result.passed
     assert result.message == "MaxCost: cost 0.3, at most 0.3."
     assert result.metrics[0].name == "cost_usd"
@@ -219,24 +243,29 @@ def test_max_cost_uses_decimal_arithmetic(agent_trace: Trace[Any, Any], run: Che
 def test_max_cost_fails_with_veval_wording(
     agent_trace: Trace[Any, Any], run: CheckRunner, limit: Any, message: str
 ) -> None:
-    result = run(TraceAssert.max_cost(limit), agent_trace)
+    result = run(TraceAssert.max_cost(limit, exact=True), agent_trace)
     assert result.failed
     assert result.message == message
+    veval = run(TraceAssert.max_cost(limit), agent_trace)
+    assert veval.message == message.replace("got 0.3", "got 0.30000000000000004")
 
 
 def test_max_cost_many_small_costs_add_up_exactly(run: CheckRunner) -> None:
     trace = trace_of(turn(*[span(f"c{i}", "llm", cost_usd=0.1) for i in range(10)]))
     assert sum([0.1] * 10) != 1.0
-    assert run(TraceAssert.max_cost(1), trace).passed
-    result = run(TraceAssert.max_cost(0.99), trace)
+    assert run(TraceAssert.max_cost(1, exact=True), trace).passed
+    result = run(TraceAssert.max_cost(0.99, exact=True), trace)
     assert result.message == "MaxCost: expected at most 0.99, got 1.0"
+    assert run(TraceAssert.max_cost(0.99), trace).message == (
+        f"MaxCost: expected at most 0.99, got {sum([0.1] * 10)}"
+    )
 
 
-def test_max_cost_unknown_llm_cost_is_an_error(run: CheckRunner) -> None:
+def test_max_cost_unknown_llm_cost_is_an_error_on_request(run: CheckRunner) -> None:
     trace = trace_of(
         turn(span("a", "llm", cost_usd=0.01), span("b", "llm"), span("c", "llm"), span("t"))
     )
-    result = run(TraceAssert.max_cost(0.1), trace)
+    result = run(TraceAssert.max_cost(0.1, unknown_cost="error"), trace)
     assert result.errored
     assert result.message == (
         "MaxCost: cost unknown for 2 llm step(s): b, c; record their cost_usd, "
@@ -245,16 +274,16 @@ def test_max_cost_unknown_llm_cost_is_an_error(run: CheckRunner) -> None:
     assert result.details["unknown_cost_steps"] == ["b", "c"]
 
 
-def test_max_cost_unknown_cost_ignored_on_request(run: CheckRunner) -> None:
+def test_max_cost_unknown_cost_counts_as_zero_by_default_as_veval(run: CheckRunner) -> None:
     trace = trace_of(turn(span("a", "llm", cost_usd=0.01), span("b", "llm")))
-    result = run(TraceAssert.max_cost(0.1, unknown_cost="ignore"), trace)
+    result = run(TraceAssert.max_cost(0.1), trace)
     assert result.passed
     assert result.details["unknown_cost_steps"] == ["b"]
 
 
 def test_max_cost_fails_when_known_costs_already_exceed(run: CheckRunner) -> None:
     trace = trace_of(turn(span("a", "llm", cost_usd=0.5), span("b", "llm")))
-    result = run(TraceAssert.max_cost(0.1), trace)
+    result = run(TraceAssert.max_cost(0.1, unknown_cost="error"), trace)
     assert result.failed
     assert result.message == "MaxCost: expected at most 0.1, got 0.5"
 
@@ -267,7 +296,7 @@ def test_max_cost_prefers_the_recorded_cost_of_replayed_steps(run: CheckRunner) 
             span("live", "llm", cost_usd=0.01),
         )
     )
-    result = run(TraceAssert.max_cost(0.05), trace)
+    result = run(TraceAssert.max_cost(0.05, exact=True), trace)
     assert result.failed
     assert result.message == "MaxCost: expected at most 0.05, got 0.07"
     assert [c["recorded"] for c in result.details["costs"]] == [True, True, False]
@@ -329,19 +358,38 @@ def test_max_llm_calls(agent_trace: Trace[Any, Any], run: CheckRunner) -> None:
 # -- max_duration / step_duration --------------------------------------------------------
 
 
-def test_max_duration_is_wall_clock_not_the_sum_of_spans(run: CheckRunner) -> None:
+def test_max_duration_sums_step_durations_as_veval(run: CheckRunner) -> None:
+    # Two parallel 300 ms steps (one with a nested 50 ms step) inside a 320 ms run, and a
+    # step with no duration (zero): Veval reports 650 ms.
+    trace = trace_of(
+        turn(
+            span("a", duration_ms=300.0, children=[span("a1", duration_ms=50.0)]),
+            span("b", duration_ms=300.0),
+            span("running"),
+            duration_ms=320.0,
+        )
+    )
+    result = run(TraceAssert.max_duration(500), trace)
+    assert result.failed
+    assert result.message == "MaxDuration: expected at most 500ms, got 650ms"
+    passed = run(TraceAssert.max_duration(650), trace)
+    assert passed.message == "MaxDuration: steps took 650ms, at most 650ms."
+    assert run(TraceAssert.max_duration(1), Trace()).passed  # no steps: 0 ms, as in Veval
+
+
+def test_max_duration_wall_is_wall_clock_not_the_sum_of_spans(run: CheckRunner) -> None:
     # Two parallel 300 ms steps inside a 320 ms run: Veval would report 600 ms.
     trace = trace_of(
         turn(span("a", duration_ms=300.0), span("b", duration_ms=300.0), duration_ms=320.0)
     )
-    result = run(TraceAssert.max_duration(500), trace)
+    result = run(TraceAssert.max_duration(500, measure="wall"), trace)
     assert result.passed
     assert result.message == "MaxDuration: 320ms, at most 500ms."
     assert result.metrics[0].value == 320.0
 
 
 def test_max_duration_sums_interactions(agent_trace: Trace[Any, Any], run: CheckRunner) -> None:
-    result = run(TraceAssert.max_duration(399.5), agent_trace)
+    result = run(TraceAssert.max_duration(399.5, measure="wall"), agent_trace)
     assert result.failed
     assert result.message == "MaxDuration: expected at most 399.5ms, got 400ms"
     assert result.details["interactions"] == [
@@ -352,14 +400,14 @@ def test_max_duration_sums_interactions(agent_trace: Trace[Any, Any], run: Check
 
 def test_max_duration_formats_fractions(run: CheckRunner) -> None:
     trace = trace_of(turn(duration_ms=731.2504))
-    assert run(TraceAssert.max_duration(10), trace).message == (
+    assert run(TraceAssert.max_duration(10, measure="wall"), trace).message == (
         "MaxDuration: expected at most 10ms, got 731.25ms"
     )
 
 
 def test_max_duration_unknown_is_an_error(run: CheckRunner) -> None:
     trace = trace_of(turn(), turn(duration_ms=None), turn(duration_ms=None))
-    result = run(TraceAssert.max_duration(1000), trace)
+    result = run(TraceAssert.max_duration(1000, measure="wall"), trace)
     assert result.errored
     assert result.message == (
         "MaxDuration: wall-clock duration unknown: interaction(s) 1, 2 recorded no duration_ms"
@@ -367,7 +415,7 @@ def test_max_duration_unknown_is_an_error(run: CheckRunner) -> None:
 
 
 def test_max_duration_without_interactions_is_an_error(run: CheckRunner) -> None:
-    result = run(TraceAssert.max_duration(1000), Trace())
+    result = run(TraceAssert.max_duration(1000, measure="wall"), Trace())
     assert result.errored
     assert result.message == (
         "MaxDuration: the trace has no interactions, so there is no duration to check"
@@ -405,18 +453,18 @@ def test_step_duration_missing_step_fails_and_unknown_duration_errors(run: Check
 def test_output_contains_reads_the_final_output(
     agent_trace: Trace[Any, Any], run: CheckRunner
 ) -> None:
-    result = run(TraceAssert.output_contains("refund is on"), agent_trace)
+    result = run(TraceAssert.output_contains("refund is on", where="final"), agent_trace)
     assert result.passed
     assert result.message == "OutputContains: the final output contains 'refund is on'."
     # the first turn's output and step outputs are not the final output
     for text in ("first answer", "doc: refunds"):
-        failed = run(TraceAssert.output_contains(text), agent_trace)
+        failed = run(TraceAssert.output_contains(text, where="final"), agent_trace)
         assert failed.failed
         assert failed.message == f"OutputContains: the final output does not contain '{text}'"
 
 
 def test_output_contains_is_case_sensitive(agent_trace: Trace[Any, Any], run: CheckRunner) -> None:
-    assert run(TraceAssert.output_contains("REFUND"), agent_trace).failed
+    assert run(TraceAssert.output_contains("REFUND", where="final"), agent_trace).failed
 
 
 @pytest.mark.parametrize(
@@ -432,28 +480,43 @@ def test_output_contains_is_case_sensitive(agent_trace: Trace[Any, Any], run: Ch
 def test_output_contains_reads_non_strings_as_text(
     run: CheckRunner, output: Any, text: str, passed: bool
 ) -> None:
-    result = run(TraceAssert.output_contains(text), trace_of(turn(outputs=output)))
+    final = TraceAssert.output_contains(text, where="final")
+    result = run(final, trace_of(turn(outputs=output)))
     assert result.passed is passed
 
 
-def test_output_contains_steps_mode_is_veval_behaviour(
+def test_output_contains_searches_step_outputs_by_default_as_veval(
     agent_trace: Trace[Any, Any], run: CheckRunner
 ) -> None:
-    result = run(TraceAssert.output_contains("refunds", steps=True), agent_trace)
+    result = run(TraceAssert.output_contains("refunds"), agent_trace)
     assert result.passed
     assert result.details["matched_step"] == "search"
-    failed = run(TraceAssert.output_contains("refund is on", steps=True), agent_trace)
+    failed = run(TraceAssert.output_contains("refund is on"), agent_trace)
     assert failed.failed
     assert failed.message == "OutputContains: no step output contains 'refund is on'"
 
 
 def test_output_contains_skips_none_step_outputs(run: CheckRunner) -> None:
     trace = trace_of(turn(span("n", output=None)))
-    assert run(TraceAssert.output_contains("None", steps=True), trace).failed
+    assert run(TraceAssert.output_contains("None"), trace).failed
+    # an empty answer and no step output: Veval finds no output containing ''
+    assert run(TraceAssert.output_contains(""), trace_of(turn(outputs=""))).failed
+    assert run(TraceAssert.output_contains("", where="final"), trace_of(turn(outputs=""))).passed
+
+
+def test_output_contains_older_steps_flag_spells_where(run: CheckRunner) -> None:
+    assert TraceAssert.output_contains("x", steps=False).where == "final"
+    assert TraceAssert.output_contains("x", steps=True).where == "steps"
+    older = {"kind": "trace_output_contains", "expected": "x", "steps": False}
+    loaded = Check.model_validate(older)
+    assert isinstance(loaded, OutputContains)
+    assert loaded.where == "final"
+    with pytest.raises(ValidationError, match="steps must be true or false"):
+        Check.model_validate({"kind": "trace_output_contains", "expected": "x", "steps": "no"})
 
 
 def test_output_contains_without_interactions_is_an_error(run: CheckRunner) -> None:
-    result = run(TraceAssert.output_contains("x"), Trace())
+    result = run(TraceAssert.output_contains("x", where="final"), Trace())
     assert result.errored
     assert result.message == (
         "OutputContains: the trace has no interactions, so there is no final output"
@@ -675,16 +738,17 @@ def test_interaction_narrows_every_assertion(
     cost = run(TraceAssert.max_cost(0.15, interaction=0), agent_trace)
     assert cost.passed
     assert cost.details["interaction"] == 0
-    duration = run(TraceAssert.max_duration(200, interaction=0), agent_trace)
+    duration = run(TraceAssert.max_duration(200, measure="wall", interaction=0), agent_trace)
     assert duration.message == "MaxDuration: expected at most 200ms, got 250ms"
-    output = run(TraceAssert.output_contains("first", interaction=0), agent_trace)
+    output = run(TraceAssert.output_contains("first", where="final", interaction=0), agent_trace)
     assert output.passed
+    assert run(TraceAssert.output_contains("refunds", interaction=1), agent_trace).failed
 
 
 def test_interaction_narrows_agent_errors(run: CheckRunner) -> None:
     trace = trace_of(turn(error=SpanError(message="early")), turn())
-    assert run(TraceAssert.no_errors(interaction=-1), trace).passed
-    assert run(TraceAssert.no_errors(interaction=0), trace).failed
+    assert run(TraceAssert.no_errors(agent_errors=True, interaction=-1), trace).passed
+    assert run(TraceAssert.no_errors(agent_errors=True, interaction=0), trace).failed
 
 
 @pytest.mark.parametrize("index", [2, -3])
@@ -758,11 +822,13 @@ SERIALISABLE: list[Check] = [
     TraceAssert.min_steps(1, description="did something"),
     TraceAssert.step_exists("classify"),
     TraceAssert.max_cost(0.1),
-    TraceAssert.max_cost(Decimal("0.30"), unknown_cost="ignore", interaction=0),
+    TraceAssert.max_cost(Decimal("0.30"), unknown_cost="error", exact=True, interaction=0),
+    TraceAssert.no_errors(agent_errors=True),
     TraceAssert.max_duration(399.5),
+    TraceAssert.max_duration(399.5, measure="wall"),
     TraceAssert.step_duration("search", 200),
     TraceAssert.output_contains("refund"),
-    TraceAssert.output_contains("refunds", steps=True),
+    TraceAssert.output_contains("refund", where="final"),
     TraceAssert.tool_called("search"),
     TraceAssert.max_tokens(49, unknown_tokens="ignore"),
     TraceAssert.max_llm_calls(2),
@@ -829,7 +895,7 @@ def test_trace_assertions_run_in_a_scenario() -> None:
         .check(TraceAssert.max_cost(0.10))
         .check(TraceAssert.step_exists("search"))
         .check(TraceAssert.tool_args("search", {"q": "where is my refund?"}))
-        .check(TraceAssert.output_contains("5 days"))
+        .check(TraceAssert.output_contains("5 days", where="final"))
         .check(TraceAssert.max_duration(1000))
         .run_sync()
     )

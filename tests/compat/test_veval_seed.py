@@ -150,14 +150,21 @@ async def test_veval_style_custom_assertion_classes_get_the_run_context(veval: C
 
 
 async def test_no_errors_sees_an_agent_error_raised_outside_any_step(veval: Client) -> None:
+    """Veval's no_errors looks at steps only (the item still fails on the agent's
+    exception); agent_errors=True names it too."""
+
     async def agent(ctx: RunContext) -> str:
         await ctx.track_step_async("fine", None, lambda: "ok")
         raise ValueError("crashed after the steps")
 
     result = await veval.run_scenario_async(
-        "errors", agent, [TraceAssert.no_errors()], items=[ScenarioItem(input="q")]
+        "errors",
+        agent,
+        [TraceAssert.no_errors(), TraceAssert.no_errors(agent_errors=True)],
+        items=[ScenarioItem(input="q")],
     )
     failures = result.results[0].failures
     assert failures[0] == "Agent threw exception: crashed after the steps"
+    assert len(failures) == 2
     assert failures[1].startswith("NoErrors:")
     assert "crashed after the steps" in failures[1]

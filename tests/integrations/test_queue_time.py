@@ -70,7 +70,7 @@ def budgeted(base_url: str, name: str, **options: Any) -> Scenario[Any, Any]:
     return (
         Scenario(name)
         .interact(f"question {name}", outputs=streaming_agent(base_url))
-        .check(MaxDuration(max_ms=60_000, **options))
+        .check(MaxDuration(max_ms=60_000, measure="wall", **options))
     )
 
 

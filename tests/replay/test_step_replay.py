@@ -429,9 +429,10 @@ async def test_a_recording_with_unknown_span_kinds_is_accepted_and_replayed() ->
 
 async def test_an_unknown_recorded_cost_stays_unknown_on_replay(recorded: Any) -> None:
     """The recorded run's 'classify' (an llm step) has no cost: MaxCost is ERROR there, so
-    it is ERROR on the replay too, not a pass on a served cost of zero."""
+    it is ERROR on the replay too (with unknown_cost="error"), not a pass on a served cost
+    of zero."""
     client, record = recorded
-    budget = TraceAssert.max_cost(0.05)
+    budget = TraceAssert.max_cost(0.05, unknown_cost="error")
     live = budget.run(record.to_trace())
     result = await client.replay_async(record, agent)
     assert result.replayed_record is not None

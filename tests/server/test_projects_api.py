@@ -90,7 +90,9 @@ def test_remote_store_and_client_send_their_project(database_url: str) -> None:
         client = Client(base_url=server.url, project="beta")
         assert client.store.project == "beta"  # type: ignore[attr-defined]
         run_sync(client.store.save_trace, TraceRecord(trace_id="t-beta"))
-        veval = Client(ClientOptions(project_id="gamma", base_url=server.url))
+        with pytest.warns(DeprecationWarning, match=r"ClientOptions\.project_id is deprecated"):
+            options = ClientOptions(project_id="gamma", base_url=server.url)
+        veval = Client(options)  # deprecated as in Veval, still the project here
         assert veval.store.project == "gamma"  # type: ignore[attr-defined]
     stored = SqlStore(database_url)
     assert run_sync(stored.scoped("alpha").get_trace, "t-alpha") is not None

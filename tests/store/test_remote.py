@@ -77,7 +77,7 @@ def test_client_with_remote_store_stores_runs_on_the_server(
 
     items = [ScenarioItem(name="ok", input="refund?"), ScenarioItem(name="ko", input="x")]
     result = client.run_scenario(
-        "billing", agent, [TraceAssert.output_contains("refund")], items=items
+        "billing", agent, [TraceAssert.output_contains("refund", where="final")], items=items
     )
     assert (result.pass_count, result.fail_count) == (2, 0)
 

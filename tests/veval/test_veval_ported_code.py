@@ -5,9 +5,13 @@ these pin the behaviour without it."""
 
 from __future__ import annotations
 
+import json
+import pickle
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from scenarist import (
     Client,
@@ -29,7 +33,7 @@ from scenarist import (
     compare_snapshots,
 )
 from scenarist.errors import ReplayDivergenceError, ReplayError, ReplayNoMockError, UserError
-from scenarist.model.trace import SpanError
+from scenarist.model.trace import Span, SpanError
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import TestClient
 
@@ -139,7 +143,7 @@ def test_load_mock_outputs_lenient_serves_diverged_calls_and_runs_unrecorded_one
 def test_trace_and_step_read_under_veval_names() -> None:
     record = TraceRecord.from_dict(RECORDED)
     assert record.completed_at == record.ended_at is not None
-    assert record.total_cost_usd == 0.002 and record.project_id is None
+    assert record.total_cost_usd == 0.002 and record.project_id == ""
     step = record.steps[0]
     assert (step.step_id, step.parent_step_id, step.type) == ("s1", None, "llm")
     step.set_metadata("checked", True)
@@ -159,7 +163,34 @@ def test_a_failed_steps_error_compares_and_searches_as_its_message() -> None:
     assert len({error, "KeyError: 'order_id'"}) == 1  # hashes as its message
     with pytest.raises(TypeError):
         1 in error  # noqa: B015 - as a string refuses it
-    assert error.model_dump() == {"message": "KeyError: 'order_id'", "type": "KeyError"}
+    assert error.to_dict() == {"message": "KeyError: 'order_id'", "type": "KeyError"}
+
+
+def test_a_failed_steps_error_is_veval_string_and_keeps_its_type() -> None:
+    error = SpanError("KeyError: 'order_id'", "KeyError")
+    assert isinstance(error, str) and error.lower() == "keyerror: 'order_id'"
+    assert json.dumps({"error": error}) == '{"error": "KeyError: \'order_id\'"}'
+    assert (error.message, error.type, str(error)) == (error, "KeyError", error)
+    assert type(error.message) is str and type(str(error)) is str
+    with pytest.raises(AttributeError, match="immutable"):
+        error.type = "ValueError"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(error)).type == "KeyError"
+    with pytest.raises(TypeError, match="message must be a string"):
+        SpanError(42)  # type: ignore[arg-type]
+
+
+def test_a_span_error_serialises_as_before_and_loads_from_veval_text() -> None:
+    span = Span(span_id="s1", name="lookup", status="error", error=SpanError("boom", "KeyError"))
+    dumped = span.model_dump(mode="json")
+    assert dumped["error"] == {"message": "boom", "type": "KeyError"}  # the run log's form
+    again = Span.model_validate_json(span.model_dump_json())
+    assert again.error == span.error and again.error is not None
+    assert again.error.type == "KeyError"
+    assert Span(span_id="s2", name="x", error="timeout").error == SpanError("timeout")
+    record = TraceRecord(trace_id="tr_1", status="error", error="agent gave up")
+    assert record.error is not None and record.error.type is None
+    with pytest.raises(ValidationError):
+        Span(span_id="s3", name="x", error={"text": "no message"})
 
 
 def test_errors_take_veval_status() -> None:
@@ -321,3 +352,79 @@ def test_trace_assert_takes_veval_keywords() -> None:
     assert inline.snapshot is not None and inline.options.compare_outputs
     with pytest.raises(UserError, match="give the snapshot once"):
         TraceAssert.matches_snapshot(SnapshotData(), "base")
+
+
+def test_stepdata_and_tracedata_construct_as_in_veval() -> None:
+    step = Span(
+        step_id="classify", name="classify", type="llm", input="q", output="a", status="success"
+    )
+    assert (step.span_id, step.kind, step.step_id, step.type) == (
+        "classify",
+        "llm",
+        "classify",
+        "llm",
+    )
+    child = Span("lookup", "classify", "lookup", "tool", None, None, "error", "timeout")
+    assert (child.parent_step_id, child.kind, child.status, child.error) == (
+        "classify",
+        "tool",
+        "error",
+        "timeout",
+    )
+    assert Span().span_id == "" and Span().name == ""  # Veval's defaults
+    record = TraceRecord(
+        trace_id="tr_1",
+        input="q",
+        status="error",
+        error="agent gave up",
+        project_id="proj",
+        total_cost_usd=0.5,
+        steps=[step, child],
+    )
+    assert (record.error, record.project_id, record.total_cost_usd) == (
+        "agent gave up",
+        "proj",
+        0.5,
+    )
+    assert [s.name for s in record.spans] == ["classify", "lookup"]
+    assert TraceRecord("tr_2", "support", "", "in", "out").output == "out"
+    priced = TraceRecord(steps=[Span(name="x", cost_usd=0.25)])
+    assert priced.total_cost_usd == 0.25  # the steps' cost, unless given
+    assert TraceRecord(total_cost_usd=9.0, steps=priced.steps).total_cost_usd == 9.0
+    with pytest.raises(ValidationError, match="total_cost_usd must be a number"):
+        TraceRecord(total_cost_usd="a lot")
+    with pytest.raises(TypeError, match="at most 13 positional"):
+        TraceRecord(*range(14))
+
+
+def test_span_has_veval_step_builder_methods() -> None:
+    root = Span(span_id="root", name="agent", status="running", started_at=datetime.now(UTC))
+    child = root.create_step("lookup")
+    assert (child.parent_step_id, child.status, root.children) == ("root", "running", [child])
+    assert child.step_id and child.step_id != root.step_id and child.started_at is not None
+    child.complete({"order": 42})
+    assert (child.status, child.output, child.completed_at is not None) == (
+        "success",
+        {"order": 42},
+        True,
+    )
+    assert isinstance(child.duration_ms, int) and child.duration_ms >= 0
+    root.fail("timeout")
+    assert (root.status, root.error) == ("error", "timeout")
+    assert root.error is not None and root.error.type is None
+    unstarted = Span(name="x")
+    unstarted.complete()
+    assert unstarted.duration_ms is None and unstarted.ended_at is not None
+    with pytest.raises(TypeError, match="name must be a string"):
+        root.create_step(None)  # type: ignore[arg-type]
+
+
+def test_vevaloptions_warns_about_project_id_as_veval_does() -> None:
+    from scenarist import VevalOptions
+
+    options = VevalOptions(api_key="vk_test")
+    assert (options.api_key, options.project_id, options.flush_batch_size) == ("vk_test", "", 50)
+    assert isinstance(options, ClientOptions)
+    with pytest.warns(DeprecationWarning, match=r"^VevalOptions\.project_id is deprecated"):
+        VevalOptions(api_key="vk_test", project_id="proj")
+    assert "vk_test" not in repr(options)

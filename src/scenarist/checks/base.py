@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Self, TypeVar
 
 from pydantic import SerializeAsAny
 
 from scenarist.model._registry import KindRegistered
+from scenarist.model.items import ITraceAssertion
+from scenarist.model.record import TraceRecord
 from scenarist.model.results import CheckResult
-from scenarist.model.trace import Trace
+from scenarist.model.trace import Span, Trace
+from scenarist.tracing.context import RunContext
 
 __all__ = ["AnyCheck", "Check", "fresh_verdicts", "has_fresh_verdicts"]
 
@@ -77,6 +81,62 @@ class Check(KindRegistered):
     def copy_with(self, **changes: Any) -> Self:
         """A validated copy with some fields changed."""
         return self.model_validate({**self.model_dump(), **changes, "kind": self.kind})
+
+    # -- Veval's ITraceAssertion -----------------------------------------------------------
+
+    async def evaluate_async(self, ctx: RunContext | TraceRecord | Trace[Any, Any]) -> str | None:
+        """Veval's assertion method: ``None`` when the check passes on the run, else its
+        failure message (``"MaxCost: expected at most 0.1, got 0.2"``).
+
+        ``ctx`` is the run context an item assertion is given (a ``TraceRecord`` or a
+        ``Trace`` also do). A verdict of ERROR or SKIP reads ``[ERROR] message`` /
+        ``[SKIP] message`` (never a pass); an exception the check raises is such an ERROR.
+        """
+        trace = _trace_of(ctx, self.label)
+        try:
+            verdict = self.run(trace)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except Exception as exc:
+            verdict = CheckResult.error(f"Check '{self.label}' failed with error: {exc}")
+        if not isinstance(verdict, CheckResult):
+            verdict = CheckResult.error(
+                f"Check '{self.label}' returned {type(verdict).__name__}, not a CheckResult"
+            )
+        return self.item_failure(verdict, ctx)
+
+    def item_failure(self, verdict: CheckResult, ctx: Any = None) -> str | None:
+        """How ``verdict`` reads as an item failure: ``None`` for a pass, the message for
+        a failure, ``[ERROR] ...`` / ``[SKIP] ...`` otherwise (see :meth:`evaluate_async`).
+        ``ctx`` is the item's run context (a judge keeps its verdict there)."""
+        if verdict.status == "pass":
+            return None
+        prefix = "" if verdict.status == "fail" else f"[{verdict.status.upper()}] "
+        return prefix + (verdict.message or f"{self.label} did not pass")
+
+
+def _trace_of(ctx: Any, label: str) -> Trace[Any, Any]:
+    """The trace an assertion reads from Veval's ``ctx`` (or a record, or a trace)."""
+    if isinstance(ctx, RunContext):
+        return ctx.to_record(error=ctx.error).to_trace()
+    if isinstance(ctx, TraceRecord):
+        return ctx.to_trace()
+    if isinstance(ctx, Trace):
+        return ctx
+    steps = getattr(ctx, "steps", None)
+    if isinstance(steps, list) and all(isinstance(s, Span) for s in steps):
+        # Veval's assertions read ctx.steps alone: any object with steps will do
+        output = getattr(ctx, "output", None)
+        return TraceRecord.model_construct(steps=steps, output=output).to_trace()
+    raise TypeError(
+        f"{label}.evaluate_async(ctx) expects the run's context (a RunContext, as "
+        f"run_scenario_async gives item assertions), a TraceRecord, a Trace, or an object "
+        f"whose steps are spans; got {type(ctx).__name__}"
+    )
+
+
+# A check is a Veval assertion too: isinstance(TraceAssert.no_errors(), ITraceAssertion).
+ITraceAssertion.register(Check)
 
 
 AnyCheck = SerializeAsAny[Check]

@@ -7,8 +7,12 @@ nested ones included, in pre-order, unless ``interaction`` narrows it to one int
 (``MaxCost: ...``), the stable prefixes Veval users grep their logs for; where Veval has a
 message, the wording is Veval's.
 
-Quantities that cannot be known are an ERROR rather than a guess: an ``llm`` span without
-a cost under ``MaxCost``, an interaction without a duration under ``MaxDuration``.
+The defaults are Veval's: ``NoErrors`` looks at steps only, ``MaxCost`` adds step costs as
+floats and counts an unknown cost as zero, ``MaxDuration`` adds step durations,
+``OutputContains`` searches step outputs. Our stricter readings are options:
+``agent_errors=True``, ``exact=True`` and ``unknown_cost="error"`` (an ``llm`` span without a
+cost is an ERROR rather than a guess), ``measure="wall"`` (the run's wall-clock time),
+``where="final"`` (the agent's final output).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from pydantic import Field, StrictInt
+from pydantic import Field, StrictInt, model_validator
 
 from scenarist.checks._values import optional
 from scenarist.checks.base import Check
@@ -147,14 +151,16 @@ def describe_error(error: SpanError) -> str:
 
 @Check.register("trace_no_errors")
 class NoErrors(SpanCheck):
-    """No span has status ``error``, and the agent itself raised nothing.
+    """No span has status ``error`` (Veval's rule: the steps only).
 
     A failed LLM call the capture recorded inside a tracked step is that step's to report
-    (:mod:`scenarist.model.usage`): it failed as well, or it handled the error. Veval only looks
-    at steps, so an exception raised outside any step passes its
-    ``NoErrors``; here the interaction's own ``error`` counts too (unless it is the
+    (:mod:`scenarist.model.usage`): it failed as well, or it handled the error. Veval only
+    looks at steps, so an exception the agent raised outside any step passes;
+    ``agent_errors=True`` counts the interaction's own ``error`` too (unless it is the
     error of a failed step that escaped the agent: that one is counted once, as the step's).
     """
+
+    agent_errors: bool = Field(default=False, exclude_if=lambda v: v is False)
 
     def evaluate(self, scope: Scope) -> CheckResult:
         failed = error_spans(scope.roots)
@@ -163,7 +169,9 @@ class NoErrors(SpanCheck):
         run_errors = [
             (n, i.error)
             for n, i in scope.interactions
-            if i.error is not None and (i.error.message, i.error.type) not in escaped
+            if self.agent_errors
+            and i.error is not None
+            and (i.error.message, i.error.type) not in escaped
         ]
         details: dict[str, Any] = {
             "steps": len(scope.spans),
@@ -307,21 +315,27 @@ def _span_cost(span: Span) -> Decimal | None:
 
 @Check.register("trace_max_cost")
 class MaxCost(SpanCheck):
-    """The spans' cost adds up to at most ``max_cost_usd``, in exact ``Decimal`` arithmetic.
+    """The spans' cost adds up to at most ``max_cost_usd``.
+
+    By default the sum is Veval's: floats added in step order, a step without a cost
+    counting as zero, so ``0.1 + 0.2`` is ``0.30000000000000004`` and exceeds
+    ``max_cost(0.3)``. ``exact=True`` adds in ``Decimal`` arithmetic instead (``0.1 + 0.2``
+    is ``0.3``). ``unknown_cost="error"`` makes an ``llm`` span whose cost is unknown (a
+    model missing from the price table) an ERROR, since the total is then unknown; when the
+    known spans alone already exceed the budget, the verdict is FAIL regardless.
 
     A span replay served from a recording carries the original cost in
     ``metadata["recorded_cost_usd"]``, which is used instead of its own (zero) cost, so a
-    budget checked on a replayed trace means what it meant on the recorded run. An ``llm``
-    span whose cost is unknown (a model missing from the price table) makes the total
-    unknown: ERROR, unless ``unknown_cost="ignore"`` counts it as zero. When the known
-    spans alone already exceed the budget, the verdict is FAIL regardless.
+    budget checked on a replayed trace means what it meant on the recorded run.
     """
 
     max_cost_usd: Decimal = Field(ge=0, allow_inf_nan=False)
-    unknown_cost: Literal["error", "ignore"] = "error"
+    unknown_cost: Literal["error", "ignore"] = "ignore"
+    exact: bool = Field(default=False, exclude_if=lambda v: v is False)
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        total = Decimal(0)
+        exact_total = Decimal(0)
+        float_total: float = 0  # Veval's sum(cost or 0 ...): an int until a cost adds
         costs: list[dict[str, Any]] = []
         unknown: list[Span] = []
         calls = {id(s) for s in llm_call_spans(scope.roots)}
@@ -334,20 +348,25 @@ class MaxCost(SpanCheck):
                 if id(span) in calls:
                     unknown.append(span)
                 continue
-            total += cost
+            exact_total += cost
+            float_total = float_total + (float(cost) or 0)
             recorded = span.metadata.get(RECORDED_COST_KEY) is not None
             costs.append({"step": span.name, "cost_usd": float(cost), "recorded": recorded})
         limit = self.max_cost_usd
+        if self.exact:
+            total, over, shown = float(exact_total), exact_total > limit, f"{exact_total:f}"
+        else:
+            total, over, shown = float(float_total), float_total > float(limit), str(float_total)
         details = {
             "max_cost_usd": float(limit),
-            "cost_usd": float(total),
+            "cost_usd": total,
             "costs": costs,
             "unknown_cost_steps": [s.name for s in unknown],
         }
-        metrics = [Metric(name="cost_usd", value=float(total))]
-        if total > limit:
+        metrics = [Metric(name="cost_usd", value=total)]
+        if over:
             return CheckResult.failure(
-                f"{self.prefix}: expected at most {limit:f}, got {total:f}",
+                f"{self.prefix}: expected at most {limit:f}, got {shown}",
                 details=details,
                 metrics=metrics,
             )
@@ -359,7 +378,7 @@ class MaxCost(SpanCheck):
                 metrics=metrics,
             )
         return CheckResult.success(
-            f"{self.prefix}: cost {total:f}, at most {limit:f}.", details=details, metrics=metrics
+            f"{self.prefix}: cost {shown}, at most {limit:f}.", details=details, metrics=metrics
         )
 
 
@@ -421,23 +440,54 @@ class MaxTokens(SpanCheck):
 
 @Check.register("trace_max_duration")
 class MaxDuration(SpanCheck):
-    """The agent's wall-clock time is at most ``max_ms``, queued time left out.
+    """The steps' durations add up to at most ``max_ms`` (Veval's rule), or, with
+    ``measure="wall"``, the agent's wall-clock time does, queued time left out.
 
-    Wall-clock is the sum of the interactions' ``duration_ms`` (they run one after
-    another). Veval sums step durations instead, which counts parallel steps twice and
-    misses time spent outside any step. An interaction without a duration is an ERROR.
+    Veval adds the tracked steps' ``duration_ms`` (nested ones too; a step without one
+    counts as zero), which counts parallel steps twice and misses time spent outside any
+    step. ``measure="wall"`` reads the sum of the interactions' ``duration_ms`` (they run
+    one after another) instead; an interaction without a duration is then an ERROR.
 
-    Time its LLM calls spent waiting for the server (``queue_ms``, recorded for streamed
-    responses: see :mod:`scenarist.tracing.http._llm_call`) is subtracted, overlaps
-    counted once, so the same budget holds with ``--parallel 1`` or ``8`` against a
-    single-worker model server; ``exclude_queued=False`` checks raw wall-clock time.
+    In wall mode, time its LLM calls spent waiting for the server (``queue_ms``, recorded
+    for streamed responses: see :mod:`scenarist.tracing.http._llm_call`) is subtracted,
+    overlaps counted once, so the same budget holds with ``--parallel 1`` or ``8`` against
+    a single-worker model server; ``exclude_queued=False`` checks raw wall-clock time.
     Details keep all three (``counted_ms``, ``wall_ms``, ``queued_ms``).
     """
 
     max_ms: float = Field(ge=0, allow_inf_nan=False)
+    measure: Literal["steps", "wall"] = Field(default="steps", exclude_if=lambda v: v == "steps")
     exclude_queued: bool = Field(default=True, exclude_if=lambda v: v is True)
 
     def evaluate(self, scope: Scope) -> CheckResult:
+        if self.measure == "steps":
+            return self._steps(scope)
+        return self._wall(scope)
+
+    def _steps(self, scope: Scope) -> CheckResult:
+        steps = step_spans(scope.roots)
+        total = sum(s.duration_ms or 0 for s in steps)
+        details: dict[str, Any] = {
+            "max_ms": self.max_ms,
+            "measure": "steps",
+            "steps": [{"name": s.name, "duration_ms": s.duration_ms} for s in steps],
+            "duration_ms": total,
+            "counted_ms": total,
+        }
+        metrics = [Metric(name="duration_ms", value=total)]
+        if total > self.max_ms:
+            return CheckResult.failure(
+                f"{self.prefix}: expected at most {number(self.max_ms)}ms, got {number(total)}ms",
+                details=details,
+                metrics=metrics,
+            )
+        return CheckResult.success(
+            f"{self.prefix}: steps took {number(total)}ms, at most {number(self.max_ms)}ms.",
+            details=details,
+            metrics=metrics,
+        )
+
+    def _wall(self, scope: Scope) -> CheckResult:
         if not scope.interactions:
             return CheckResult.error(
                 f"{self.prefix}: the trace has no interactions, so there is no duration to check"
@@ -558,20 +608,35 @@ class StepDuration(SpanCheck):
 
 @Check.register("trace_output_contains")
 class OutputContains(SpanCheck):
-    """The agent's final output contains ``expected`` (case-sensitive substring).
+    """Some step's output contains ``expected`` (Veval's rule), or, with
+    ``where="final"``, the agent's final output does (case-sensitive substring).
 
-    The final output is the last interaction's ``outputs`` (in scope), read as text:
-    strings as they are, ``None`` as empty, anything else through ``str()``. Veval cannot
-    see the final output and searches the step outputs instead; ``steps=True`` keeps that
-    behaviour (any span output, ``None`` outputs skipped).
+    Veval searches the outputs of the steps (nested ones too), read as text (strings as
+    they are, anything else through ``str()``), skipping steps whose output is ``None``.
+    ``where="final"`` reads the last interaction's ``outputs`` (in scope) instead,
+    ``None`` as empty. The older ``steps=True`` / ``steps=False`` spell ``where="steps"``
+    / ``where="final"``.
     """
 
     expected: str
-    steps: bool = False
+    where: Literal["steps", "final"] = "steps"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_steps_flag(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "steps" in data:
+            data = dict(data)
+            steps = data.pop("steps")
+            if not isinstance(steps, bool):
+                raise ValueError(f"steps must be true or false, got {steps!r}; prefer where=")
+            if "where" in data:
+                raise ValueError("give where= only (steps= is its older spelling)")
+            data["where"] = "steps" if steps else "final"
+        return data
 
     def evaluate(self, scope: Scope) -> CheckResult:
-        if self.steps:
-            return self._in_steps(scope.spans)
+        if self.where == "steps":
+            return self._in_steps(step_spans(scope.roots))
         if not scope.interactions:
             return CheckResult.error(
                 f"{self.prefix}: the trace has no interactions, so there is no final output"

@@ -64,6 +64,18 @@ class TraceJudge(BaseLLMCheck):
     def error_message(self, problem: str) -> str:
         return f"Judge: evaluation failed — {problem}"
 
+    def item_failure(self, verdict: CheckResult, ctx: Any = None) -> str | None:
+        """As an item assertion: keep an answered verdict in ``ctx.judgments`` (as Veval
+        does), and list a judge that could not judge in Veval's own words (``Judge:
+        evaluation failed — ...``), without an ``[ERROR]`` prefix."""
+        answer: Any = verdict.details.get("verdict")
+        record = getattr(ctx, "record_judgment", None)
+        if verdict.status in ("pass", "fail") and isinstance(answer, dict) and record:
+            record(self.criteria, answer["score"], verdict.status == "pass", answer["reason"])
+        if verdict.status == "pass":
+            return None
+        return verdict.message or f"{self.label} did not pass"
+
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Ask the judge, or take a mocked verdict when a test client provides them (the
         mocked verdict decides, as in Veval's test SDK; no threshold applies to it)."""

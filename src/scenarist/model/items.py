@@ -9,6 +9,7 @@ always stored, whatever happened to the items.
 
 from __future__ import annotations
 
+from abc import ABC
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ __all__ = ["ITraceAssertion", "ItemSummary", "ScenarioItem", "ScenarioRunRecord"
 NO_INPUT_MESSAGE = "ScenarioItem must have either trace_id or input"
 
 
-class ITraceAssertion:
+class ITraceAssertion(ABC):  # noqa: B024 (no abstract method: Veval's class has none)
     """Veval's custom assertion interface, for item assertions in ``run_scenario_async``.
 
     Subclass it and implement ``evaluate_async(ctx)`` (or the sync ``evaluate(ctx)``):
@@ -39,6 +40,9 @@ class ITraceAssertion:
     :class:`~scenarist.tracing.RunContext` (``ctx.steps``, ``ctx.output``,
     ``ctx.metadata``). Unlike Veval, an assertion that raises fails its item only, and a
     returned value that is neither ``None`` nor a string is reported as an error.
+
+    Every check (``TraceAssert``'s and giskard-style ones) is registered as one, with
+    ``evaluate_async(ctx)``, as Veval's built-in assertions are its instances.
     """
 
     async def evaluate_async(self, ctx: Any) -> str | None:

@@ -14,15 +14,24 @@ work in total rather than copying the history at every turn.
 from __future__ import annotations
 
 import typing
+import uuid
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    field_validator,
+)
 from pydantic_core import core_schema
 
 from scenarist.model._construct import constructor, replace
 from scenarist.model._missing import MISSING
+from scenarist.model._positional import Positional
 from scenarist.model._ready import Ready
 from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
 
@@ -41,56 +50,152 @@ OutputType = TypeVar("OutputType")
 T = TypeVar("T")
 
 
-class SpanError(BaseModel):
-    """Why a span failed: the exception's message and type name."""
+class SpanError(str):
+    """Why a span failed: the exception's message, and its type name in :attr:`type`.
 
-    model_config = ConfigDict(defer_build=True, frozen=True)
+    Veval's ``step.error`` is the message itself, a ``str``, and ported code uses it as
+    one: ``error == "timeout"``, ``"timeout" in error``, ``error.lower()``,
+    ``json.dumps({"error": error})``. A ``SpanError`` *is* that string (its message),
+    and keeps the exception's type beside it. Two errors are equal when message and
+    type are; an error and a plain string when the message is. In our models it is
+    serialised as ``{"message", "type"}``, the form run logs and stores always held, and
+    validated from that, from a plain string (a Veval ``error``), or from an instance.
+    """
 
-    message: str
-    type: str | None = None
+    type: str | None
+
+    def __new__(cls, message: str = "", type: str | None = None) -> SpanError:
+        if not isinstance(message, str):
+            raise TypeError(f"SpanError message must be a string, got {message!r}")
+        if type is not None and not isinstance(type, str):
+            raise TypeError(f"SpanError type must be a string or None, got {type!r}")
+        error = super().__new__(cls, message)
+        object.__setattr__(error, "type", type)
+        return error
+
+    @property
+    def message(self) -> str:
+        """The exception's message (the string itself, as a plain ``str``)."""
+        return str.__str__(self)
 
     def __str__(self) -> str:
-        """The message, as Veval's string ``error`` reads."""
-        return self.message
+        return str.__str__(self)
 
-    # Veval's ``step.error`` is the message itself, and ported code compares it and
-    # searches it as text: ``error == "timeout"``, ``"timeout" in error``. Without these,
-    # ``in`` walked the model's fields and said False whatever the message: a check on an
-    # error passing by accident. Anything else a string has (``.lower()``, ``json.dumps``)
-    # fails loudly; the serialised form stays ``{"message", "type"}``.
+    def __repr__(self) -> str:
+        return f"SpanError(message={self.message!r}, type={self.type!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"SpanError is immutable: cannot set {name!r}")
+
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, SpanError):
+            return str.__eq__(self, other) and self.type == other.type
         if isinstance(other, str):
-            return self.message == other
-        return super().__eq__(other)
+            return str.__eq__(self, other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:  # equal errors, and an error and its message, hash alike
-        return hash(self.message)
+        return str.__hash__(self)
 
-    def __contains__(self, text: str) -> bool:
-        return text in self.message
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SpanError, (self.message, self.type))
+
+    def __copy__(self) -> SpanError:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SpanError:
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The serialised form, ``{"message": ..., "type": ...}``."""
+        return {"message": self.message, "type": self.type}
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any]) -> SpanError:
+        return cls(data["message"], data.get("type"))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        fields = core_schema.typed_dict_schema(
+            {
+                "message": core_schema.typed_dict_field(core_schema.str_schema()),
+                "type": core_schema.typed_dict_field(
+                    core_schema.nullable_schema(core_schema.str_schema()), required=False
+                ),
+            },
+            extra_behavior="forbid",
+        )
+        from_dict = core_schema.no_info_after_validator_function(cls._from_dict, fields)
+        from_text = core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+        choices: list[core_schema.CoreSchema | tuple[core_schema.CoreSchema, str]]
+        choices = [from_dict, from_text]
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.union_schema(choices, mode="left_to_right"),
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), *choices], mode="left_to_right"
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                cls.to_dict, return_schema=fields
+            ),
+        )
 
 
-class Span(BaseModel):
+class Span(Positional):
     """One step inside the system under test (Veval calls it a step).
 
     ``kind`` is one of ``"llm"``, ``"tool"``, ``"retrieval"``, ``"agent"``, ``"custom"``,
     or any other string. Spans nest: ``children`` holds the spans opened inside this one.
+
+    Veval's ``StepData`` constructor works as is, by keyword or by position in its field
+    order: ``Span(step_id="s1", name="classify", type="llm", status="success")``
+    (``step_id``, ``parent_step_id``, ``type``, ``completed_at`` are Veval's names of
+    ``span_id``, ``parent_id``, ``kind``, ``ended_at``; a string ``error`` is read as a
+    :class:`SpanError`). Veval's ``Step`` builder methods are here too:
+    :meth:`create_step`, :meth:`complete`, :meth:`fail`.
     """
 
     # Built on first use, like the other models: building its schema at import also ran
     # pydantic's plugin discovery (a scan of every installed distribution's entry points).
     model_config = ConfigDict(defer_build=True)
+    __positional__ = (
+        "step_id",
+        "parent_step_id",
+        "name",
+        "type",
+        "input",
+        "output",
+        "status",
+        "error",
+        "started_at",
+        "completed_at",
+        "duration_ms",
+        "cost_usd",
+        "tokens_in",
+        "tokens_out",
+        "model",
+        "metadata",
+    )
 
-    span_id: str
-    parent_id: str | None = None
-    name: str
-    kind: str = "custom"
+    span_id: str = Field(default="", validation_alias=AliasChoices("span_id", "step_id"))
+    parent_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("parent_id", "parent_step_id")
+    )
+    name: str = ""
+    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
     input: Any = None
     output: Any = None
     status: str = "success"
     error: SpanError | None = None
     started_at: datetime | None = None
-    ended_at: datetime | None = None
+    ended_at: datetime | None = Field(
+        default=None, validation_alias=AliasChoices("ended_at", "completed_at")
+    )
     duration_ms: float | None = None
     model: str | None = None
     tokens_in: int | None = None
@@ -132,6 +237,41 @@ class Span(BaseModel):
         if not isinstance(key, str) or not key:
             raise TypeError(f"set_metadata key must be a non-empty string, got {key!r}")
         self.metadata[key] = value
+
+    # -- Veval's Step builder ------------------------------------------------------------
+
+    def create_step(self, name: str) -> Span:
+        """A new running child step named ``name``, started now (Veval's ``Step.create_step``)."""
+        if not isinstance(name, str):
+            raise TypeError(f"create_step(name): name must be a string, got {name!r}")
+        child = Span(
+            span_id=str(uuid.uuid4()),
+            parent_id=self.span_id,
+            name=name,
+            status="running",
+            started_at=datetime.now(UTC),
+        )
+        self.children.append(child)
+        return child
+
+    def complete(self, output: Any = None) -> None:
+        """End this step successfully with ``output`` (Veval's ``Step.complete``)."""
+        self.output = output
+        self.status = "success"
+        self._end()
+
+    def fail(self, error: str) -> None:
+        """End this step with ``error``, its message (Veval's ``Step.fail``)."""
+        self.error = error if isinstance(error, SpanError) else SpanError(str(error))
+        self.status = "error"
+        self._end()
+
+    def _end(self) -> None:
+        self.ended_at = datetime.now(UTC)
+        if self.started_at is not None:
+            # whole milliseconds, as Veval's step builder counts them
+            elapsed = (self.ended_at - self.started_at).total_seconds()
+            self.duration_ms = int(elapsed * 1000)
 
 
 class Interaction(BaseModel, Generic[InputType, OutputType]):

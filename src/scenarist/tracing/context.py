@@ -91,6 +91,8 @@ class RunContext:
         self.is_replay = is_replay
         self.metadata: dict[str, Any] = {}
         self.output: Any = None
+        self.error: BaseException | None = None
+        """The exception the agent raised, once its run ended (``None`` while it runs)."""
         self.judgments: list[dict[str, Any]] = []
         self.recorder = RunRecorder(self.trace_id, replayer)
 

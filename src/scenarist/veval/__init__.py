@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
     from scenarist.model.veval_wire import from_veval, to_veval
     from scenarist.veval.assertions import ITraceAssertion
-    from scenarist.veval.client import Client, ClientOptions
+    from scenarist.veval.client import Client, ClientOptions, VevalOptions
     from scenarist.veval.default_client import (
         get_client,
         run_scenario,
@@ -33,6 +33,7 @@ __getattr__, __dir__ = lazy_attributes(
         "TraceAssert": "scenarist.veval.trace_assert",
         "TraceAssertionFn": "scenarist.veval.trace_assert",
         "ClientOptions": "scenarist.veval.client",
+        "VevalOptions": "scenarist.veval.client",
         "ITraceAssertion": "scenarist.veval.assertions",
         "ItemRunResult": "scenarist.veval.results",
         "ItemSummary": "scenarist.model.items",
@@ -61,6 +62,7 @@ __all__ = [
     "ScenarioRunResult",
     "TraceAssert",
     "TraceAssertionFn",
+    "VevalOptions",
     "from_veval",
     "get_client",
     "run_scenario",

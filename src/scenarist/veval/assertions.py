@@ -18,7 +18,6 @@ from scenarist.model.items import ITraceAssertion
 
 if TYPE_CHECKING:
     from scenarist.model.record import TraceRecord
-    from scenarist.model.results import CheckResult
     from scenarist.model.trace import Trace
     from scenarist.tracing.context import RunContext
 
@@ -43,34 +42,13 @@ def check_assertions(assertions: Sequence[Any], where: str) -> list[Assertion]:
     return list(assertions)
 
 
-def _judgment(assertion: Check, verdict: CheckResult, ctx: RunContext) -> bool:
-    """For ``TraceAssert.judge``: keep its verdict in ``ctx.judgments`` (as Veval does when
-    the judge answered). Whether ``assertion`` is such a judge."""
-    from scenarist.judges.trace_judge import TraceJudge
-
-    if not isinstance(assertion, TraceJudge):
-        return False
-    answer: Any = verdict.details.get("verdict")
-    if verdict.status in ("pass", "fail") and isinstance(answer, dict):
-        score, reason = answer["score"], answer["reason"]
-        ctx.record_judgment(assertion.criteria, score, verdict.status == "pass", reason)
-    return True
-
-
 async def _evaluate(assertion: Assertion, ctx: RunContext, trace: Trace[Any, Any]) -> str | None:
     """The failure message of one assertion, or ``None`` when it passed."""
     if isinstance(assertion, Check):
         from scenarist.engine.runner import run_check
 
         verdict = await run_check(assertion, trace, return_exception=True)
-        judged = _judgment(assertion, verdict, ctx)
-        if verdict.status == "pass":
-            return None
-        # a judge that could not judge says so in Veval's own words ("Judge: evaluation
-        # failed — ..."): listed as is, as Veval lists it, not behind an [ERROR] prefix
-        plain = verdict.status == "fail" or judged
-        prefix = "" if plain else f"[{verdict.status.upper()}] "
-        return prefix + (verdict.message or f"{assertion.label} did not pass")
+        return assertion.item_failure(verdict, ctx)
     try:
         message = await assertion.evaluate_async(ctx)
     except BaseException as exc:  # a stray exit or cancellation is this assertion's error

@@ -14,6 +14,7 @@ snapshots (:mod:`scenarist.replay.snapshots`) and replay
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from scenarist.replay.step_replay import ReplayOptions, ReplayResult
     from scenarist.veval.results import ScenarioRunResult
 
-__all__ = ["Agent", "Client", "ClientOptions"]
+__all__ = ["Agent", "Client", "ClientOptions", "VevalOptions"]
 
 
 class ClientOptions:
@@ -41,7 +42,8 @@ class ClientOptions:
 
     ``base_url`` is the server (Veval reads its endpoint elsewhere); ``project_id`` is the
     project (:mod:`scenarist.store.projects`; empty: ``SCENARIST_PROJECT``, else the key's or
-    ``default``); the flush settings are accepted and unused (scenarist sends each trace
+    ``default``), deprecated as in Veval (a ``DeprecationWarning``; prefer
+    ``Client(project=...)``); the flush settings are accepted and unused (scenarist sends each trace
     when its run ends).
     """
 
@@ -55,6 +57,14 @@ class ClientOptions:
         *,
         base_url: str | None = None,
     ) -> None:
+        if project_id:
+            warnings.warn(
+                f"{type(self).__name__}.project_id is deprecated, as VevalOptions.project_id "
+                "is in Veval (which ignores it: the API key determines the workspace); here it "
+                "still chooses the project: pass Client(project=...) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.api_key = api_key
         self.project_id = project_id
         self.flush_interval_ms = flush_interval_ms
@@ -64,7 +74,13 @@ class ClientOptions:
 
     def __repr__(self) -> str:
         key = "'…'" if self.api_key else "''"  # never print a key
-        return f"ClientOptions(api_key={key}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(api_key={key}, base_url={self.base_url!r})"
+
+
+class VevalOptions(ClientOptions):
+    """Veval's name for :class:`ClientOptions`, built as in Veval
+    (``VevalOptions(api_key=..., project_id=...)``; a ``project_id`` warns with a
+    ``DeprecationWarning``, as Veval does). ``Client(VevalOptions(...))`` takes it."""
 
 
 class Client:

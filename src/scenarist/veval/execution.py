@@ -71,6 +71,7 @@ async def execute_traced(
                 error = aborted
     finally:
         _trace_writes.reset(token)
+    ctx.error = error
     record = ctx.to_record(error=error)
     if os.environ.get("SCENARIST_OTLP_ENDPOINT"):  # live OTLP export (scenarist.otel)
         from scenarist.otel.live_export import export_record

@@ -156,7 +156,7 @@ class TraceAssert:
     index) narrows them to one interaction.
 
     >>> TraceAssert.max_cost(0.10).to_spec()
-    {'kind': 'trace_max_cost', 'max_cost_usd': '0.1', 'unknown_cost': 'error'}
+    {'kind': 'trace_max_cost', 'max_cost_usd': '0.1', 'unknown_cost': 'ignore'}
     >>> TraceAssert.step_exists("classify", interaction=-1).to_spec()
     {'kind': 'trace_step_exists', 'interaction': -1, 'step_name': 'classify'}
     """
@@ -165,10 +165,17 @@ class TraceAssert:
 
     @staticmethod
     def no_errors(
-        *, interaction: int | None = None, name: str | None = None, description: str | None = None
+        *,
+        agent_errors: bool = False,
+        interaction: int | None = None,
+        name: str | None = None,
+        description: str | None = None,
     ) -> NoErrors:
-        """No step failed and the agent raised nothing (Veval misses the latter)."""
-        return NoErrors(interaction=interaction, name=name, description=description)
+        """No step failed; ``agent_errors=True``: and the agent raised nothing (Veval's
+        rule looks at steps only)."""
+        return NoErrors(
+            agent_errors=agent_errors, interaction=interaction, name=name, description=description
+        )
 
     @staticmethod
     def max_steps(
@@ -198,15 +205,19 @@ class TraceAssert:
     def max_cost(
         max_cost: float | Decimal | str,
         *,
-        unknown_cost: Literal["error", "ignore"] = "error",
+        unknown_cost: Literal["error", "ignore"] = "ignore",
+        exact: bool = False,
         interaction: int | None = None,
         name: str | None = None,
         description: str | None = None,
     ) -> MaxCost:
-        """Total cost at most ``max_cost`` USD (exact decimals; unknown LLM cost is ERROR)."""
+        """Total cost at most ``max_cost`` USD, added as Veval adds it (floats, unknown as
+        zero); ``exact=True`` adds decimals, ``unknown_cost="error"`` makes an unknown LLM
+        cost an ERROR."""
         return MaxCost(
             max_cost_usd=max_cost,
             unknown_cost=unknown_cost,
+            exact=exact,
             interaction=interaction,
             name=name,
             description=description,
@@ -216,28 +227,40 @@ class TraceAssert:
     def max_duration(
         max_ms: float,
         *,
+        measure: Literal["steps", "wall"] = "steps",
         interaction: int | None = None,
         name: str | None = None,
         description: str | None = None,
     ) -> MaxDuration:
-        """Wall-clock duration of the agent run at most ``max_ms`` milliseconds."""
+        """The steps' durations add up to at most ``max_ms`` milliseconds (Veval's rule);
+        ``measure="wall"``: the agent run's wall-clock time, queued time left out."""
         return MaxDuration(
-            max_ms=max_ms, interaction=interaction, name=name, description=description
+            max_ms=max_ms,
+            measure=measure,
+            interaction=interaction,
+            name=name,
+            description=description,
         )
 
     @staticmethod
     def output_contains(
         expected: str,
         *,
-        steps: bool = False,
+        where: Literal["steps", "final"] | None = None,
+        steps: bool | None = None,
         interaction: int | None = None,
         name: str | None = None,
         description: str | None = None,
     ) -> OutputContains:
-        """The final output contains ``expected``; ``steps=True`` searches step outputs."""
+        """Some step's output contains ``expected`` (Veval's rule); ``where="final"``: the
+        final output does. ``steps=`` is the older spelling (``True``: steps)."""
+        if steps is not None:
+            if where is not None:
+                raise UserError("give where= only (steps= is its older spelling)")
+            where = "steps" if steps else "final"
         return OutputContains(
             expected=expected,
-            steps=steps,
+            where=where or "steps",
             interaction=interaction,
             name=name,
             description=description,

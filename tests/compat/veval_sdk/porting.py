@@ -26,7 +26,7 @@ RENAMED = {
     "VevalRequestError": "RequestError",
     "VevalSendError": "SendError",
 }
-_CLIENT_NAMES = {"VevalOptions", "VevalSdk", "VevalTestSdk"}
+_CLIENT_NAMES = {"VevalSdk", "VevalTestSdk"}
 
 
 def port(source: str) -> str:

@@ -35,29 +35,12 @@ FAKE_LLM = Path(scenarist.testing.fake_providers.__file__)
 
 # (program, leaf path prefix) -> why scenarist answers differently, on purpose.
 KNOWN = {
-    ("sdk_in_steps", "scenario.items.0"): "an llm step with no cost_usd makes max_cost ERROR "
-    "(unknown is not zero; Veval counts it as 0)",
-    ("sdk_in_steps", "scenario.counts"): "as scenario.items.0",
-    ("sdk_in_steps", "scenario.items.1.failures.1"): "output_contains reads the final output "
-    "(Veval: any step's output), so the message says so",
     ("step_shapes", "steps.1.parent"): "a step tracked inside another is its child: spec 04 "
     "§1, spans opened inside a span become its children ('real nesting, which Veval documents "
     "but its Python API cannot do'; Veval records every step at the top level)",
-    ("step_shapes", "scenario.items.explode.failures.1"): "no_errors also names the agent's "
-    "own exception (Veval only looks at steps)",
-    ("assertion_chains", "items.float sum"): "costs are summed as decimals: 0.1 + 0.2 is 0.3, "
-    "within max_cost(0.3) (Veval's float sum is 0.30000000000000004)",
-    ("assertion_chains", "counts"): "as items.float sum",
-    ("hostile_inputs", "live.items.1"): "output_contains reads the final output: an empty "
-    "answer contains '' (Veval looks for a step output, and skips empty ones)",
-    ("hostile_inputs", "live.counts"): "as live.items.1",
-    ("hostile_inputs", "live.passed"): "as live.items.1",
     ("hostile_inputs", "trace_backed.no steps"): "a recording with no steps fails its item: "
     "spec 04 §2, 'Where Veval is broken' (an empty recording is that item's failure, Replay "
     "trace '<id>' has no steps...; Veval's run_scenario raises)",
-    ("hostile_inputs", "trace_backed.uncovered call.items.0.failures.1"): "as step_shapes' "
-    "scenario.items.explode.failures.1: no_errors also names the agent's own exception (here "
-    "the replay miss it raised)",
     ("replay_divergence", "scenario item"): "a trace-backed item whose step input changed "
     "fails with a diff: spec 04 §4, on_divergence 'fail' is the default in scenarios ('Veval "
     "silently serves the wrong output here'); replay_async and the double serve it, as Veval",
@@ -73,12 +56,7 @@ KNOWN = {
 
 # (program, leaf path prefix) -> a difference that is our bug, not fixed yet: these leaves
 # are expected to differ (the test fails once they agree, so the entry gets removed).
-PENDING = {
-    ("step_shapes", "error_as_text.is_str"): "a step's error is a SpanError model, not "
-    "Veval's string (it compares and searches as its message, but is no str); making it a "
-    "str subclass changes the core trace model and its serialised forms",
-    ("step_shapes", "error_as_text.json"): "as error_as_text.is_str: json.dumps refuses it",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def run_program(
@@ -145,7 +123,7 @@ def test_port_changes_only_the_import_and_the_client() -> None:
         line for line in ported.splitlines() if line not in source.splitlines() and line.strip()
     ]
     assert changed == [
-        "from scenarist import RunContext as VevalExecutionContext, ClientOptions",
+        "from scenarist import RunContext as VevalExecutionContext, VevalOptions, ClientOptions",
         "from scenarist.testing import TestClient",
         'sdk = TestClient(ClientOptions(api_key="vk_test"))',
     ]

@@ -30,18 +30,9 @@ RENAMES = {
 
 # "Name" or "Name.member" (or "Name.__init__") -> why scenarist differs on purpose.
 ALLOWED = {
-    "VevalOptions": "the compat table replaces VevalOptions(api_key=...) by Client(api_key=..., "
-    "base_url=...); Client and TestClient still accept an options object as first argument",
-    "Step.__init__": "Veval's Step is its mutable step builder; scenarist's steps are made by "
-    "track_step / step(...) and recorded as the pydantic Span",
-    "Step.complete": "the recorder completes a span when its step returns",
-    "Step.fail": "the recorder fails a span when its step raises",
-    "Step.create_step": "child steps are nested track_step / step(...) calls",
-    "StepData.__init__": "Span is a pydantic model (keyword construction with span_id, parent_id, "
-    "kind, ended_at); Veval's field names are readable on it, and from_dict reads Veval's JSON",
-    "TraceData.__init__": "TraceRecord is a pydantic model (keyword construction with ended_at); "
-    "Veval's field names are readable on it, and from_dict reads Veval's JSON",
-    "ITraceAssertion.__init__": "a Protocol: custom assertions implement evaluate_async",
+    "Step.__init__": "Step and StepData are both Span (the compat table) and their positional "
+    "orders conflict: Step(name, parent_step_id) vs StepData(step_id, parent_step_id, name, ...); "
+    "Span takes StepData's, and Veval's Step by keyword (Span(name=..., parent_step_id=...))",
     "VevalSdk.__init__": "the compat table: VevalSdk(VevalOptions(api_key=...)) becomes "
     "Client(api_key=..., base_url=...) (or Client(ClientOptions(...)))",
 }
@@ -66,6 +57,9 @@ def sample(veval_name: str) -> Any:
         "VevalTestSdk": lambda: scenarist.testing.TestClient(),
         "VevalRequestError": lambda: scenarist.RequestError("boom", 401),
         "VevalSendError": lambda: scenarist.SendError("boom", 401),
+        "VevalOptions": lambda: scenarist.VevalOptions(api_key="vk_test"),
+        "StepData": lambda: Span(),
+        "TraceData": lambda: scenarist.TraceRecord(),
     }.get(veval_name, lambda: None)()
 
 

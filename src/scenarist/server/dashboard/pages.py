@@ -508,7 +508,7 @@ def _error_text(error: Any) -> str | None:
 
 
 def span_node(span: Span) -> SpanNode:
-    error = span.error.model_dump() if span.error is not None else None
+    error = span.error.to_dict() if span.error is not None else None
     return SpanNode(
         name=span.name,
         kind=span.kind,
@@ -548,7 +548,7 @@ async def trace_page(
         trace_id=record.trace_id,
         agent_name=record.agent_name,
         status=record.status,
-        error=_error_text(record.error.model_dump() if record.error else None),
+        error=_error_text(record.error.to_dict() if record.error is not None else None),
         started_at=record.started_at,
         duration_ms=record.duration_ms,
         cost_usd=record.cost_usd,

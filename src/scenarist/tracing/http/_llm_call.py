@@ -10,8 +10,8 @@ that streams sends its headers when it starts answering, so the time before them
 call's wait: queueing at a busy or single-worker server (what ``--parallel`` adds),
 connection setup, the server's time to its first chunk. What follows is the call's own
 work. A non-streamed response comes whole, so its wait cannot be told apart: no
-``queue_ms``. :class:`~scenarist.checks.spans.MaxDuration` leaves queued time out, so a
-latency budget does not depend on how many scenarios ran at once.
+``queue_ms``. :class:`~scenarist.checks.spans.MaxDuration` with ``measure="wall"`` leaves
+queued time out, so a latency budget does not depend on how many scenarios ran at once.
 """
 
 from __future__ import annotations

@@ -147,7 +147,6 @@ async def test_dumps_load_back_and_run_in_a_scenario() -> None:
         "kind": "readability",
         "target_key": "trace.last.outputs",
         "metric": "flesch_kincaid_grade",
-        "min_score": None,
         "max_score": 8.0,
     }
     rebuilt = Check.model_validate(json.loads(json.dumps(check.model_dump(mode="json"))))

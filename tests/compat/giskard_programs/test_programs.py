@@ -35,8 +35,6 @@ QUIET = {"GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"
 # (program, leaf path pattern) -> why scenarist answers differently, on purpose. A pattern
 # is a leaf path prefix, ``*`` standing for any run of characters ("*" as the program: all).
 KNOWN: dict[tuple[str, str], str] = {
-    ("*", "*.check_spec"): "the runner does not copy the check's spec into each verdict's "
-    "details (design/giskard-compat.md: 'CheckResult carries the check's identity typed')",
     ("targets", "no_target_raises"): "a scenario run with no target raises UserError, a "
     "ValueError subclass (`except ValueError` still catches it) whose message gives the fix",
     ("targets", "no_target.1"): "as no_target_raises: the step's error is that UserError",

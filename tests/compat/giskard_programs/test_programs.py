@@ -45,10 +45,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("policy_checks", "good.status"): "follows from good.results.4",
     ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
     "(paths.py); giskard reaches computed fields only and ERRORs here",
-    ("judges_offline", "*has_inputs"): "a judge check's details leave out the trace object "
-    "(design/judges.md 'Prompts'); its inputs are spread in details, no 'inputs' key",
-    ("judges_offline", "inputs_given.3.2"): "Conformity also gives the judge the conversation "
-    "turns its rubric renders",
     ("builder_forms", "misuse.check_not_a_check"): "misuse raises at once (STYLE 'Verdicts "
     "are data': misuse raises immediately); giskard accepts a non-check here",
     ("builder_forms", "misuse.tags_not_list"): "as check_not_a_check: tags must be a list",

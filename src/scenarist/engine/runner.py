@@ -27,7 +27,7 @@ from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.engine._callables import Binding, bind
 from scenarist.engine._user_code import stray_exit
 from scenarist.engine.interactions import InteractionContext, ThreadBudget, recorded
-from scenarist.engine.scenario import Scenario, Step
+from scenarist.engine.scenario import Scenario, Step, not_a_check
 from scenarist.errors import StepTimeoutError
 from scenarist.model._construct import construct, field_values
 from scenarist.model._missing import MISSING
@@ -199,6 +199,8 @@ async def _run_checks(
         check_type = type(check)
         fresh = _FRESH.get(check_type)
         if fresh is None:
+            if not isinstance(check, Check):  # added with .check(), as giskard allows
+                raise not_a_check(checks.index(check), check)
             fresh = _FRESH[check_type] = has_fresh_verdicts(check_type)
         try:
             outcome = check.run(trace)
@@ -281,7 +283,7 @@ async def run_step(
         results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
-        results = [_stamp(CheckResult.skip(reason), c, None) for c in step.checks]
+        results = [_stamp(CheckResult.skip(reason), c, None) for c in _checks_of(step)]
         end = time.perf_counter()
     return _test_case_result(results, t0, end, trace, error)
 
@@ -320,10 +322,19 @@ class TestCaseRunner:
         return _test_case_result(results, t0, end, None, None)
 
 
+def _checks_of(step: Step) -> list[Check]:
+    """The step's checks, for verdicts that do not run them (a ``ValidationError`` if one
+    is not a check, as when running them)."""
+    for index, check in enumerate(step.checks):
+        if not isinstance(check, Check):
+            raise not_a_check(index, check)
+    return step.checks
+
+
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
     message = f"Step {index + 1} was skipped due to previous failure"
     if step.checks:
-        results = [_stamp(CheckResult.skip(message), c, None) for c in step.checks]
+        results = [_stamp(CheckResult.skip(message), c, None) for c in _checks_of(step)]
     else:
         results = [_stamp(CheckResult.skip(message), None, None)]
     return construct(

@@ -45,9 +45,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("policy_checks", "good.status"): "follows from good.results.4",
     ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
     "(paths.py); giskard reaches computed fields only and ERRORs here",
-    ("builder_forms", "misuse.check_not_a_check"): "misuse raises at once (STYLE 'Verdicts "
-    "are data': misuse raises immediately); giskard accepts a non-check here",
-    ("builder_forms", "misuse.tags_not_list"): "as check_not_a_check: tags must be a list",
     ("junit_report", "cases.explodes.error.0"): "a step that raised: the JUnit <error> names "
     "the exception, and its text has a line for it (design/giskard-compat.md 'JUnit in giskard's "
     "structure')",

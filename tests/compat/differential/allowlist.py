@@ -25,15 +25,6 @@ DELIBERATE: dict[str, str] = {
         "'openai/text-embedding-3-small' (every scenarist model name is 'provider/model'), "
         "giskard-checks names it 'text-embedding-3-small' (design/providers.md: 'Default models')"
     ),
-    **{
-        f"suite:{index}:steps-boom-nochecks:{mode}": (
-            "JUnit <error> of a scenario whose step raised: scenarist's message and type are "
-            "the exception's ('target failed on ...', 'ValueError'), giskard-checks writes "
-            "'Scenario errored.' / 'error' "
-            "(design/giskard-compat.md: 'JUnit in giskard's structure')"
-        )
-        for index, mode in ((12, "ser"), (13, "par"))
-    },
 }
 
 #: What scenarist's JUnit adds to giskard-checks' structure on purpose (spec 03 §2,
@@ -46,6 +37,4 @@ JUNIT_EXTRAS: dict[str, frozenset[str]] = {
     "properties": frozenset(
         {"tag", "runs_executed", "cost_usd", "no_checks", "repeats_passed", "flaky"}
     ),
-    # the plain-text report: giskard writes one per case, scenarist only for failing ones
-    "elements": frozenset({"system-out"}),
 }

@@ -45,16 +45,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("policy_checks", "good.status"): "follows from good.results.4",
     ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
     "(paths.py); giskard reaches computed fields only and ERRORs here",
-    ("junit_report", "cases.explodes.error.0"): "a step that raised: the JUnit <error> names "
-    "the exception, and its text has a line for it (design/giskard-compat.md 'JUnit in giskard's "
-    "structure')",
-    ("junit_report", "cases.*.children.1"): "<system-out> only for failing cases "
-    "(design/giskard-compat.md 'JUnit in giskard's structure')",
-    ("junit_report", "cases.skipped.children.2"): "as cases.*.children.1 (<system-out>)",
-    ("junit_report", "cases.skipped.skipped.0"): "the <skipped> element carries the skip "
-    "reason as its message (tests/report/test_report_junit.py); giskard writes none",
-    ("junit_report", "same_as_returned"): "to_junit_xml(path) returns exactly what it writes; "
-    "giskard's file has an XML declaration its returned string lacks",
+    ("junit_report", "cases.skipped.skipped.0"): "additive: <skipped> also gives the skip "
+    "reason as its message attribute, which giskard's lacks; its text is giskard's",
     ("results_roundtrip", "*_keys"): "results carry our fields too: a verdict's kind, name "
     "and duration_ms; a scenario's run and repeat statuses; a suite's name and start",
     ("results_roundtrip", "*.results.*.duration_ms"): "as *_keys (typed verdict identity)",

@@ -43,8 +43,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("policy_checks", "good.results.4"): "as hostile_inputs path:...a[*]: one tool call's "
     "amounts[*] is a list of one, which match='all' takes (giskard unwraps it, then ERRORs)",
     ("policy_checks", "good.status"): "follows from good.results.4",
-    ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
-    "(paths.py); giskard reaches computed fields only and ERRORs here",
     ("junit_report", "cases.skipped.skipped.0"): "additive: <skipped> also gives the skip "
     "reason as its message attribute, which giskard's lacks; its text is giskard's",
     ("results_roundtrip", "*_keys"): "results carry our fields too: a verdict's kind, name "

@@ -349,7 +349,8 @@ _MAX_READABLE = 4096
 def _readable_attribute(kind: type[BaseModel], name: str) -> bool:
     """Whether a path reads ``name``, not a field, on a model of class ``kind``: a computed
     field (in giskard's dump), an attribute scenarist's own classes define (``last``, the
-    span totals), or any attribute of a class that sets ``paths_read_properties = True``.
+    span totals; a subclass may override it), or any attribute of a class that sets
+    ``paths_read_properties = True``.
     A user's plain property is not in giskard's dump: no match, as in giskard-checks."""
     key = (kind, name)
     known = _READABLE.get(key)
@@ -357,9 +358,9 @@ def _readable_attribute(kind: type[BaseModel], name: str) -> bool:
         return known
     if name in kind.__pydantic_computed_fields__ or getattr(kind, "paths_read_properties", False):
         readable = True
-    else:
-        owner = next((c for c in kind.__mro__ if name in c.__dict__), None)
-        readable = owner is None or owner.__module__.partition(".")[0] == "scenarist"
+    else:  # not defined by any class (an extra field), or by one of ours (even overridden)
+        owners = [c for c in kind.__mro__ if name in c.__dict__]
+        readable = not owners or any(c.__module__.partition(".")[0] == "scenarist" for c in owners)
     if len(_READABLE) < _MAX_READABLE:
         _READABLE[key] = readable
     return readable

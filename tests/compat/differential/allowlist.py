@@ -12,14 +12,6 @@ DELIBERATE: dict[str, str] = {
         "an empty AllOf asserts nothing: scenarist yields SKIP, giskard-checks PASS "
         "(design/checks.md: 'An empty composite never passes')"
     ),
-    **{
-        f"readability:no_words:{text}": (
-            "a text with no words (empty, blank, punctuation only) has no readability: "
-            "scenarist ERRORs where giskard-checks scores it 0.0, which passes any max_score "
-            "(design/checks.md: 'Readability')"
-        )
-        for text in ("empty", "dots")
-    },
     "defaults:unset:embedding": (
         "the built-in default embedding model is named with its provider, "
         "'openai/text-embedding-3-small' (every scenarist model name is 'provider/model'), "

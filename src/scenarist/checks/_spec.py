@@ -64,7 +64,7 @@ def _plain_fields(cls: type[Check]) -> tuple[_Field, ...] | None:
             continue
         if any(isinstance(m, PlainSerializer | WrapSerializer) for m in info.metadata):
             return None
-        exclude_if = info.exclude_if
+        exclude_if: Any = info.exclude_if
         if exclude_if is is_none:  # None values are left out anyway
             exclude_if = None
         elif exclude_if is is_missing:  # compared by identity: no call per value

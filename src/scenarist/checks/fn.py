@@ -88,7 +88,7 @@ class FnCheck(Check):
     # Replaces the base class's serializer of the same name: this one needs ``info`` to
     # tell a Python dump (keeps the function) from a JSON one (refuses it).
     @model_serializer(mode="wrap")
-    def _dump_with_kind(  # type: ignore[override]
+    def _dump_with_kind(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data: dict[str, Any] = handler(self)

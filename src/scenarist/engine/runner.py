@@ -106,6 +106,8 @@ def _stamp(
     ``fresh``: a verdict nothing else holds (see ``fresh_verdicts``): stamped in place
     (``_construct.field_values`` says what that buys), else copied."""
     took = None if duration_ms is None else round(duration_ms)
+    kind: str | None
+    name: str | None
     if check is None:
         kind = name = "step"
         description = spec = None

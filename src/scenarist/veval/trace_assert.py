@@ -104,7 +104,7 @@ class CustomAssertion(Check):
         )
 
     @model_serializer(mode="wrap")
-    def _dump_with_kind(  # type: ignore[override]
+    def _dump_with_kind(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data: dict[str, Any] = handler(self)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import field_serializer
 
 from scenarist import (
     AllOf,
@@ -37,6 +38,18 @@ def _is_short(trace: Any) -> bool:
 class Unregistered(Check):
     limit: int = 3
     label_text: str | None = None
+
+    def run(self, trace: Trace[Any, Any]) -> CheckResult:
+        return CheckResult.success()
+
+
+@Check.register("test_spec_shouts")
+class Shouts(Check):
+    word: str = "hi"
+
+    @field_serializer("word")
+    def _upper(self, value: str) -> str:
+        return value.upper()
 
     def run(self, trace: Trace[Any, Any]) -> CheckResult:
         return CheckResult.success()
@@ -83,6 +96,8 @@ SPECS: list[tuple[Check, dict[str, Any]]] = [
     # an unregistered check has no kind in its spec (giskard leaves the None kind out)
     (Unregistered(name="u"), {"limit": 3}),
     (SpecRaises(), {"kind": "test_spec_raises"}),
+    # a class whose dump changes a value: the spec is its dump's, not its field's
+    (Shouts(word="hey"), {"kind": "test_spec_shouts", "word": "HEY"}),
 ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import PlainSerializer, WrapSerializer
+from pydantic import BaseModel, PlainSerializer, WrapSerializer
 
 from scenarist.checks._values import is_none
 from scenarist.checks.base import SPEC_SLOT, Check
@@ -46,15 +46,16 @@ def _plain_fields(cls: type[Check]) -> tuple[_Field, ...] | None:
     computed fields, aliases)."""
     decorators = cls.__pydantic_decorators__
     serializers = decorators.model_serializers
+    # a class of ours whose own serializer and model_dump differ from the base's only for
+    # functions, which a spec leaves out, says so (FnCheck)
+    as_base = getattr(cls, "_spec_dumps_as_base", False) is True
     if (
         cls.to_spec is not Check.to_spec
         or decorators.field_serializers
         or decorators.computed_fields
         or set(serializers) != {"_dump_with_kind"}
-        or (
-            serializers["_dump_with_kind"].func is not _BASE_SERIALIZER
-            and getattr(cls, "_spec_dumps_as_base", False) is not True
-        )
+        or (serializers["_dump_with_kind"].func is not _BASE_SERIALIZER and not as_base)
+        or (cls.model_dump is not BaseModel.model_dump and not as_base)
         or cls.model_config.get("serialize_by_alias")
     ):
         return None

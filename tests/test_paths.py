@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
-from scenarist import Interaction, NoMatch, Trace, resolve
+from scenarist import Equals, Interaction, NoMatch, Scenario, Trace, resolve
 from scenarist.model.paths import compile_path
 
 
@@ -64,6 +64,7 @@ class Answer(BaseModel):
 
 def test_resolve_reads_model_fields_and_computed_properties_without_dumping() -> None:
     class Custom(Trace[str, Answer]):
+        @computed_field  # type: ignore[prop-decorator]
         @property
         def first_source(self) -> str:
             last = self.last
@@ -75,6 +76,51 @@ def test_resolve_reads_model_fields_and_computed_properties_without_dumping() ->
     assert resolve(trace, "trace.last.outputs.text") == "t"
     assert resolve(trace, "trace.last.outputs.sources[1]") == "s2"
     assert resolve(trace, "trace.first_source") == "s1"
+
+
+class PlainTrace(Trace[str, str]):
+    @property
+    def shouted(self) -> str:
+        return str(self.last.outputs).upper() if self.last else ""
+
+
+class ReadableTrace(PlainTrace):
+    paths_read_properties: ClassVar[bool] = True
+
+
+class Reply(BaseModel):
+    text: str
+
+    @property
+    def length(self) -> int:
+        return len(self.text)
+
+
+def test_resolve_does_not_reach_a_users_plain_property_as_giskard() -> None:
+    # giskard-checks resolves paths in the trace's dump: a plain property is not there
+    trace = PlainTrace().with_interaction(Interaction(inputs="q", outputs="a"))
+    assert resolve(trace, "trace.shouted") == NoMatch("trace.shouted")
+    replied = Trace().with_interaction(Interaction(inputs="q", outputs=Reply(text="abc")))
+    assert resolve(replied, "trace.last.outputs.length") == NoMatch("trace.last.outputs.length")
+    assert resolve(replied, "trace.last.outputs.model_fields") == NoMatch(
+        "trace.last.outputs.model_fields"
+    )
+    # scenarist's own properties stay readable (giskard's computed `last`, span totals)
+    assert resolve(trace, "trace.last.outputs") == "a"
+    assert resolve(trace, "trace.tokens_in") == 0
+
+
+def test_paths_read_properties_opts_a_model_into_reading_its_plain_properties() -> None:
+    trace = ReadableTrace().with_interaction(Interaction(inputs="q", outputs="a"))
+    assert resolve(trace, "trace.shouted") == "A"
+    result = (
+        Scenario("plain", trace_type=PlainTrace)
+        .interact("q", "a")
+        .check(Equals(expected_value="A", target_key="trace.shouted"))
+        .run_sync()
+    )
+    assert result.status == "error"
+    assert result.steps[0].results[0].message.startswith("No value found for key 'trace.shouted'")
 
 
 def test_resolve_gives_models_and_dataclasses_as_giskards_trace_dump_holds_them() -> None:

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from pydantic import computed_field
 
 from scenarist import (
     Check,
@@ -326,6 +327,7 @@ def test_timeout_expires_as_error_with_phase_timeout() -> None:
 
 
 class Transcript(Trace[str, str]):
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def transcript(self) -> str:
         return " | ".join(f"{i.inputs}>{i.outputs}" for i in self.interactions)

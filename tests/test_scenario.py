@@ -5,7 +5,17 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from scenarist import Check, CheckResult, Equals, FnCheck, Interact, Scenario, Step, StringMatching
+from scenarist import (
+    Check,
+    CheckResult,
+    Equals,
+    FnCheck,
+    Interact,
+    Scenario,
+    Step,
+    StringMatching,
+    Suite,
+)
 
 
 def test_scenario_groups_interactions_then_checks_into_steps() -> None:
@@ -63,9 +73,54 @@ def test_scenario_rejects_unknown_fields() -> None:
         Scenario("t", multiple_run=2)
 
 
-def test_scenario_check_rejects_a_plain_function_with_the_fix() -> None:
-    with pytest.raises(TypeError, match="from_fn"):
-        Scenario().check(lambda trace: True)  # type: ignore[arg-type]
+def test_a_non_check_is_taken_then_the_run_raises_at_its_step_with_the_fix() -> None:
+    # giskard-checks: .check() appends anything; running the step fails validation
+    calls: list[str] = []
+
+    def agent(inputs: str) -> str:
+        calls.append(inputs)
+        return inputs
+
+    scenario = (
+        Scenario("misuse")
+        .interact("first")
+        .check(Equals(expected_value="first"))
+        .interact("second")
+        .check(Equals(expected_value="second"))
+        .check(lambda trace: True)  # type: ignore[arg-type]
+    )
+    for return_exception in (False, True):
+        calls.clear()
+        with pytest.raises(ValidationError, match=r"checks\.1\n.*is not a check.*from_fn") as info:
+            scenario.run_sync(target=agent, return_exception=return_exception)
+        assert isinstance(info.value, ValueError)
+        assert calls == ["first", "second"]  # raised at the step, as giskard-checks
+
+
+def test_a_non_check_in_a_skipped_step_raises_too() -> None:
+    scenario = (
+        Scenario("misuse").interact("a", "b").check(Equals(expected_value="x")).interact("c", "d")
+    )
+    scenario.check("not a check")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="'not a check' is not a check"):
+        scenario.run_sync()
+
+
+def test_with_tags_takes_a_string_as_given_and_a_suite_run_refuses_it() -> None:
+    # giskard-checks: the scenario's result records list(tags); a suite fails validation
+    scenario = Scenario("t").with_tags("a,b").interact("q", "r")  # type: ignore[arg-type]
+    assert scenario.run_sync().tags == ["a", ",", "b"]
+    calls: list[str] = []
+    suite = Suite(name="tagged", target=lambda inputs: calls.append(inputs) or inputs)
+    suite.append(Scenario("fine").interact("q")).append(scenario)
+    with pytest.raises(ValidationError, match=r"scenarios\.1\.tags\n.*tags must be a list"):
+        suite.run_sync(verbose=False)
+    assert calls == []  # refused before anything ran
+    scenario.with_tags(["a", ""])  # each tag: a non-empty string
+    with pytest.raises(ValidationError, match="each tag must be a non-empty string"):
+        suite.run_sync(verbose=False)
+    scenario.with_tags(["a", "b"])
+    assert suite.run_sync(verbose=False).results[1].tags == ["a", "b"]
 
 
 def test_interact_rejects_an_outputs_callable_that_cannot_be_bound() -> None:

@@ -130,6 +130,6 @@ def test_fn_check_spec_leaves_the_function_out() -> None:
     nested = AllOf(checks=[check]).to_spec()
     assert nested == {
         "kind": "all_of",
-        "checks": [{"kind": "fn", "name": "n", "description": None, "details": {"k": 1}}],
+        "checks": [{"kind": "fn", "name": "n", "details": {"k": 1}}],
     }
     json.dumps(nested)

@@ -100,16 +100,43 @@ async def test_bounds_fail_with_giskards_messages_and_are_inclusive() -> None:
         (None, "Value for key 'trace.last.outputs' must be a string, but found NoneType."),
         (42, "Value for key 'trace.last.outputs' must be a string, but found int."),
         (["a."], "Value for key 'trace.last.outputs' must be a string, but found list."),
-        ("", "has no words to score"),
-        ("  ...  ", "has no words to score"),
     ],
 )
 async def test_values_that_cannot_be_scored_are_errors(outputs: Any, message: str) -> None:
-    # an empty answer scores 0.0 in giskard-checks, so it would pass any max_score
     result = await Readability(metric="flesch_kincaid_grade", max_score=8).run(_trace(outputs))
     assert result.status is CheckStatus.ERROR
     assert message in result.message
     assert result.metrics == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("outputs", ["", "   ", "  ...  ", "!?"])
+async def test_a_text_with_no_words_scores_zero_as_giskard(outputs: str) -> None:
+    for metric in ("flesch_reading_ease", "gunning_fog", "dale_chall_readability_score"):
+        passed = await Readability(metric=metric, max_score=8).run(_trace(outputs))
+        assert passed.status is CheckStatus.PASS
+        assert (
+            passed.message == f"Readability score 0.00 ({metric}) is within the acceptable range."
+        )
+        assert passed.details["score"] == 0.0 and passed.metrics[0].value == 0.0
+        failed = await Readability(metric=metric, min_score=50).run(_trace(outputs))
+        assert failed.message == (
+            f"Readability score 0.00 ({metric}) is below the minimum threshold of 50.0."
+        )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("outputs", ["", "  ...  "])
+async def test_require_words_makes_a_text_with_no_words_an_error(outputs: str) -> None:
+    check = Readability(metric="flesch_kincaid_grade", max_score=8, require_words=True)
+    result = await check.run(_trace(outputs))
+    assert result.status is CheckStatus.ERROR
+    assert "has no words to score (it is empty, blank or only punctuation)" in result.message
+    assert result.metrics == []
+    # ours, so written only when set: giskard-checks loads a default dump
+    assert "require_words" not in Readability().model_dump(mode="json")
+    assert check.to_spec()["require_words"] is True
+    assert Check.model_validate(check.model_dump(mode="json")) == check
 
 
 @pytest.mark.anyio
@@ -147,7 +174,6 @@ async def test_dumps_load_back_and_run_in_a_scenario() -> None:
         "kind": "readability",
         "target_key": "trace.last.outputs",
         "metric": "flesch_kincaid_grade",
-        "min_score": None,
         "max_score": 8.0,
     }
     rebuilt = Check.model_validate(json.loads(json.dumps(check.model_dump(mode="json"))))

@@ -81,6 +81,42 @@ async def test_conformity_prompt_has_the_rule_and_every_turn() -> None:
 
 
 @pytest.mark.anyio
+async def test_judge_details_carry_the_inputs_given_to_the_judge_as_giskard() -> None:
+    # giskard-checks' details["inputs"]: the template inputs, the trace itself included
+    _, grounded = await prompt_of(Groundedness())
+    inputs = grounded.details["inputs"]
+    assert set(inputs) == {"answer", "context", "trace"}
+    assert inputs["trace"] is SUPPORT  # the run's trace, not a copy
+    assert inputs["answer"] == grounded.details["answer"] == "Sandals too, if unworn."
+    _, conforms = await prompt_of(Conformity(rule="Be brief."))
+    # Conformity gives the judge giskard's inputs: the rule and the trace (no extra "turns")
+    assert set(conforms.details["inputs"]) == {"rule", "trace"}
+    assert "turns" not in conforms.details
+    _, custom = await prompt_of(LLMJudge(prompt="Fine? {{ trace.last.outputs }}"))
+    assert set(custom.details["inputs"]) == {"trace"}
+
+
+@pytest.mark.anyio
+async def test_a_judge_given_inputs_sees_giskards_keys() -> None:
+    seen: list[list[str]] = []
+
+    class Recorder(BaseJudge):
+        @property
+        def name(self) -> str:
+            return "test/recorder"
+
+        async def judge(
+            self, prompt: Any, inputs: Any = None, *, output_type: Any = None
+        ) -> LLMCheckResult:
+            seen.append(sorted(inputs or {}))
+            return LLMCheckResult(passed=True, reason="seen")
+
+    await Conformity(rule="r", judge=Recorder()).run(SUPPORT)
+    await Groundedness(judge=Recorder()).run(SUPPORT)
+    assert seen == [["rule", "trace"], ["answer", "context", "trace"]]
+
+
+@pytest.mark.anyio
 async def test_answer_relevance_prompt_with_history_and_context() -> None:
     prompt, _ = await prompt_of(AnswerRelevance(context="Shop policy."))
     assert "<question>\nAnd sandals?\n</question>" in prompt

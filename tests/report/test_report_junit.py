@@ -125,22 +125,51 @@ def test_junit_error_and_skip_children(demo_suite: SuiteResult) -> None:
         "boom_check",
         "Check 'boom_check' failed with error: kaboom",
     )
+    # a step that raised: giskard-checks' type and message; the exception is in the
+    # case's <system-out>
     step_error = by_name["outputs_raised"].find("error")
     assert step_error is not None
-    assert step_error.get("type") == "ZeroDivisionError"
+    assert (step_error.get("type"), step_error.get("message")) == ("error", "Scenario errored.")
+    assert step_error.text.splitlines() == [  # type: ignore[union-attr]
+        "scenario=outputs_raised",
+        "See testcase properties for final_trace and step payloads.",
+    ]
+    assert "division by zero" in (by_name["outputs_raised"].findtext("system-out") or "")
+    skipped = by_name["skipped"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "Skipped: no model configured"  # ours: giskard has none
+
+
+def test_junit_name_exceptions_names_the_step_exception() -> None:
+    xml = suite_of(erroring(), outputs_raised()).to_junit_xml(name_exceptions=True)
+    by_name = cases(xml)
+    step_error = by_name["outputs_raised"].find("error")
+    assert step_error is not None
+    assert (step_error.get("type"), step_error.get("message")) == (
+        "ZeroDivisionError",
+        "division by zero",
+    )
     assert step_error.text.splitlines()[2:] == [  # type: ignore[union-attr]
         "[ERROR] step_1.outputs: ZeroDivisionError: division by zero"
     ]
-    skipped = by_name["skipped"].find("skipped")
-    assert skipped is not None
-    assert skipped.get("message") == "Skipped: no model configured"
-    assert by_name["skipped"].find("system-out") is None
+    # a check's ERROR reads the same either way
+    error = by_name["erroring"].find("error")
+    assert error is not None and error.get("type") == "boom_check"
 
 
-def test_junit_system_out_only_for_failing_cases_as_plain_text(demo_suite: SuiteResult) -> None:
+def test_junit_system_out_for_every_case_as_plain_text(demo_suite: SuiteResult) -> None:
+    # giskard-checks writes every case's report; system_out="failing" keeps the failing ones
     by_name = cases(demo_suite.to_junit_xml())
-    assert by_name["passing"].find("system-out") is None
-    assert by_name["nochecks"].find("system-out") is None
+    assert (by_name["passing"].findtext("system-out") or "").splitlines()[0].strip(
+        "─ "
+    ) == "✅ PASSED"
+    assert by_name["nochecks"].find("system-out") is not None
+    failing_only = cases(demo_suite.to_junit_xml(system_out="failing"))
+    assert failing_only["passing"].find("system-out") is None
+    assert failing_only["nochecks"].find("system-out") is None
+    assert failing_only["erroring"].find("system-out") is not None
+    with pytest.raises(ValueError, match="system_out must be 'all' or 'failing', got 'none'"):
+        demo_suite.to_junit_xml(system_out="none")
     out = by_name["failing"].findtext("system-out") or ""
     assert "\x1b" not in out
     assert "Inputs: 'q1'" in out
@@ -208,6 +237,11 @@ def test_junit_path_writes_the_file_and_returns_the_string(
 ) -> None:
     target = tmp_path / "deep" / "dir" / "junit.xml"
     xml = to_junit_xml(demo_suite, target)
-    assert target.read_text(encoding="utf-8") == xml
-    assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    # as giskard-checks: the file has an XML declaration, the returned element does not
+    assert xml.startswith("<testsuite ")
+    assert target.read_text(encoding="utf-8") == '<?xml version="1.0" encoding="UTF-8"?>\n' + (
+        xml + "\n"
+    )
     assert demo_suite.to_junit_xml(str(target)) == xml
+    declared = to_junit_xml(demo_suite, xml_declaration=True)
+    assert declared == '<?xml version="1.0" encoding="UTF-8"?>\n' + xml

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Self, TypeVar
+from typing import Any, Final, Self, TypeVar
 
 from pydantic import SerializeAsAny
 
@@ -15,7 +15,25 @@ from scenarist.model.results import CheckResult
 from scenarist.model.trace import Span, Trace
 from scenarist.tracing.context import RunContext
 
-__all__ = ["AnyCheck", "Check", "fresh_verdicts", "has_fresh_verdicts"]
+__all__ = [
+    "SPEC_CONTEXT",
+    "SPEC_SLOT",
+    "AnyCheck",
+    "Check",
+    "forget_spec",
+    "fresh_verdicts",
+    "has_fresh_verdicts",
+    "omits_callables",
+]
+
+SPEC_CONTEXT: Final = {"scenarist_omit_callables": True}
+"""Serialisation context under which a check dumps without its functions (``to_spec``)."""
+
+
+def omits_callables(context: Any) -> bool:
+    """Whether a serialisation ``context`` asks to leave functions out (see ``SPEC_CONTEXT``)."""
+    return isinstance(context, dict) and bool(context.get("scenarist_omit_callables"))
+
 
 _Run = TypeVar("_Run", bound=Callable[..., Any])
 _FRESH = "__scenarist_fresh_verdicts__"
@@ -60,6 +78,10 @@ class Check(KindRegistered):
     """
 
     _family = "check"
+    # Where checks._spec.check_spec keeps the spec between verdicts: a slot, so it is
+    # neither a field (dumps, equality) nor copied (model_copy, deepcopy and pickle start
+    # without it).
+    __slots__ = ("_scenarist_spec",)
 
     name: str | None = None
     description: str | None = None
@@ -74,9 +96,29 @@ class Check(KindRegistered):
         return self.name or self.kind or type(self).__name__
 
     def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data (with its ``kind``), without name and description."""
-        data: dict[str, Any] = self.model_dump(mode="json", exclude={"name", "description"})
+        """The check as JSON-ready data (with its ``kind``), as giskard-checks writes it:
+        without name and description, ``None`` values left out at every level, functions
+        left out, any other value JSON cannot hold as its ``str``."""
+        data: dict[str, Any] = self.model_dump(
+            mode="json",
+            exclude={"name", "description"},
+            exclude_none=True,
+            fallback=str,
+            context=SPEC_CONTEXT,
+        )
         return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        SPEC_SLOT.__set__(self, None)  # none yet (an unset slot costs an exception to read)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        forget_spec(self)
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        forget_spec(self)
 
     def copy_with(self, **changes: Any) -> Self:
         """A validated copy with some fields changed."""
@@ -140,3 +182,11 @@ ITraceAssertion.register(Check)
 
 
 AnyCheck = SerializeAsAny[Check]
+
+#: The descriptor of ``Check``'s slot where ``checks._spec.check_spec`` keeps a spec.
+SPEC_SLOT: Any = Check._scenarist_spec  # type: ignore[attr-defined]
+
+
+def forget_spec(check: Check) -> None:
+    """Drop the spec ``check_spec`` keeps for ``check`` (a field of it changed)."""
+    SPEC_SLOT.__set__(check, None)

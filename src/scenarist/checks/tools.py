@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from scenarist.checks.base import Check
-from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
+from scenarist.checks.fn import omits_callables
 from scenarist.checks.spans import Count, Scope, SpanCheck
 from scenarist.errors import SerializationError
 from scenarist.model.results import CheckResult, Metric
@@ -226,10 +226,6 @@ class ToolArgs(_NamedToolCheck):
     def _reject_predicates(self) -> None:
         if self._predicates():
             raise self._unserialisable()
-
-    def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data; predicates appear as ``"<predicate name>"``."""
-        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
     def evaluate(self, scope: Scope) -> CheckResult:
         calls, details = self.calls(scope)

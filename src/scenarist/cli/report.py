@@ -47,7 +47,7 @@ def report(
     if format is ReportFormat.junit:
         from scenarist.report.junit import to_junit_xml
 
-        text = to_junit_xml(result)
+        text = to_junit_xml(result, xml_declaration=True) + "\n"
     elif format is ReportFormat.json:
         from scenarist._jsonable import dump_json
 

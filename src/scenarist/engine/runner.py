@@ -22,11 +22,12 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from scenarist._sync import run_sync
+from scenarist.checks._spec import check_spec
 from scenarist.checks.base import AnyCheck, Check, has_fresh_verdicts
 from scenarist.engine._callables import Binding, bind
 from scenarist.engine._user_code import stray_exit
 from scenarist.engine.interactions import InteractionContext, ThreadBudget, recorded
-from scenarist.engine.scenario import Scenario, Step
+from scenarist.engine.scenario import Scenario, Step, not_a_check
 from scenarist.errors import StepTimeoutError
 from scenarist.model._construct import construct, field_values
 from scenarist.model._missing import MISSING
@@ -93,45 +94,56 @@ _FRESH: dict[type[Check], bool] = {}
 
 def _stamp(
     result: CheckResult,
-    kind: str | None,
-    name: str | None,
-    description: str | None,
+    check: Check | None,
     duration_ms: float | None,
     fresh: bool = False,
 ) -> CheckResult:
     """The verdict with the check's identity and timing: typed fields, and (as
-    giskard-checks does) the same in ``details`` for code that reads them there.
+    giskard-checks does) the same in ``details`` for code that reads them there, with the
+    check's spec (one dict per check, shared by its verdicts: :func:`check_spec`).
+    ``check=None``: the synthetic verdict of a step without checks (kind and name
+    ``"step"``, no spec).
 
     ``fresh``: a verdict nothing else holds (see ``fresh_verdicts``): stamped in place
     (``_construct.field_values`` says what that buys), else copied."""
     took = None if duration_ms is None else round(duration_ms)
+    kind: str | None
+    name: str | None
+    if check is None:
+        kind = name = "step"
+        description = spec = None
+    else:
+        kind, name, description = check.kind, check.name, check.description
+        spec = check_spec(check)
     if fresh and type(result) is CheckResult:
         values = field_values(result)
         details = values["details"]
         details["duration_ms"] = took
-        details["check_kind"] = values["kind"] = kind
-        details["check_name"] = values["name"] = name
-        details["check_description"] = description
+        values["kind"] = kind
+        values["name"] = name
         values["duration_ms"] = took
-        return result
-    details = dict(result.details)
-    if took is not None:
-        details["duration_ms"] = took
+    else:
+        details = dict(result.details)
+        if took is not None:
+            details["duration_ms"] = took
+        result = construct(
+            CheckResult,
+            {
+                "status": result.status,
+                "message": result.message,
+                "metrics": result.metrics,
+                "details": details,
+                "kind": kind,
+                "name": name,
+                "duration_ms": took,
+            },
+        )
     details["check_kind"] = kind
     details["check_name"] = name
     details["check_description"] = description
-    return construct(
-        CheckResult,
-        {
-            "status": result.status,
-            "message": result.message,
-            "metrics": result.metrics,
-            "details": details,
-            "kind": kind,
-            "name": name,
-            "duration_ms": took,
-        },
-    )
+    if spec is not None:
+        details["check_spec"] = spec
+    return result
 
 
 def _as_error(caught: BaseException, who: str, return_exception: bool) -> BaseException:
@@ -190,6 +202,8 @@ async def _run_checks(
         check_type = type(check)
         fresh = _FRESH.get(check_type)
         if fresh is None:
+            if not isinstance(check, Check):  # added with .check(), as giskard allows
+                raise not_a_check(checks.index(check), check)
             fresh = _FRESH[check_type] = has_fresh_verdicts(check_type)
         try:
             outcome = check.run(trace)
@@ -204,9 +218,7 @@ async def _run_checks(
             outcome = _errored(check, caught, return_exception)
             fresh = False
         now = time.perf_counter()
-        results.append(
-            _stamp(outcome, check.kind, check.name, check.description, (now - t0) * 1000, fresh)
-        )
+        results.append(_stamp(outcome, check, (now - t0) * 1000, fresh))
         t0 = now
     return results, t0
 
@@ -274,10 +286,7 @@ async def run_step(
         results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
-        results = [
-            _stamp(CheckResult.skip(reason), c.kind, c.name, c.description, None)
-            for c in step.checks
-        ]
+        results = [_stamp(CheckResult.skip(reason), c, None) for c in _checks_of(step)]
         end = time.perf_counter()
     return _test_case_result(results, t0, end, trace, error)
 
@@ -316,15 +325,21 @@ class TestCaseRunner:
         return _test_case_result(results, t0, end, None, None)
 
 
+def _checks_of(step: Step) -> list[Check]:
+    """The step's checks, for verdicts that do not run them (a ``ValidationError`` if one
+    is not a check, as when running them)."""
+    for index, check in enumerate(step.checks):
+        if not isinstance(check, Check):
+            raise not_a_check(index, check)
+    return step.checks
+
+
 def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
     message = f"Step {index + 1} was skipped due to previous failure"
     if step.checks:
-        results = [
-            _stamp(CheckResult.skip(message), c.kind, c.name, c.description, None)
-            for c in step.checks
-        ]
+        results = [_stamp(CheckResult.skip(message), c, None) for c in _checks_of(step)]
     else:
-        results = [_stamp(CheckResult.skip(message), "step", "step", None, None)]
+        results = [_stamp(CheckResult.skip(message), None, None)]
     return construct(
         TestCaseResult,
         {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},

@@ -24,6 +24,7 @@ from pydantic import (
     Field,
     SerializeAsAny,
     StrictInt,
+    ValidationError,
     field_serializer,
     field_validator,
 )
@@ -31,14 +32,14 @@ from pydantic import (
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.engine.interactions import InteractionSpec, interact_spec
-from scenarist.model._construct import SharedFieldsSet, construct
+from scenarist.model._construct import SharedFieldsSet, construct, own_fields_set
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model.trace import Trace
 
 if TYPE_CHECKING:
     from scenarist.model.results import ScenarioResult
 
-__all__ = ["Scenario", "Step", "Target"]
+__all__ = ["Scenario", "Step", "Target", "not_a_check", "tags_error"]
 
 
 class Target(Protocol):
@@ -70,6 +71,47 @@ def _new_step() -> Step:
     """An empty :class:`Step` without validation (nothing to validate; one per step of
     every scenario built)."""
     return construct(Step, {"interacts": [], "checks": []})
+
+
+def _invalid(title: str, where: tuple[str | int, ...], value: Any, problem: str) -> ValidationError:
+    """A pydantic ``ValidationError`` (a ``ValueError``), as giskard-checks raises for the
+    same misuse when it validates the value at run time."""
+    return ValidationError.from_exception_data(
+        title,
+        [
+            {
+                "type": "value_error",
+                "loc": where,
+                "input": value,
+                "ctx": {"error": ValueError(problem)},
+            }
+        ],
+    )
+
+
+def not_a_check(index: int, value: Any) -> ValidationError:
+    """What running a step raises when its check number ``index`` is not a ``Check``."""
+    return _invalid(
+        "TestCase",
+        ("checks", index),
+        value,
+        f"{value!r} is not a check: .check() takes a Check such as Equals(...) or "
+        "FnCheck(...); wrap a plain function with from_fn(fn)",
+    )
+
+
+def tags_error(scenarios: Iterable[Scenario]) -> ValidationError | None:
+    """The error a suite run raises when a scenario's tags (set by ``with_tags``, which
+    takes them as given, as giskard-checks does) are not a list of strings; else ``None``."""
+    for index, scenario in enumerate(scenarios):
+        tags = scenario.tags
+        if type(tags) is list and all(type(t) is str and t for t in tags):
+            continue
+        try:
+            _validate_tags(tags)
+        except ValueError as exc:
+            return _invalid("Suite", ("scenarios", index, "tags"), tags, str(exc))
+    return None
 
 
 def _validate_tags(tags: Any) -> list[str]:
@@ -182,12 +224,11 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
         return self.add_interaction(interact_spec(inputs, outputs, metadata))
 
     def check(self, check: Check) -> Self:
-        """Add a check to the current step (opening one if there is none)."""
-        if not isinstance(check, Check):
-            raise TypeError(
-                f"check expects a Check such as Equals(...) or FnCheck(...), got "
-                f"{type(check).__name__}; wrap a plain function with from_fn(fn)"
-            )
+        """Add a check to the current step (opening one if there is none).
+
+        As in giskard-checks, ``check`` is taken as given: something that is not a
+        :class:`Check` makes the run raise a ``ValidationError`` when it reaches that step.
+        """
         if not self.steps:
             self.steps.append(_new_step())
         self.steps[-1].checks.append(check)
@@ -210,8 +251,15 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
         return self
 
     def with_tags(self, tags: list[str]) -> Self:
-        """Replace the tags (``"key:value"`` strings, or bare labels)."""
-        self.tags = _validate_tags(tags)
+        """Replace the tags (``"key:value"`` strings, or bare labels).
+
+        As in giskard-checks, ``tags`` is taken as given (the constructor validates them):
+        a scenario run records ``list(tags)``, a suite run raises a ``ValidationError``
+        naming the scenario when they are not a list of strings.
+        """
+        own_fields_set(self)
+        self.__dict__["tags"] = tags
+        self.__pydantic_fields_set__.add("tags")
         return self
 
     def with_target(self, target: Callable[..., Any]) -> Self:

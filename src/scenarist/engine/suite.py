@@ -25,7 +25,7 @@ from scenarist.engine._gc import FREEZE_EVERY, frozen_while_running
 from scenarist.engine._progress import Progress
 from scenarist.engine.adaptive import AUTO, AdaptiveConcurrency
 from scenarist.engine.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
-from scenarist.engine.scenario import Scenario
+from scenarist.engine.scenario import Scenario, tags_error
 from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.model._construct import construct
 from scenarist.model._missing import MISSING
@@ -342,6 +342,11 @@ class Suite(BaseModel):
         plan = self._plan(
             target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits
         )
+        if not self.streamed:
+            # giskard-checks refuses such tags when it builds the result, after the run
+            bad_tags = tags_error(self.scenarios)
+            if bad_tags is not None:
+                raise bad_tags
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         streamed = self.streamed

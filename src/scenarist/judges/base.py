@@ -10,9 +10,11 @@ A judge check is a typed config like any check, plus a rubric. Running it:
    ``temperature`` (0 by default), each answer parsed strictly with ``max_retries``;
 4. the verdicts are combined by majority (a tie fails), or, with ``threshold``, by score.
 
-The verdict's reason is the message; the inputs (minus the trace object), the rendered
-prompt and the judge's usage go in ``details``; score, agreement, tokens and cost in
-``metrics``, apart from the agent's own spans.
+The verdict's reason is the message. ``details`` holds, as giskard-checks' does, the
+``reason`` and the ``inputs`` given to the judge (the rubric's variables, the trace
+included: the run's, not a copy); and ours: each input but the trace at the top level, the rendered
+prompt, the judge's name and usage. Score, agreement, tokens and cost go in ``metrics``,
+apart from the agent's own spans.
 """
 
 from __future__ import annotations
@@ -164,6 +166,9 @@ class BaseLLMCheck(Check, WithJudgeMixin):
         except JudgeInputError as exc:
             return CheckResult.error(self.error_message(str(exc)))
         details = {k: v for k, v in inputs.items() if not isinstance(v, Trace)}
+        # giskard-style judges get the template's variables, the trace included; giskard's
+        # details keep them as "inputs"
+        variables = details["inputs"] = {"trace": trace, **inputs}
         try:
             template = self.get_prompt()
             prompt = render(template, inputs, source_name=self.prompt_source_name())
@@ -173,8 +178,6 @@ class BaseLLMCheck(Check, WithJudgeMixin):
         try:
             judge = self.resolved_judge()
             details["judge"] = {"name": judge.name}
-            # giskard-style judges get the template source and its variables, trace included
-            variables = {"trace": trace, **inputs}
             calls = await asyncio.gather(
                 *(
                     judge.verdict_call(

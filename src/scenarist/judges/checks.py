@@ -117,7 +117,8 @@ class Conformity(BaseLLMCheck):
     async def get_inputs(self, trace: Trace[Any, Any]) -> dict[str, Any]:
         if not trace.interactions:
             raise JudgeInputError("The trace has no interactions to check against the rule.")
-        return {"rule": self.rule, "turns": _turns(trace)}
+        return {"rule": self.rule, "trace": trace}  # giskard-checks' inputs: its rubric
+        # renders the conversation from the trace
 
 
 @Check.register("answer_relevance")

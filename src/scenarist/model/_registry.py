@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import (
     ConfigDict,
     ModelWrapValidatorHandler,
+    SerializationInfo,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
@@ -149,8 +150,12 @@ class KindRegistered(SharedFieldsSet):  # thousands of checks: a few fields sets
         return handler(data)
 
     @model_serializer(mode="wrap")
-    def _dump_with_kind(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _dump_with_kind(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
         data = handler(self)
         if isinstance(data, dict):
+            if self.kind is None and info.exclude_none:  # an unregistered one, as giskard
+                return data
             return {"kind": self.kind, **data}
         return data

@@ -4,7 +4,8 @@ Every ``*_key`` field of a check is a path. The syntax is the JSONPath subset th
 giskard-checks users write, rooted at ``trace``:
 
 =========================  ======================================================
-``.name`` / ``['a.b']``    a mapping key, a model field or a (computed) property
+``.name`` / ``['a.b']``    a mapping key, a model field, a computed field or one of
+                           scenarist's properties (``last``, ``spans``...)
 ``[0]`` / ``[-1]``         an index into a list
 ``[*]`` / ``.*``           every item of a list, every value of a mapping or model
 ``..name``                 ``name`` at any depth (``last`` is a property, not stored,
@@ -20,6 +21,11 @@ it (:func:`as_dumped`: a pydantic model or dataclass found there is a dict). Res
 follows giskard-checks: no match gives :class:`NoMatch` (which checks report as ERROR); a
 path with a wildcard, a slice, a union or ``..`` always gives a list; otherwise one match
 gives the value itself.
+
+A plain ``@property`` of your own pydantic model (a ``Trace`` subclass, a structured
+output) is not in giskard's dump, so by default a path does not reach it (giskard-checks
+reports no match): make it a ``@computed_field``, or set the class variable
+``paths_read_properties = True`` on the model (ours) to read its plain properties too.
 """
 
 from __future__ import annotations
@@ -315,6 +321,8 @@ def _child(value: Any, selector: Any) -> Any:
         if isinstance(value, BaseModel):
             if selector in kind.__pydantic_fields__:
                 return getattr(value, selector)
+            if not _readable_attribute(kind, selector):
+                return _ABSENT
         elif isinstance(value, Mapping):
             return value.get(selector, _ABSENT)
         elif value is None or _is_sequence(value):
@@ -331,6 +339,31 @@ def _child(value: Any, selector: Any) -> Any:
         except IndexError:
             return _ABSENT
     return _ABSENT
+
+
+#: Per (model class, name): whether a path reads that attribute (see _readable_attribute).
+_READABLE: dict[tuple[type, str], bool] = {}
+_MAX_READABLE = 4096
+
+
+def _readable_attribute(kind: type[BaseModel], name: str) -> bool:
+    """Whether a path reads ``name``, not a field, on a model of class ``kind``: a computed
+    field (in giskard's dump), an attribute scenarist's own classes define (``last``, the
+    span totals; a subclass may override it), or any attribute of a class that sets
+    ``paths_read_properties = True``.
+    A user's plain property is not in giskard's dump: no match, as in giskard-checks."""
+    key = (kind, name)
+    known = _READABLE.get(key)
+    if known is not None:
+        return known
+    if name in kind.__pydantic_computed_fields__ or getattr(kind, "paths_read_properties", False):
+        readable = True
+    else:  # not defined by any class (an extra field), or by one of ours (even overridden)
+        owners = [c for c in kind.__mro__ if name in c.__dict__]
+        readable = not owners or any(c.__module__.partition(".")[0] == "scenarist" for c in owners)
+    if len(_READABLE) < _MAX_READABLE:
+        _READABLE[key] = readable
+    return readable
 
 
 def _children(value: Any) -> Iterator[Any]:

@@ -623,9 +623,11 @@ class SuiteResult(_Renderable):
         payload: dict[str, Any] = report("to_hub_format")(self)
         return payload
 
-    def to_junit_xml(self, path: str | Any | None = None) -> str:
-        """The run as JUnit XML; with ``path``, also write it there (parents created)."""
-        xml: str = report("to_junit_xml")(self, path)
+    def to_junit_xml(self, path: str | Any | None = None, **options: Any) -> str:
+        """The run as JUnit XML; with ``path``, also write it there (parents created).
+        ``options``: ours (``system_out``, ``name_exceptions``, ``xml_declaration``), see
+        :func:`scenarist.report.junit.to_junit_xml`."""
+        xml: str = report("to_junit_xml")(self, path, **options)
         return xml
 
     def assert_passed(self) -> None:

@@ -8,9 +8,15 @@ The root is one ``<testsuite>`` (as giskard-checks writes it) named after the **
 same objects as the Hub payload, so CI scripts that parse them keep working), then ours:
 tags, runs executed, cost when known. At most one ``<failure>``, ``<error>`` or
 ``<skipped>`` child carries giskard's text (the scenario, then each check result with the
-scenario's status and its details as JSON); only failing cases carry their
-plain-text report in ``<system-out>`` (giskard writes one for every case). The full record
-of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
+scenario's status and its details as JSON; ``<skipped>`` also gives the first skip reason
+as its ``message``, which giskard leaves out). A scenario errored by a step that raised
+reads as giskard's: ``type="error"``, ``Scenario errored.``; ``name_exceptions=True``
+names the exception instead (type, message, and a line of its text). Every case carries
+its plain-text report in ``<system-out>``, as giskard's; ``system_out="failing"`` keeps it
+for failing and erroring cases only (smaller files). The returned text is the
+``<testsuite>`` element, as giskard returns it; the file written to ``path`` starts with
+an XML declaration (``xml_declaration=True`` adds it to the returned text too). The full
+record of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
 
 Built with :mod:`xml.etree.ElementTree`, which escapes ``<``, ``&`` and quotes; characters
 that XML 1.0 cannot hold at all (most control characters) are replaced by a visible
@@ -26,6 +32,7 @@ import socket
 import xml.etree.ElementTree as ET
 from os import PathLike
 from pathlib import Path
+from typing import Literal
 
 from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.report.hub import jsonable, scenario_payload
@@ -37,10 +44,30 @@ _SYSTEM_OUT_WIDTH = 120
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ELEMENT_FOR = {"fail": "failure", "error": "error", "skip": "skipped"}
 _NO_MESSAGE = {"failure": "Scenario failed.", "error": "Scenario errored."}
+_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+SystemOut = Literal["all", "failing"]
 
 
-def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -> str:
-    """The suite result as JUnit XML; with ``path``, also write it there (parents created)."""
+def to_junit_xml(
+    result: SuiteResult,
+    path: str | PathLike[str] | None = None,
+    *,
+    system_out: SystemOut = "all",
+    name_exceptions: bool = False,
+    xml_declaration: bool = False,
+) -> str:
+    """The suite result as JUnit XML; with ``path``, also write it there (parents created,
+    with an XML declaration).
+
+    ``system_out``: ``"all"`` (giskard-checks') gives every case its plain-text report,
+    ``"failing"`` only failing and erroring cases. ``name_exceptions``: a step that raised
+    makes the ``<error>``'s type and message the exception's, and adds a line for it to
+    its text (giskard-checks writes ``error`` / ``Scenario errored.``). ``xml_declaration``:
+    the returned text starts with the declaration too (the file always does).
+    """
+    if system_out not in ("all", "failing"):
+        raise ValueError(f"system_out must be 'all' or 'failing', got {system_out!r}")
     suite_name = result.suite_name or DEFAULT_SUITE_NAME
     root = ET.Element(
         "testsuite",
@@ -65,19 +92,24 @@ def to_junit_xml(result: SuiteResult, path: str | PathLike[str] | None = None) -
         if result.incomplete:  # the run did not finish: its log has no end record
             ET.SubElement(properties, "property", {"name": "incomplete", "value": "true"})
     for scenario in result.results:
-        _testcase(root, scenario, suite_name)
+        _testcase(root, scenario, suite_name, system_out, name_exceptions)
 
     ET.indent(root, space="  ")
-    xml = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
-    xml += "\n"
+    xml = ET.tostring(root, encoding="unicode")
     if path is not None:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(xml, encoding="utf-8")
-    return xml
+        target.write_text(_DECLARATION + xml + "\n", encoding="utf-8")
+    return _DECLARATION + xml if xml_declaration else xml
 
 
-def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> None:
+def _testcase(
+    parent: ET.Element,
+    scenario: ScenarioResult,
+    suite_name: str,
+    system_out: SystemOut,
+    name_exceptions: bool,
+) -> None:
     case = ET.SubElement(
         parent,
         "testcase",
@@ -110,17 +142,16 @@ def _testcase(parent: ET.Element, scenario: ScenarioResult, suite_name: str) -> 
         ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
 
     element = _ELEMENT_FOR.get(scenario.status)
-    if element is None:
-        return
-    problems = _problems(scenario)
-    first_type, first_message = problems[0] if problems else ("", "")
-    # a verdict without a message: giskard-checks' wording, never an empty headline
-    first_message = first_message or _NO_MESSAGE.get(element, "")
-    outcome = ET.SubElement(case, element, {"message": _clean(first_message)})
-    if element != "skipped":
-        outcome.set("type", _clean(first_type))
-    outcome.text = _clean("\n".join(_problem_lines(scenario)))
-    if element != "skipped":
+    if element is not None:
+        problems = _problems(scenario, name_exceptions)
+        # no verdict, or one without a message: giskard-checks' wording
+        first_type, first_message = problems[0] if problems else (element, "")
+        first_message = first_message or _NO_MESSAGE.get(element, "")
+        outcome = ET.SubElement(case, element, {"message": _clean(first_message)})
+        if element != "skipped":
+            outcome.set("type", _clean(first_type))
+        outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
+    if system_out == "all" or element in ("failure", "error"):
         ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
 
 
@@ -134,29 +165,30 @@ def _json_property(properties: ET.Element, name: str, value: object) -> None:
     ET.SubElement(properties, "property", {"name": name, "value": text})
 
 
-def _problems(scenario: ScenarioResult) -> list[tuple[str, str]]:
-    """``(type, message)`` of each result matching the scenario's status, in order."""
+def _problems(scenario: ScenarioResult, name_exceptions: bool) -> list[tuple[str, str]]:
+    """``(type, message)`` of each result matching the scenario's status, in order (with
+    ``name_exceptions``, a step's exception first)."""
     wanted = scenario.status.value
     found: list[tuple[str, str]] = []
     for step in scenario.steps:
-        if step.error is not None and wanted == "error":
+        if name_exceptions and step.error is not None and wanted == "error":
             found.append((step.error.exception_type, step.error.message))
         found.extend((r.label, r.message or "") for r in step.results if r.status == wanted)
     return found
 
 
-def _problem_lines(scenario: ScenarioResult) -> list[str]:
+def _problem_lines(scenario: ScenarioResult, name_exceptions: bool) -> list[str]:
     """The outcome's text, as giskard-checks writes it: the scenario, a pointer to the
     properties, then each check result with the scenario's status (``[FAIL] step_1.<check>:
-    <message>``) and its details as JSON. A step that raised adds its exception (ours:
-    giskard writes nothing for it)."""
+    <message>``) and its details as JSON. With ``name_exceptions``, a step that raised
+    adds its exception (giskard writes nothing for it)."""
     wanted = scenario.status.value
     lines = [
         f"scenario={scenario.scenario_name}",
         "See testcase properties for final_trace and step payloads.",
     ]
     for index, step in enumerate(scenario.steps, start=1):
-        if step.error is not None and wanted == "error":
+        if name_exceptions and step.error is not None and wanted == "error":
             error = step.error
             lines.append(
                 f"[ERROR] step_{index}.{error.phase}: {error.exception_type}: {error.message}"

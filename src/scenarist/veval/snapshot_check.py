@@ -18,7 +18,7 @@ from pydantic import Field, PrivateAttr, StrictInt, model_validator
 
 from scenarist.checks._values import optional
 from scenarist.checks.base import Check
-from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
+from scenarist.checks.fn import omits_callables
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Trace
 from scenarist.replay.snapshot_diff import SnapshotOptions
@@ -93,10 +93,6 @@ class MatchesSnapshot(Check):
         if error and not omits_callables(kwargs.get("context")):
             raise error
         return super().model_dump_json(*args, **kwargs)
-
-    def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data (a ``normalize`` function left out)."""
-        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
     @property
     def baseline_label(self) -> str | None:

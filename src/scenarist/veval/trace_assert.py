@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from scenarist.checks.base import Check
-from scenarist.checks.fn import SPEC_CONTEXT, omits_callables
+from scenarist.checks.fn import omits_callables
 from scenarist.checks.spans import (
     MaxCost,
     MaxDuration,
@@ -104,7 +104,7 @@ class CustomAssertion(Check):
         )
 
     @model_serializer(mode="wrap")
-    def _dump_with_kind(  # type: ignore[override]
+    def _dump_with_kind(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data: dict[str, Any] = handler(self)
@@ -125,10 +125,6 @@ class CustomAssertion(Check):
         if not omits_callables(kwargs.get("context")):
             raise self._unserialisable()
         return super().model_dump_json(*args, **kwargs)
-
-    def to_spec(self) -> dict[str, Any]:
-        """The check as JSON-ready data, without the function, name and description."""
-        return self.model_dump(mode="json", exclude={"name", "description"}, context=SPEC_CONTEXT)
 
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Call the function and read its answer as a verdict."""

@@ -12,23 +12,6 @@ DELIBERATE: dict[str, str] = {
         "an empty AllOf asserts nothing: scenarist yields SKIP, giskard-checks PASS "
         "(design/checks.md: 'An empty composite never passes')"
     ),
-    **{
-        f"readability:no_words:{text}": (
-            "a text with no words (empty, blank, punctuation only) has no readability: "
-            "scenarist ERRORs where giskard-checks scores it 0.0, which passes any max_score "
-            "(design/checks.md: 'Readability')"
-        )
-        for text in ("empty", "dots")
-    },
-    **{
-        f"suite:{index}:steps-boom-nochecks:{mode}": (
-            "JUnit <error> of a scenario whose step raised: scenarist's message and type are "
-            "the exception's ('target failed on ...', 'ValueError'), giskard-checks writes "
-            "'Scenario errored.' / 'error' "
-            "(design/giskard-compat.md: 'JUnit in giskard's structure')"
-        )
-        for index, mode in ((12, "ser"), (13, "par"))
-    },
 }
 
 #: What scenarist's JUnit adds to giskard-checks' structure on purpose (spec 03 §2,
@@ -41,6 +24,4 @@ JUNIT_EXTRAS: dict[str, frozenset[str]] = {
     "properties": frozenset(
         {"tag", "runs_executed", "cost_usd", "no_checks", "repeats_passed", "flaky"}
     ),
-    # the plain-text report: giskard writes one per case, scenarist only for failing ones
-    "elements": frozenset({"system-out"}),
 }

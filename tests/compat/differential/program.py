@@ -277,10 +277,7 @@ def junit_shape(xml: str) -> Any:
         attributes = sorted(a for a in element.attrib if a not in JUNIT_EXTRAS["attributes"])
         values = {a: element.get(a) for a in attributes if a in kept}
         children = [
-            shape(child)
-            for child in element
-            if child.tag not in JUNIT_EXTRAS["elements"]
-            and child.get("name") not in JUNIT_EXTRAS["properties"]
+            shape(child) for child in element if child.get("name") not in JUNIT_EXTRAS["properties"]
         ]
         if element.tag == "properties" and not children:
             return None

@@ -34,45 +34,33 @@ QUIET = {"GISKARD_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"
 
 # (program, leaf path pattern) -> why scenarist answers differently, on purpose. A pattern
 # is a leaf path prefix, ``*`` standing for any run of characters ("*" as the program: all).
+# Only two kinds (spec 10-compat.md): a giskard bug the spec lists (the reason says which
+# and where), or a pure addition (the reason says what it adds).
 KNOWN: dict[tuple[str, str], str] = {
-    ("*", "*.check_spec"): "the runner does not copy the check's spec into each verdict's "
-    "details (design/giskard-compat.md: 'CheckResult carries the check's identity typed')",
-    ("targets", "no_target_raises"): "a scenario run with no target raises UserError, a "
-    "ValueError subclass (`except ValueError` still catches it) whose message gives the fix",
-    ("targets", "no_target.1"): "as no_target_raises: the step's error is that UserError",
-    ("hostile_inputs", "path:trace.last.outputs.a[*]"): "a wildcard path always gives a list, "
-    "even with one match (design/checks.md 'Paths'; giskard unwraps a single match)",
-    ("policy_checks", "good.results.4"): "as hostile_inputs path:...a[*]: one tool call's "
-    "amounts[*] is a list of one, which match='all' takes (giskard unwraps it, then ERRORs)",
-    ("policy_checks", "good.status"): "follows from good.results.4",
-    ("trace_types", "plain_property"): "paths read a trace subclass's plain properties too "
-    "(paths.py); giskard reaches computed fields only and ERRORs here",
-    ("judges_offline", "*has_inputs"): "a judge check's details leave out the trace object "
-    "(design/judges.md 'Prompts'); its inputs are spread in details, no 'inputs' key",
-    ("judges_offline", "inputs_given.3.2"): "Conformity also gives the judge the conversation "
-    "turns its rubric renders",
-    ("builder_forms", "misuse.check_not_a_check"): "misuse raises at once (STYLE 'Verdicts "
-    "are data': misuse raises immediately); giskard accepts a non-check here",
-    ("builder_forms", "misuse.tags_not_list"): "as check_not_a_check: tags must be a list",
-    ("junit_report", "cases.explodes.error.0"): "a step that raised: the JUnit <error> names "
-    "the exception, and its text has a line for it (design/giskard-compat.md 'JUnit in giskard's "
-    "structure')",
-    ("junit_report", "cases.*.children.1"): "<system-out> only for failing cases "
-    "(design/giskard-compat.md 'JUnit in giskard's structure')",
-    ("junit_report", "cases.skipped.children.2"): "as cases.*.children.1 (<system-out>)",
-    ("junit_report", "cases.skipped.skipped.0"): "the <skipped> element carries the skip "
-    "reason as its message (tests/report/test_report_junit.py); giskard writes none",
-    ("junit_report", "same_as_returned"): "to_junit_xml(path) returns exactly what it writes; "
-    "giskard's file has an XML declaration its returned string lacks",
-    ("results_roundtrip", "*_keys"): "results carry our fields too: a verdict's kind, name "
-    "and duration_ms; a scenario's run and repeat statuses; a suite's name and start",
-    ("results_roundtrip", "*.results.*.duration_ms"): "as *_keys (typed verdict identity)",
-    ("results_roundtrip", "*.results.*.kind"): "as *_keys (typed verdict identity)",
-    ("results_roundtrip", "*.results.*.name"): "as *_keys (typed verdict identity)",
-    ("results_roundtrip", "scenario_dump.r*_statuses"): "as *_keys (run and repeat statuses)",
+    ("targets", "no_target_raises"): "additive: the error is UserError, a ValueError subclass "
+    "(`except ValueError` catches it as giskard's), whose message is giskard's text then the fix",
+    ("targets", "no_target.1"): "additive, as no_target_raises: the step's error is that UserError",
+    ("hostile_inputs", "path:trace.last.outputs.a[*]"): "spec-listed giskard bug (10-compat.md: "
+    "'wildcard paths returning a scalar for a single match'): ours is a list even with one "
+    "match (design/checks.md 'Paths')",
+    ("policy_checks", "good.results.4"): "spec-listed giskard bug, as hostile_inputs "
+    "path:...a[*]: one tool call's amounts[*] is a list of one, which match='all' takes "
+    "(giskard unwraps it, then ERRORs)",
+    ("policy_checks", "good.status"): "spec-listed giskard bug: follows from good.results.4",
+    ("junit_report", "cases.skipped.skipped.0"): "additive: <skipped> also gives the skip "
+    "reason as a message attribute, which giskard's lacks; its text is giskard's",
+    ("results_roundtrip", "*_keys"): "additive: results carry our fields too: a verdict's "
+    "kind, name and duration_ms; a scenario's run and repeat statuses; a suite's name and start",
+    ("results_roundtrip", "*.results.*.duration_ms"): "additive, as *_keys (typed verdict "
+    "identity)",
+    ("results_roundtrip", "*.results.*.kind"): "additive, as *_keys (typed verdict identity)",
+    ("results_roundtrip", "*.results.*.name"): "additive, as *_keys (typed verdict identity)",
+    ("results_roundtrip", "scenario_dump.r*_statuses"): "additive, as *_keys (run and repeat "
+    "statuses)",
     **{
-        ("*", f"*interactions.*.{field}"): "an interaction also records when it started, how "
-        "long it took, its error and spans (design/giskard-compat.md 'Interaction equality')"
+        ("*", f"*interactions.*.{field}"): "additive: an interaction also records when it "
+        "started, how long it took, its error and spans (design/giskard-compat.md "
+        "'Interaction equality')"
         for field in ("started_at", "duration_ms", "error", "spans")
     },
 }

@@ -1,6 +1,6 @@
 """The same scenario built five ways users write it (chained calls, extend, declarative
 steps, add_interactions, append), compared by dump and by run; plus misuse a user meets
-while writing one, by exception type."""
+while writing one, by exception type, and what running that misuse gives."""
 
 import asyncio
 import json
@@ -97,6 +97,45 @@ def attempt(fn):
         return ["raised", type(exc).__name__, isinstance(exc, (ValueError, TypeError))]
 
 
+async def run_outcome(run):
+    try:
+        result = await run()
+    except Exception as exc:
+        return ["raised", type(exc).__name__, isinstance(exc, ValueError)]
+    return ["ran", result.status.value]
+
+
+async def misuse_at_run():
+    """Misuse the builder accepts, then run: what the run gives."""
+    calls = []
+
+    def counting(inputs):
+        calls.append(inputs)
+        return agent(inputs)
+
+    not_a_check = (
+        Scenario("not a check")
+        .interact(inputs="hello")
+        .check(StringMatching(keyword="Hi"))
+        .interact(inputs="price")
+        .check("not a check")
+    )
+    out = {
+        "not_a_check": await run_outcome(lambda: not_a_check.run(target=counting)),
+        "not_a_check_data": await run_outcome(
+            lambda: not_a_check.run(target=counting, return_exception=True)
+        ),
+        "agent_calls": list(calls),
+    }
+    tagged = Scenario("tagged").with_tags("a,b").interact(inputs="hello", outputs="Hi")
+    result = await tagged.run()
+    out["tags_scenario_run"] = [result.status.value, result.tags]
+    suite = Suite(name="tagged suite")
+    suite.append(tagged)
+    out["tags_suite_run"] = await run_outcome(lambda: suite.run(verbose=False))
+    return out
+
+
 async def main():
     out = {}
     builders = {
@@ -137,6 +176,7 @@ async def main():
         "interact_nothing": attempt(lambda: Scenario("x").interact()),
         "tags_not_list": attempt(lambda: Scenario("x").with_tags("a,b")),
     }
+    out["misuse_at_run"] = await misuse_at_run()
     print(json.dumps(out, sort_keys=True))
 
 

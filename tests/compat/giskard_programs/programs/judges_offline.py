@@ -59,6 +59,11 @@ def describe(result):
         "exception_type": details.get("exception_type"),
         "check": [details.get("check_kind"), details.get("check_name")],
         "has_inputs": "inputs" in details,
+        "inputs": {
+            key: type(value).__name__ if key == "trace" else value
+            for key, value in sorted(details.get("inputs", {}).items())
+            if key != "history"
+        },
     }
 
 

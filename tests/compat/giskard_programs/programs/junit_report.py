@@ -101,6 +101,8 @@ async def main():
             text = result.to_junit_xml(path)
             out["written"] = path.exists()
             out["same_as_returned"] = path.exists() and path.read_text(encoding="utf-8") == text
+            out["returned_starts"] = text[:10]
+            out["file_starts"] = path.read_text(encoding="utf-8")[:5]
         except Exception as exc:
             out["written"] = type(exc).__name__
             text = result.to_junit_xml()

@@ -18,7 +18,14 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    computed_field,
+    field_validator,
+)
 from pydantic_core import core_schema
 
 from scenarist.model._construct import constructor, replace
@@ -391,6 +398,10 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
     )
     annotations: dict[str, Any] = Field(default_factory=dict)
 
+    # A computed field, as in giskard-checks: dumps carry ``last`` (the run log too, where
+    # readers ignore it on load; docs/design/run-log.md). Reading it costs what a property
+    # does: pydantic only calls it when dumping.
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def last(self) -> Interaction[InputType, OutputType] | None:
         """The most recent interaction, or ``None`` before the first one."""

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from scenarist.model.trace import Span
+    from scenarist.model.trace import Span, Trace
 
 __all__ = ["MAX_FAILURES_ENV", "print_report", "render"]
 
@@ -222,14 +222,11 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
             if check.status in FAILING and (diff := check_diff(check.details)) is not None:
                 yield _diff_text(f"step {index} · {check.label}", diff)
     yield Rule(Text("Trace"))
-    if not result.final_trace.interactions:
-        yield Text("(no interactions)", style="grey50")
-    for number, interaction in enumerate(result.final_trace.interactions, start=1):
-        yield Rule(Text(f"Interaction {number}"))
-        yield _value_line("Inputs: ", interaction.inputs)
-        yield _value_line("Outputs: ", interaction.outputs)
-        if interaction.spans:
-            yield _span_tree(interaction.spans)
+    trace = result.final_trace
+    if _renders_itself(trace):  # a Trace subclass's own layout, as giskard-checks' report
+        yield trace
+    else:
+        yield from _interactions(trace)
     steps = len(result.steps)
     skipped = sum(1 for step in result.steps if step.status == "skip")
     footer = f"{steps} step{'' if steps == 1 else 's'}"
@@ -247,6 +244,27 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
             f"{replay['live']} live"
         )
     yield Rule(Text(footer))
+
+
+def _interactions(trace: Trace[Any, Any]) -> Iterator[RenderableType]:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    if not trace.interactions:
+        yield Text("(no interactions)", style="grey50")
+    for number, interaction in enumerate(trace.interactions, start=1):
+        yield Rule(Text(f"Interaction {number}"))
+        yield _value_line("Inputs: ", interaction.inputs)
+        yield _value_line("Outputs: ", interaction.outputs)
+        if interaction.spans:
+            yield _span_tree(interaction.spans)
+
+
+def _renders_itself(trace: Any) -> bool:
+    """Whether a Trace subclass defines its own Rich rendering (``__rich_console__`` or
+    ``__rich__``; the base ``Trace`` has neither: its layout is this module's)."""
+    kind = type(trace)
+    return hasattr(kind, "__rich_console__") or hasattr(kind, "__rich__")
 
 
 def _test_case(result: TestCaseResult) -> Iterator[RenderableType]:

@@ -129,6 +129,7 @@ def _stamp(
             "kind": kind,
             "name": name,
             "duration_ms": took,
+            "vacuous": result.vacuous,
         },
     )
 
@@ -273,10 +274,7 @@ async def run_step(
         results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
-        results = [
-            _stamp(CheckResult.skip(reason), c.kind, c.name, c.description, None)
-            for c in step.checks
-        ]
+        results = _skipped_checks(step, reason)
         end = time.perf_counter()
     return _test_case_result(results, t0, end, trace, error)
 
@@ -315,15 +313,20 @@ class TestCaseRunner:
         return _test_case_result(results, t0, end, None, None)
 
 
-def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
-    message = f"Step {index + 1} was skipped due to previous failure"
+def _skipped_checks(step: Step, message: str) -> list[CheckResult]:
+    """A SKIP per check of a step that did not get to its checks; a step with no checks
+    gets one SKIP named ``step``, as in giskard-checks (a step that never ran must not
+    look like one that passed)."""
     if step.checks:
-        results = [
+        return [
             _stamp(CheckResult.skip(message), c.kind, c.name, c.description, None)
             for c in step.checks
         ]
-    else:
-        results = [_stamp(CheckResult.skip(message), "step", "step", None, None)]
+    return [_stamp(CheckResult.skip(message), "step", "step", None, None)]
+
+
+def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
+    results = _skipped_checks(step, f"Step {index + 1} was skipped due to previous failure")
     return construct(
         TestCaseResult,
         {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},

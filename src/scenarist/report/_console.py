@@ -306,7 +306,11 @@ def _failing_rows(result: ScenarioResult) -> list[tuple[str, str, str]]:
 
 def _check_row(result: CheckResult) -> tuple[str, str, str]:
     # A PASS message is noise in a failure report; a SKIP message says why (shown dim).
-    message = "" if result.passed else (result.message or "")
+    # A vacuous PASS (an empty AllOf) says it asserted nothing.
+    if result.passed:
+        message = "vacuous: no check inside, nothing was asserted" if result.vacuous else ""
+    else:
+        message = result.message or ""
     return (result.label, result.status, message)
 
 

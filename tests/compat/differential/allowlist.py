@@ -8,10 +8,6 @@ small and true).
 from __future__ import annotations
 
 DELIBERATE: dict[str, str] = {
-    "AllOf:empty": (
-        "an empty AllOf asserts nothing: scenarist yields SKIP, giskard-checks PASS "
-        "(design/checks.md: 'An empty composite never passes')"
-    ),
     **{
         f"readability:no_words:{text}": (
             "a text with no words (empty, blank, punctuation only) has no readability: "

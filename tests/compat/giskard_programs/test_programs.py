@@ -71,18 +71,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("results_roundtrip", "*.results.*.name"): "as *_keys (typed verdict identity)",
     ("results_roundtrip", "scenario_dump.r*_statuses"): "as *_keys (run and repeat statuses)",
     **{
-        ("*", f"*interactions.*.{field}"): "an interaction also records when it started, how "
+        ("*", pattern.format(field)): "an interaction also records when it started, how "
         "long it took, its error and spans (design/giskard-compat.md 'Interaction equality')"
         for field in ("started_at", "duration_ms", "error", "spans")
+        for pattern in ("*interactions.*.{}", "*last.{}")
     },
 }
 
 # (program, leaf path pattern) -> a gap found here and not fixed yet.
-PENDING: dict[tuple[str, str], str] = {
-    ("results_roundtrip", "final_trace.last"): "giskard's Trace dumps its computed `last`; "
-    "ours is a plain property: a computed field would change the run log's format and schema",
-    ("trace_types", "dump_keys"): "as results_roundtrip final_trace.last",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def under(pattern: str, path: str) -> bool:

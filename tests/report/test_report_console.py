@@ -163,6 +163,15 @@ step 1 · equals  PASS
 """)
 
 
+def test_report_a_trace_renders_itself_as_giskards_does() -> None:
+    trace = Trace(interactions=[Interaction(inputs="a", outputs={"x": 1})])
+    assert text_of(trace, width=40) == snapshot("""\
+──────────── Interaction 1 ─────────────
+Inputs: 'a'
+Outputs: {'x': 1}\
+""")
+
+
 def test_report_vacuous_check_pass_is_flagged() -> None:
     from scenarist import AllOf, Scenario
 

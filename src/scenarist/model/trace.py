@@ -16,7 +16,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
 from pydantic import (
     BaseModel,
@@ -32,6 +32,9 @@ from scenarist.model._construct import constructor, replace
 from scenarist.model._missing import MISSING
 from scenarist.model._ready import Ready
 from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = [
     "Interaction",
@@ -472,6 +475,14 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
         no_target = target is MISSING or target is None
         found = None if no_target else trace_type_from_annotations(target)
         return found() if found is not None else cls()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Rich rendering, as giskard-checks' ``Trace``: a rule, the inputs and the outputs
+        per interaction. Reports render the final trace through this method, so a subclass
+        that overrides it (a chat transcript, say) is shown its way."""
+        from scenarist.model.results import report  # the one way up to the renderer
+
+        yield from report("render")(self)
 
     def __hash__(self) -> int:
         # Consistent with ``==``; cheap, and defined even for unhashable contents (asyncio's

@@ -28,6 +28,7 @@ from scenarist.model.results import (
     TestCaseResult,
 )
 from scenarist.model.status import FAILING, format_rate
+from scenarist.model.trace import Trace
 from scenarist.report.diff import ValueDiff, check_diff
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from scenarist.model.trace import Span, Trace
+    from scenarist.model.trace import Span
 
 __all__ = ["MAX_FAILURES_ENV", "print_report", "render"]
 
@@ -73,12 +74,14 @@ def render(obj: Any) -> Iterator[RenderableType]:
         yield from _test_case(obj)
     elif isinstance(obj, CheckResult):
         yield _rows([obj])
+    elif isinstance(obj, Trace):
+        yield from _trace(obj)
     elif isinstance(obj, RunComparison):
         yield from _comparison(obj)
     else:
         raise TypeError(
             f"cannot render {type(obj).__name__!r}: pass a CheckResult, TestCaseResult, "
-            "ScenarioResult, SuiteResult, GroupedSuiteResult or RunComparison"
+            "ScenarioResult, SuiteResult, GroupedSuiteResult, RunComparison or Trace"
         )
 
 
@@ -222,11 +225,9 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
             if check.status in FAILING and (diff := check_diff(check.details)) is not None:
                 yield _diff_text(f"step {index} · {check.label}", diff)
     yield Rule(Text("Trace"))
-    trace = result.final_trace
-    if _renders_itself(trace):  # a Trace subclass's own layout, as giskard-checks' report
-        yield trace
-    else:
-        yield from _interactions(trace)
+    # The trace renders itself (Trace.__rich_console__ comes back to _trace below), so a
+    # subclass's own layout shows, as in giskard-checks' report.
+    yield result.final_trace
     steps = len(result.steps)
     skipped = sum(1 for step in result.steps if step.status == "skip")
     footer = f"{steps} step{'' if steps == 1 else 's'}"
@@ -246,7 +247,7 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     yield Rule(Text(footer))
 
 
-def _interactions(trace: Trace[Any, Any]) -> Iterator[RenderableType]:
+def _trace(trace: Trace[Any, Any]) -> Iterator[RenderableType]:
     from rich.rule import Rule
     from rich.text import Text
 
@@ -258,13 +259,6 @@ def _interactions(trace: Trace[Any, Any]) -> Iterator[RenderableType]:
         yield _value_line("Outputs: ", interaction.outputs)
         if interaction.spans:
             yield _span_tree(interaction.spans)
-
-
-def _renders_itself(trace: Any) -> bool:
-    """Whether a Trace subclass defines its own Rich rendering (``__rich_console__`` or
-    ``__rich__``; the base ``Trace`` has neither: its layout is this module's)."""
-    kind = type(trace)
-    return hasattr(kind, "__rich_console__") or hasattr(kind, "__rich__")
 
 
 def _test_case(result: TestCaseResult) -> Iterator[RenderableType]:

@@ -70,6 +70,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("results_roundtrip", "*.results.*.kind"): "as *_keys (typed verdict identity)",
     ("results_roundtrip", "*.results.*.name"): "as *_keys (typed verdict identity)",
     ("results_roundtrip", "scenario_dump.r*_statuses"): "as *_keys (run and repeat statuses)",
+    ("composite_checks", "empty_dump.vacuous"): "an empty AllOf passes as in giskard and its "
+    "verdict says it asserted nothing: an added field, dumped only when true (design/checks.md "
+    "'Composites')",
+    ("spy_calls", "path_check"): "giskard's spy stores mock call objects that fail its dump of "
+    "the trace, so every path check ERRORs: a giskard bug the contract lists (spec 10-compat "
+    "'WithSpy breaking every path check'; design/checks.md 'WithSpy')",
     **{
         ("*", pattern.format(field)): "an interaction also records when it started, how "
         "long it took, its error and spans (design/giskard-compat.md 'Interaction equality')"
@@ -189,7 +195,7 @@ def test_port_changes_only_the_import_lines() -> None:
 
 
 def test_programs_are_enough_and_offline() -> None:
-    assert 12 <= len(NAMES) <= 20
+    assert 12 <= len(NAMES) <= 30
     for name in NAMES:
         source = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
         assert "OPENAI_API_KEY" not in source and "http" not in source, name

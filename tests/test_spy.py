@@ -155,6 +155,22 @@ def test_with_spy_keeps_concurrent_scenarios_apart() -> None:
     assert result.passed_count == 20, [r.format_failures() for r in result.results]
 
 
+def test_with_spy_nested_spies_record_each_target() -> None:
+    method = "helpers.spied_tools.Client.send"
+
+    def both(inputs: str) -> str:
+        spied_tools.lookup(inputs)
+        spied_tools.Client().send(inputs)
+        return "done"
+
+    inner = WithSpy(interaction_generator=Interact(inputs="q", outputs=both), target=TARGET)
+    outer = WithSpy(interaction_generator=inner, target=method)
+    last = Scenario("nested").add_interaction(outer).run_sync().final_trace.last
+    assert last is not None
+    assert last.metadata[TARGET]["call_args"] == call("q")
+    assert last.metadata[method]["call_args"] == call("q")
+
+
 def test_with_spy_outside_a_spy_the_real_function_runs() -> None:
     spec = _spied("q")
     Scenario().add_interaction(spec).run_sync()

@@ -138,6 +138,20 @@ def test_runner_without_target_or_outputs_raises_value_error_with_the_fix() -> N
     assert result.steps[0].error is not None and "no target" in result.steps[0].error.message
 
 
+def test_runner_step_without_checks_that_errors_records_a_skip_named_step() -> None:
+    """As giskard-checks: a step that never got to run yields one SKIP, never an empty
+    result list (which would roll up as a pass if the error were ever dropped)."""
+    result = Scenario("no_target").interact("hello").run_sync(return_exception=True)
+    (step,) = result.steps
+    assert step.status == "error" and step.error is not None
+    (skip,) = step.results
+    assert skip.status == "skip"
+    assert skip.message == "Checks were skipped due to input generation failure"
+    assert (skip.kind, skip.name) == ("step", "step")
+    assert (skip.details["check_kind"], skip.details["check_name"]) == ("step", "step")
+    assert result.check_count == 1
+
+
 def test_target_precedence_run_over_scenario_and_explicit_outputs_never_replaced() -> None:
     scenario = (
         Scenario("prec", target=lambda inputs: "scenario")

@@ -76,12 +76,23 @@ def test_all_of_returns_an_inner_error(make_trace: TraceFactory, run: CheckRunne
     assert result.details == {"actual_value": "a", "expected_value": 1}
 
 
-def test_empty_all_of_constructs_and_skips_never_passes(
+def test_empty_all_of_passes_as_in_giskard_and_is_flagged_vacuous(
     make_trace: TraceFactory, run: CheckRunner
 ) -> None:
     result = run(AllOf(checks=[]), make_trace("a"))
-    assert result.skipped
-    assert result.message == "AllOf has no checks: nothing was asserted."
+    assert result.passed
+    assert result.message == "All checks passed."
+    assert result.vacuous
+    assert result.model_dump()["vacuous"] is True
+
+
+def test_a_non_empty_all_of_is_not_vacuous_and_dumps_no_flag(
+    make_trace: TraceFactory, run: CheckRunner
+) -> None:
+    result = run(AllOf(checks=[Equals(expected_value="a")]), make_trace("a"))
+    assert result.passed
+    assert not result.vacuous
+    assert "vacuous" not in result.model_dump()
 
 
 def test_empty_any_of_constructs_and_fails(make_trace: TraceFactory, run: CheckRunner) -> None:

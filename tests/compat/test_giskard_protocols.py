@@ -188,9 +188,10 @@ async def test_failures_and_errors_are_the_failing_steps_and_scenarios() -> None
     assert result.failures_and_errors == [result.steps[1]]
 
 
-async def test_any_of_and_all_of_empty_never_pass() -> None:
+async def test_empty_all_of_passes_flagged_vacuous_and_empty_any_of_fails() -> None:
     trace = await Trace.from_interactions(Interaction(inputs="x", outputs="y"))
-    assert (await AllOf(checks=[]).run(trace)).skipped
+    all_of = await AllOf(checks=[]).run(trace)
+    assert all_of.passed and all_of.vacuous
     assert (await AnyOf(checks=[]).run(trace)).failed
 
 

@@ -18,9 +18,11 @@ from report_factories import (
     suite_of,
     with_spans,
 )
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
 
 from scenarist.model.results import CheckResult, ScenarioResult, SuiteResult, TestCaseResult
+from scenarist.model.trace import Interaction, Trace
 from scenarist.report import print_report, render
 
 
@@ -137,6 +139,45 @@ Inputs: 'q'
 Outputs: 'a'
 ──────────────────────────────────── 1 step in 0ms | runs: 1/1 ─────────────────────────────────────\
 """)
+
+
+class _ChatTrace(Trace[str, str]):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for interaction in self.interactions:
+            yield Text(f"[user] {interaction.inputs}")
+            yield Text(f"[assistant] {interaction.outputs}")
+
+
+def test_report_trace_subclass_with_its_own_rendering_is_rendered_by_it() -> None:
+    """giskard-checks' report renders the final trace with its ``__rich_console__``."""
+    result = passing().model_copy(
+        update={"final_trace": _ChatTrace(interactions=[Interaction(inputs="hi", outputs="yo")])}
+    )
+    assert text_of(result) == snapshot("""\
+──────────────────────────────────────────── ✅ PASSED ─────────────────────────────────────────────
+step 1 · equals  PASS
+────────────────────────────────────────────── Trace ───────────────────────────────────────────────
+[user] hi
+[assistant] yo
+──────────────────────────────────── 1 step in 3ms | runs: 1/1 ─────────────────────────────────────\
+""")
+
+
+def test_report_a_trace_renders_itself_as_giskards_does() -> None:
+    trace = Trace(interactions=[Interaction(inputs="a", outputs={"x": 1})])
+    assert text_of(trace, width=40) == snapshot("""\
+──────────── Interaction 1 ─────────────
+Inputs: 'a'
+Outputs: {'x': 1}\
+""")
+
+
+def test_report_vacuous_check_pass_is_flagged() -> None:
+    from scenarist import AllOf, Scenario
+
+    result = Scenario("empty all_of").interact("q", "a").check(AllOf(checks=[])).run_sync()
+    assert result.passed
+    assert "all_of  PASS  vacuous: no check inside, nothing was asserted" in text_of(result)
 
 
 def test_report_test_case_and_check_results() -> None:

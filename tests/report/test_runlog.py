@@ -205,6 +205,41 @@ def test_runlog_migrates_snapshot_change_kinds_of_format_v2(tmp_path: Path) -> N
     assert other_result.details["changes"] == [{"kind": "added"}]  # not a snapshot check's
 
 
+def test_runlog_writes_the_trace_last_and_readers_ignore_it(tmp_path: Path) -> None:
+    """``last`` is derived: written as giskard dumps a trace, ignored on read (so format 3
+    logs written before it, and any ``last`` at all, read the same)."""
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(suite_of(passing())), path)
+    record = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
+    trace = record["result"]["final_trace"]
+    assert trace["last"] == trace["interactions"][-1]
+    assert read_jsonl(path).scenarios[0].result.final_trace.last.outputs == "hello"  # type: ignore[union-attr]
+
+    header = {"record_type": "header", "format_version": FORMAT_VERSION, "run_id": "r"}
+    for last in ("absent", {"inputs": "stale", "outputs": "stale"}):
+        if last == "absent":
+            del trace["last"]
+        else:
+            trace["last"] = last
+        old = tmp_path / "old.jsonl"
+        old.write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+        final = read_jsonl(old).scenarios[0].result.final_trace
+        assert final.last is not None and final.last.outputs == "hello"
+
+
+def test_runlog_keeps_a_vacuous_check_verdict(tmp_path: Path) -> None:
+    from scenarist import AllOf, Equals, Scenario, Suite
+
+    suite = Suite(name="vacuous")
+    scenario = Scenario("s").interact("q", "a").check(AllOf(checks=[]))
+    suite.append(scenario.check(Equals(expected_value="a")))
+    path = tmp_path / "run.jsonl"
+    write_jsonl(make_log(suite.run_sync(verbose=False)), path)
+    empty, equals = read_jsonl(path).scenarios[0].result.steps[0].results
+    assert (empty.status, empty.vacuous, equals.vacuous) == ("pass", True, False)
+    assert '"vacuous":true' in path.read_text(encoding="utf-8").splitlines()[1]
+
+
 def test_runlog_rejects_newer_and_empty_files(tmp_path: Path) -> None:
     newer = tmp_path / "newer.jsonl"
     newer.write_text(json.dumps({"record_type": "header", "format_version": 99}) + "\n")

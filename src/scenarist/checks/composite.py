@@ -15,6 +15,7 @@ from typing import Any
 from scenarist.checks._values import run_inner
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.checks.fn import omits_callables, reject_callables
+from scenarist.model._construct import replace
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Trace
 
@@ -46,9 +47,9 @@ class AllOf(_Composite):
 
     Stops at the first FAIL or ERROR and returns that result unchanged. SKIPs are
     ignored; when every inner check skipped, the result is SKIP. Otherwise PASS, with the
-    inner messages joined by ``"; "`` and their metrics gathered. ``AllOf([])`` constructs
-    (as in giskard-checks) but yields SKIP, never PASS: it asserts nothing (giskard-checks
-    passes it; see ``docs/design/checks.md``).
+    inner messages joined by ``"; "`` and their metrics gathered. ``AllOf([])`` PASSes
+    with "All checks passed.", as in giskard-checks, and its verdict is flagged
+    ``vacuous``: it asserted nothing, and reports say so (``docs/design/checks.md``).
     """
 
     checks: list[AnyCheck]
@@ -59,7 +60,7 @@ class AllOf(_Composite):
     async def run(self, trace: Trace[Any, Any]) -> CheckResult:
         """Run the inner checks in order until one fails or errors."""
         if not self.checks:
-            return CheckResult.skip("AllOf has no checks: nothing was asserted.")
+            return replace(CheckResult.success("All checks passed."), vacuous=True)
         passed: list[CheckResult] = []
         skipped: list[str] = []
         for check in self.checks:

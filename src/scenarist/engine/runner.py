@@ -136,6 +136,7 @@ def _stamp(
                 "kind": kind,
                 "name": name,
                 "duration_ms": took,
+                "vacuous": result.vacuous,
             },
         )
     details["check_kind"] = kind
@@ -286,7 +287,7 @@ async def run_step(
         results, end = await _run_checks(step.checks, trace, return_exception, start)
     else:
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
-        results = [_stamp(CheckResult.skip(reason), c, None) for c in _checks_of(step)]
+        results = _skipped_checks(step, reason)
         end = time.perf_counter()
     return _test_case_result(results, t0, end, trace, error)
 
@@ -334,12 +335,17 @@ def _checks_of(step: Step) -> list[Check]:
     return step.checks
 
 
-def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
-    message = f"Step {index + 1} was skipped due to previous failure"
+def _skipped_checks(step: Step, message: str) -> list[CheckResult]:
+    """A SKIP per check of a step that did not get to its checks; a step with no checks
+    gets one SKIP named ``step``, as in giskard-checks (a step that never ran must not
+    look like one that passed)."""
     if step.checks:
-        results = [_stamp(CheckResult.skip(message), c, None) for c in _checks_of(step)]
-    else:
-        results = [_stamp(CheckResult.skip(message), None, None)]
+        return [_stamp(CheckResult.skip(message), c, None) for c in _checks_of(step)]
+    return [_stamp(CheckResult.skip(message), None, None)]
+
+
+def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseResult:
+    results = _skipped_checks(step, f"Step {index + 1} was skipped due to previous failure")
     return construct(
         TestCaseResult,
         {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},

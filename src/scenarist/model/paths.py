@@ -8,7 +8,7 @@ giskard-checks users write, rooted at ``trace``:
                            scenarist's properties (``last``, ``spans``...)
 ``[0]`` / ``[-1]``         an index into a list
 ``[*]`` / ``.*``           every item of a list, every value of a mapping or model
-``..name``                 ``name`` at any depth (``last`` is a property, not stored,
+``..name``                 ``name`` at any depth (``last`` is computed, not stored,
                            so it is never visited twice)
 ``[1:3]`` / ``[::2]``      a slice
 ``[0, 2]`` / ``['a','b']`` a union of indexes or keys
@@ -325,7 +325,13 @@ def _child(value: Any, selector: Any) -> Any:
                 return _ABSENT
         elif isinstance(value, Mapping):
             return value.get(selector, _ABSENT)
-        elif value is None or _is_sequence(value):
+        elif value is None:
+            return _ABSENT
+        elif _is_sequence(value):
+            # a sequence has no named children, but for the properties of a tuple type
+            # (a spy's recorded call: ``call_args.args``)
+            if kind is not tuple and isinstance(getattr(kind, selector, None), property):
+                return getattr(value, selector)
             return _ABSENT
         if selector.startswith("__"):
             return _ABSENT

@@ -89,6 +89,10 @@ def _unset(value: object) -> bool:
     return value is None
 
 
+def _false(value: object) -> bool:
+    return value is False
+
+
 class CheckResult(Ready, _Renderable):
     """The verdict of one check: a status, a message, metrics and details.
 
@@ -115,6 +119,9 @@ class CheckResult(Ready, _Renderable):
     """The check's ``name``, stamped by the runner."""
     duration_ms: int | None = Field(default=None, kw_only=True, exclude_if=_unset)
     """How long the check took, stamped by the runner."""
+    vacuous: bool = Field(default=False, kw_only=True, exclude_if=_false)
+    """A PASS that asserted nothing (an ``AllOf`` with no checks passes, as in
+    giskard-checks): reports flag it. Left out of dumps while ``False``."""
 
     @classmethod
     def _make(
@@ -134,6 +141,7 @@ class CheckResult(Ready, _Renderable):
                 "kind": None,
                 "name": None,
                 "duration_ms": None,
+                "vacuous": False,
             },
         )
 

@@ -17,7 +17,7 @@ import typing
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
 from pydantic import (
     AliasChoices,
@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    computed_field,
     field_validator,
 )
 from pydantic_core import core_schema
@@ -34,6 +35,9 @@ from scenarist.model._missing import MISSING
 from scenarist.model._positional import Positional
 from scenarist.model._ready import Ready
 from scenarist.model.paths import GENERAL, NO_LAST, register_plain_trace
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = [
     "Interaction",
@@ -531,6 +535,10 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
     )
     annotations: dict[str, Any] = Field(default_factory=dict)
 
+    # A computed field, as in giskard-checks: dumps carry ``last`` (the run log too, where
+    # readers ignore it on load; docs/design/run-log.md). Reading it costs what a property
+    # does: pydantic only calls it when dumping.
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def last(self) -> Interaction[InputType, OutputType] | None:
         """The most recent interaction, or ``None`` before the first one."""
@@ -601,6 +609,14 @@ class Trace(Ready, BaseModel, Generic[InputType, OutputType]):
         no_target = target is MISSING or target is None
         found = None if no_target else trace_type_from_annotations(target)
         return found() if found is not None else cls()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Rich rendering, as giskard-checks' ``Trace``: a rule, the inputs and the outputs
+        per interaction. Reports render the final trace through this method, so a subclass
+        that overrides it (a chat transcript, say) is shown its way."""
+        from scenarist.model.results import report  # the one way up to the renderer
+
+        yield from report("render")(self)
 
     def __hash__(self) -> int:
         # Consistent with ``==``; cheap, and defined even for unhashable contents (asyncio's

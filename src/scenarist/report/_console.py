@@ -28,6 +28,7 @@ from scenarist.model.results import (
     TestCaseResult,
 )
 from scenarist.model.status import FAILING, format_rate
+from scenarist.model.trace import Trace
 from scenarist.report.diff import ValueDiff, check_diff
 
 if TYPE_CHECKING:
@@ -73,12 +74,14 @@ def render(obj: Any) -> Iterator[RenderableType]:
         yield from _test_case(obj)
     elif isinstance(obj, CheckResult):
         yield _rows([obj])
+    elif isinstance(obj, Trace):
+        yield from _trace(obj)
     elif isinstance(obj, RunComparison):
         yield from _comparison(obj)
     else:
         raise TypeError(
             f"cannot render {type(obj).__name__!r}: pass a CheckResult, TestCaseResult, "
-            "ScenarioResult, SuiteResult, GroupedSuiteResult or RunComparison"
+            "ScenarioResult, SuiteResult, GroupedSuiteResult, RunComparison or Trace"
         )
 
 
@@ -222,14 +225,9 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
             if check.status in FAILING and (diff := check_diff(check.details)) is not None:
                 yield _diff_text(f"step {index} · {check.label}", diff)
     yield Rule(Text("Trace"))
-    if not result.final_trace.interactions:
-        yield Text("(no interactions)", style="grey50")
-    for number, interaction in enumerate(result.final_trace.interactions, start=1):
-        yield Rule(Text(f"Interaction {number}"))
-        yield _value_line("Inputs: ", interaction.inputs)
-        yield _value_line("Outputs: ", interaction.outputs)
-        if interaction.spans:
-            yield _span_tree(interaction.spans)
+    # The trace renders itself (Trace.__rich_console__ comes back to _trace below), so a
+    # subclass's own layout shows, as in giskard-checks' report.
+    yield result.final_trace
     steps = len(result.steps)
     skipped = sum(1 for step in result.steps if step.status == "skip")
     footer = f"{steps} step{'' if steps == 1 else 's'}"
@@ -247,6 +245,20 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
             f"{replay['live']} live"
         )
     yield Rule(Text(footer))
+
+
+def _trace(trace: Trace[Any, Any]) -> Iterator[RenderableType]:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    if not trace.interactions:
+        yield Text("(no interactions)", style="grey50")
+    for number, interaction in enumerate(trace.interactions, start=1):
+        yield Rule(Text(f"Interaction {number}"))
+        yield _value_line("Inputs: ", interaction.inputs)
+        yield _value_line("Outputs: ", interaction.outputs)
+        if interaction.spans:
+            yield _span_tree(interaction.spans)
 
 
 def _test_case(result: TestCaseResult) -> Iterator[RenderableType]:
@@ -288,7 +300,11 @@ def _failing_rows(result: ScenarioResult) -> list[tuple[str, str, str]]:
 
 def _check_row(result: CheckResult) -> tuple[str, str, str]:
     # A PASS message is noise in a failure report; a SKIP message says why (shown dim).
-    message = "" if result.passed else (result.message or "")
+    # A vacuous PASS (an empty AllOf) says it asserted nothing.
+    if result.passed:
+        message = "vacuous: no check inside, nothing was asserted" if result.vacuous else ""
+    else:
+        message = result.message or ""
     return (result.label, result.status, message)
 
 

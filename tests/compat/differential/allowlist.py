@@ -7,12 +7,7 @@ small and true).
 
 from __future__ import annotations
 
-DELIBERATE: dict[str, str] = {
-    "AllOf:empty": (
-        "an empty AllOf asserts nothing: scenarist yields SKIP, giskard-checks PASS "
-        "(design/checks.md: 'An empty composite never passes')"
-    ),
-}
+DELIBERATE: dict[str, str] = {}
 
 #: What scenarist's JUnit adds to giskard-checks' structure on purpose (spec 03 §2,
 #: design/giskard-compat.md "JUnit in giskard's structure"); the driver leaves these out

@@ -215,6 +215,11 @@ async def main():
         result.status.value,
         [s.error.exception_type if s.error else None for s in result.steps],
     ]
+    bare = await Scenario("no target, no checks").interact(inputs="x").run(return_exception=True)
+    out["no_target_no_checks"] = [
+        [r.status.value, r.message, r.details.get("check_kind"), r.details.get("check_name")]
+        for r in bare.steps[0].results
+    ]
     try:
         await missing.run()
         out["no_target_raises"] = "returned"

@@ -190,3 +190,26 @@ def test_scenario_from_file_names_the_file_and_field(tmp_path: Any) -> None:
         Scenario.from_file(bad)
     with pytest.raises(ValueError, match="no such file"):
         Scenario.from_file(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("mock_type", ["MagicMock", "AsyncMock"])
+def test_scenario_runs_a_mock_as_its_outputs_callable(mock_type: str) -> None:
+    # A Mock answers every attribute, ``func`` included: treating that as a partial to
+    # unwrap looped forever. giskard-checks 1.0.6 runs both kinds once (checked in its venv).
+    import functools
+    from unittest import mock
+
+    fake = getattr(mock, mock_type)(return_value="hi")
+    result = (
+        Scenario("mocked").interact(inputs="x", outputs=fake).check(Equals(expected_value="hi"))
+    ).run_sync()
+    assert result.status == "pass"
+    assert fake.call_count == 1
+    assert fake.call_args == mock.call("x")
+
+    async def answer(prefix: str, inputs: str) -> str:
+        return f"{prefix} {inputs}"
+
+    wrapped = functools.partial(functools.partial(answer), "re:")
+    again = Scenario("partial").interact(inputs="x", outputs=wrapped)
+    assert again.check(Equals(expected_value="re: x")).run_sync().status == "pass"

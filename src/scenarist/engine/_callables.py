@@ -14,6 +14,7 @@ middle of a run. The rules:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +33,9 @@ _NAMES = {"inputs": frozenset({"trace", "input_type"}), "outputs": frozenset({"t
 
 def is_async_callable(fn: Any) -> bool:
     """Whether calling ``fn`` returns a coroutine (functions, methods, callable objects)."""
-    while hasattr(fn, "func") and not inspect.isfunction(fn):  # functools.partial
+    # Only real partials are unwrapped: a Mock has every attribute, ``func`` included, so
+    # following any ``.func`` never ends on one.
+    while isinstance(fn, functools.partial):
         fn = fn.func
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - callable objects

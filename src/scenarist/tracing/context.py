@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from scenarist.model._construct import construct
+from scenarist.model._construct import construct, field_values
 from scenarist.model.record import TraceRecord
 from scenarist.model.trace import Span, SpanError
 from scenarist.model.usage import step_spans
@@ -99,7 +99,7 @@ class RunContext:
     def to_record(self, *, error: BaseException | None = None) -> TraceRecord:
         """The record of this run, which ended with ``error`` (or successfully)."""
         recorder = self.recorder
-        return construct(
+        record = construct(
             TraceRecord,
             {
                 "trace_id": self.trace_id,
@@ -115,11 +115,15 @@ class RunContext:
                 "started_at": recorder.started_at,
                 "ended_at": datetime.now(UTC),
                 "duration_ms": recorder.elapsed_ms(),
+                "total_cost_usd": None,
                 "is_replay": self.is_replay,
                 "metadata": dict(self.metadata),
                 "steps": list(recorder.roots),
             },
         )
+        # the total Veval's SDK sends with a run: the steps' cost (one walk of the tree)
+        field_values(record)["total_cost_usd"] = record.cost_usd
+        return record
 
     @property
     def trace_meta(self) -> dict[str, Any]:

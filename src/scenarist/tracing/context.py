@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from scenarist.model._construct import construct, field_values
 from scenarist.model.record import TraceRecord
-from scenarist.model.trace import Span, SpanError
+from scenarist.model.trace import Span, SpanError, Trace
 from scenarist.model.usage import step_spans
 from scenarist.tracing.recorder import RunRecorder, StepSource
 from scenarist.tracing.recorder import _span as _current_span
@@ -97,9 +97,20 @@ class RunContext:
         self.recorder = RunRecorder(self.trace_id, replayer)
 
     def to_record(self, *, error: BaseException | None = None) -> TraceRecord:
-        """The record of this run, which ended with ``error`` (or successfully)."""
+        """The record of this run, which ended with ``error`` (or successfully), with its
+        total, the steps' cost, as Veval's SDK sends a run's."""
+        record = self._record(error)
+        field_values(record)["total_cost_usd"] = record.cost_usd  # one walk of the tree
+        return record
+
+    def _trace(self, error: BaseException | None) -> Trace[Any, Any]:
+        """This run so far as checks read it: its record without the total, which no
+        check reads (an assertion evaluated on the context builds one each time)."""
+        return self._record(error).to_trace()
+
+    def _record(self, error: BaseException | None) -> TraceRecord:
         recorder = self.recorder
-        record = construct(
+        return construct(
             TraceRecord,
             {
                 "trace_id": self.trace_id,
@@ -121,9 +132,6 @@ class RunContext:
                 "steps": list(recorder.roots),
             },
         )
-        # the total Veval's SDK sends with a run: the steps' cost (one walk of the tree)
-        field_values(record)["total_cost_usd"] = record.cost_usd
-        return record
 
     @property
     def trace_meta(self) -> dict[str, Any]:

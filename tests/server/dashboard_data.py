@@ -48,6 +48,7 @@ def suite_log(run_index: int) -> RunLog:
 def trace_record() -> TraceRecord:
     child = Span(
         span_id="s2",
+        status="success",
         parent_id="s1",
         name="search",
         kind="tool",
@@ -57,6 +58,7 @@ def trace_record() -> TraceRecord:
     )
     root = Span(
         span_id="s1",
+        status="success",
         name="answer",
         kind="llm",
         input="where is my refund?",
@@ -70,6 +72,7 @@ def trace_record() -> TraceRecord:
     )
     return TraceRecord(
         trace_id=TRACE_ID,
+        status="success",
         agent_name=XSS_NAME,
         input="where is my refund?",
         output=XSS_OUTPUT,

@@ -46,6 +46,7 @@ def chat_trace() -> TraceRecord:
     a guard step that failed; times in ms from T0."""
     first_llm = Span(
         span_id="llm1",
+        status="success",
         parent_id="root",
         name="plan",
         kind="llm",
@@ -87,6 +88,7 @@ def chat_trace() -> TraceRecord:
     )
     tool = Span(
         span_id="tool1",
+        status="success",
         parent_id="root",
         name="lookup_refund",
         kind="tool",
@@ -98,6 +100,7 @@ def chat_trace() -> TraceRecord:
     )
     second_llm = Span(
         span_id="llm2",
+        status="success",
         parent_id="root",
         name="answer",
         kind="llm",
@@ -144,6 +147,7 @@ def chat_trace() -> TraceRecord:
     )
     root = Span(
         span_id="root",
+        status="success",
         name="agent",
         kind="agent",
         started_at=T0,
@@ -153,6 +157,7 @@ def chat_trace() -> TraceRecord:
     )
     return TraceRecord(
         trace_id=CHAT_TRACE,
+        status="success",
         agent_name="refund bot " + XSS,
         input="Where is my refund? " + XSS,
         output="Approved: " + XSS_SCRIPT,
@@ -166,12 +171,13 @@ def orphan_trace() -> TraceRecord:
     """A trace no scenario run refers to, its span recorded without a start time."""
     return TraceRecord(
         trace_id=ORPHAN_TRACE,
+        status="success",
         agent_name="lonely",
         input="hi",
         output="hello",
         started_at=T0 - timedelta(days=30),
         duration_ms=10.0,
-        steps=[Span(span_id="x", name="untimed step", duration_ms=4.0)],
+        steps=[Span(span_id="x", name="untimed step", status="success", duration_ms=4.0)],
     )
 
 

@@ -46,7 +46,21 @@ async def test_run_async_returns_the_output_and_stores_the_trace(client: Client)
     )
     assert [s.name for s in record.spans] == ["classify"]
     assert record.cost_usd == pytest.approx(0.001)
+    assert record.total_cost_usd == pytest.approx(0.001)  # sent with the run, as Veval's SDK
     assert await client.get_trace_async(record.trace_id) == record
+
+
+async def test_a_hand_built_trace_is_stored_with_its_total(client: Client) -> None:
+    """Veval's server computes the total of a trace sent without one; so does the store."""
+    steps = [scenarist.Span(span_id="s1", status="success", cost_usd=0.5)]
+    hand_built = TraceRecord(trace_id="tr_hand", status="success", steps=steps)
+    await client.store.save_trace(hand_built)
+    assert hand_built.total_cost_usd is None  # the caller's record is left as built
+    stored = await client.get_trace_async("tr_hand")
+    assert stored is not None and stored.total_cost_usd == 0.5
+    priced = TraceRecord(trace_id="tr_priced", total_cost_usd=3.0, steps=steps)
+    await client.store.save_trace(priced)
+    assert await client.get_trace_async("tr_priced") is priced
 
 
 async def test_run_async_stores_a_failed_run_and_reraises(client: Client) -> None:

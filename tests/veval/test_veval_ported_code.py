@@ -389,10 +389,16 @@ def test_stepdata_and_tracedata_construct_as_in_veval() -> None:
     assert [s.name for s in record.spans] == ["classify", "lookup"]
     assert TraceRecord("tr_2", "support", "", "in", "out").output == "out"
     priced = TraceRecord(steps=[Span(name="x", cost_usd=0.25)])
-    assert priced.total_cost_usd == 0.25  # the steps' cost, unless given
+    # a hand-built record has no total unless given (Veval's server computes it); the
+    # steps' cost is cost_usd
+    assert (priced.total_cost_usd, priced.cost_usd) == (None, 0.25)
     assert TraceRecord(total_cost_usd=9.0, steps=priced.steps).total_cost_usd == 9.0
     with pytest.raises(ValidationError, match="total_cost_usd must be a number"):
         TraceRecord(total_cost_usd="a lot")
+    # what is left out has Veval's defaults: StepData's status "", TraceData's "running"
+    assert (Span().status, Span(name="x").status) == ("", "")
+    bare = TraceRecord()
+    assert (bare.status, bare.agent_name, bare.total_cost_usd) == ("running", "", None)
     with pytest.raises(TypeError, match="at most 13 positional"):
         TraceRecord(*range(14))
 

@@ -87,6 +87,13 @@ def test_hand_written_veval_steps_need_no_ids_nor_names() -> None:
         ("step-2", "", "tool"),
         ("step-3", "", "custom"),
     ]
+    # what the JSON leaves out reads as Veval's TraceData.from_dict has it
+    assert (record.status, record.agent_name, record.total_cost_usd) == ("running", "", None)
+    assert [s.status for s in record.steps] == ["", "", ""]
+    full = from_veval(
+        {"trace_id": "tr_2", "agent_name": "bot", "status": "error", "total_cost_usd": 0.75}
+    )
+    assert (full.status, full.agent_name, full.total_cost_usd) == ("error", "bot", 0.75)
 
 
 @pytest.mark.anyio

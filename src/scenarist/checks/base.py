@@ -160,7 +160,7 @@ class Check(KindRegistered):
 def _trace_of(ctx: Any, label: str) -> Trace[Any, Any]:
     """The trace an assertion reads from Veval's ``ctx`` (or a record, or a trace)."""
     if isinstance(ctx, RunContext):
-        return ctx.to_record(error=ctx.error).to_trace()
+        return ctx._trace(ctx.error)
     if isinstance(ctx, TraceRecord):
         return ctx.to_trace()
     if isinstance(ctx, Trace):

@@ -16,15 +16,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    PrivateAttr,
     model_validator,
 )
 
-from scenarist.model._construct import construct
+from scenarist.model._construct import construct, replace
 from scenarist.model._positional import Positional
 from scenarist.model.trace import Interaction, InteractionLog, Span, SpanError, Trace
 
-__all__ = ["TraceRecord"]
+__all__ = ["TraceRecord", "with_total"]
 
 
 class TraceRecord(Positional):
@@ -34,8 +33,11 @@ class TraceRecord(Positional):
     field order: ``TraceRecord(trace_id="tr_1", input="q", status="success",
     steps=[Span(...)])`` (``completed_at`` is Veval's name of ``ended_at``; a string
     ``error`` is read as a :class:`SpanError`; ``project_id`` goes to
-    ``metadata["project_id"]``; a given ``total_cost_usd`` is what :attr:`total_cost_usd`
-    reads, as in Veval, instead of the steps' cost).
+    ``metadata["project_id"]``). What a hand-built record leaves out has Veval's
+    defaults: ``status`` ``"running"``, ``agent_name`` ``""``, ``total_cost_usd``
+    ``None``. The records our own code builds (a run's, an OTLP import's, Veval's JSON)
+    give every value, the total included, and a store saving a record without a total
+    computes it from the steps (:func:`with_total`), as Veval's server does.
     """
 
     model_config = ConfigDict(defer_build=True)
@@ -56,42 +58,41 @@ class TraceRecord(Positional):
     )
 
     trace_id: str = ""
-    agent_name: str | None = None
+    agent_name: str | None = ""
     input: Any = None
     output: Any = None
-    status: str = "success"
+    status: str = "running"
     error: SpanError | None = None
     started_at: datetime | None = None
     ended_at: datetime | None = Field(
         default=None, validation_alias=AliasChoices("ended_at", "completed_at")
     )
     duration_ms: float | None = None
+    total_cost_usd: float | None = None
+    """What the run cost in all, as sent or stored (Veval's field); :attr:`cost_usd` is
+    the steps' cost, computed."""
     is_replay: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: list[Span] = Field(default_factory=list)
-    _declared_cost_usd: float | None = PrivateAttr(default=None)
 
     @model_validator(mode="wrap")
     @classmethod
     def _veval_fields(cls, data: Any, handler: ModelWrapValidatorHandler[TraceRecord]) -> Any:
-        """Veval's ``project_id`` and ``total_cost_usd`` (see the class docstring)."""
-        declared = None
+        """Veval's ``project_id`` (see the class docstring); ``total_cost_usd`` a number."""
         if isinstance(data, dict) and ("project_id" in data or "total_cost_usd" in data):
-            data = dict(data)
-            project = data.pop("project_id", None)
-            declared = data.pop("total_cost_usd", None)
-            if project:
-                if not isinstance(project, str):
-                    raise ValueError(f"project_id must be a string, got {project!r}")
-                data["metadata"] = {**(data.get("metadata") or {}), "project_id": project}
+            declared = data.get("total_cost_usd")
             if declared is not None and (
                 isinstance(declared, bool) or not isinstance(declared, int | float)
             ):
-                raise ValueError(f"total_cost_usd must be a number, got {declared!r}")
-        record = handler(data)
-        if declared is not None:
-            record._declared_cost_usd = float(declared)
-        return record
+                raise ValueError(f"total_cost_usd must be a number or None, got {declared!r}")
+            if "project_id" in data:
+                data = dict(data)
+                project = data.pop("project_id")
+                if project:
+                    if not isinstance(project, str):
+                        raise ValueError(f"project_id must be a string, got {project!r}")
+                    data["metadata"] = {**(data.get("metadata") or {}), "project_id": project}
+        return handler(data)
 
     @property
     def spans(self) -> list[Span]:
@@ -112,13 +113,6 @@ class TraceRecord(Positional):
     def completed_at(self) -> datetime | None:
         """Veval's name for :attr:`ended_at`."""
         return self.ended_at
-
-    @property
-    def total_cost_usd(self) -> float | None:
-        """The ``total_cost_usd`` it was built with (Veval's field), else :attr:`cost_usd`."""
-        private = self.__pydantic_private__  # None on records built without validation
-        declared = private.get("_declared_cost_usd") if private else None
-        return declared if declared is not None else self.cost_usd
 
     @property
     def project_id(self) -> str:
@@ -164,3 +158,12 @@ class TraceRecord(Positional):
         return construct(
             Trace, {"interactions": InteractionLog([self.to_interaction()]), "annotations": {}}
         )
+
+
+def with_total(record: TraceRecord) -> TraceRecord:
+    """``record`` with its ``total_cost_usd``: as it is when it has one, else a copy whose
+    total is the steps' cost (what a store keeps, as Veval's server computes the total of
+    a trace sent without one)."""
+    if record.total_cost_usd is not None:
+        return record
+    return replace(record, total_cost_usd=record.cost_usd)

@@ -160,8 +160,10 @@ class Span(Positional):
     order: ``Span(step_id="s1", name="classify", type="llm", status="success")``
     (``step_id``, ``parent_step_id``, ``type``, ``completed_at`` are Veval's names of
     ``span_id``, ``parent_id``, ``kind``, ``ended_at``; a string ``error`` is read as a
-    :class:`SpanError`). Veval's ``Step`` builder methods are here too:
-    :meth:`create_step`, :meth:`complete`, :meth:`fail`.
+    :class:`SpanError`). A ``status`` left out is ``""``, as in Veval's ``StepData``
+    (the spans our recorder and importers build always say how they ended). Veval's
+    ``Step`` builder methods are here too: :meth:`create_step`, :meth:`complete`,
+    :meth:`fail`.
     """
 
     # Built on first use, like the other models: building its schema at import also ran
@@ -194,7 +196,7 @@ class Span(Positional):
     kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
     input: Any = None
     output: Any = None
-    status: str = "success"
+    status: str = ""
     error: SpanError | None = None
     started_at: datetime | None = None
     ended_at: datetime | None = Field(

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from scenarist._jsonable import to_json_value
-from scenarist.model.record import TraceRecord
+from scenarist.model.record import TraceRecord, with_total
 from scenarist.model.trace import Span, SpanError
 
 __all__ = ["from_veval", "to_veval"]
@@ -85,7 +85,7 @@ def to_veval(record: TraceRecord) -> dict[str, Any]:
         "started_at": _iso(record.started_at),
         "completed_at": _iso(record.ended_at),
         "duration_ms": record.duration_ms,
-        "total_cost_usd": record.cost_usd,
+        "total_cost_usd": with_total(record).total_cost_usd,
         "metadata": to_json_value(metadata),
         "steps": steps,
     }
@@ -105,7 +105,7 @@ def from_veval(data: dict[str, Any]) -> TraceRecord:
             kind=step.get("type") or "custom",
             input=step.get("input"),
             output=step.get("output"),
-            status=step.get("status") or "success",
+            status=_status(step.get("status", ""), ""),
             error=error,
             started_at=step.get("started_at"),
             ended_at=step.get("completed_at"),
@@ -122,14 +122,20 @@ def from_veval(data: dict[str, Any]) -> TraceRecord:
     error, metadata = _error_in(data.get("error"), dict(data.get("metadata") or {}))
     return TraceRecord(
         trace_id=data["trace_id"],
-        agent_name=data.get("agent_name"),
+        agent_name=data.get("agent_name", ""),
         input=data.get("input"),
         output=data.get("output"),
-        status=data.get("status") or "success",
+        status=_status(data.get("status", "running"), "running"),
         error=error,
         started_at=data.get("started_at"),
         ended_at=data.get("completed_at"),
         duration_ms=data.get("duration_ms"),
+        total_cost_usd=data.get("total_cost_usd"),
         metadata=metadata,
         steps=roots,
     )
+
+
+def _status(value: Any, default: str) -> str:
+    """A status as Veval's ``from_dict`` reads it; ``None`` (no status) is the default."""
+    return default if value is None else value

@@ -18,7 +18,7 @@ from typing import Any
 
 from scenarist._json_limits import fast_loads
 from scenarist.model._construct import construct
-from scenarist.model.record import TraceRecord
+from scenarist.model.record import TraceRecord, with_total
 from scenarist.model.trace import Span, SpanError
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
@@ -466,7 +466,7 @@ def _record(trace_hex: str, spans: list[Span], resource: dict[str, Any]) -> Trac
         metadata["service_name"] = service
     if any(s.metadata.get("content") == "missing" for s in llm):
         metadata["content"] = "missing"
-    return TraceRecord(
+    record = TraceRecord(
         trace_id=f"tr_{trace_hex}",
         agent_name=str(agent_name or service or "otel"),
         input=run_input,
@@ -479,6 +479,7 @@ def _record(trace_hex: str, spans: list[Span], resource: dict[str, Any]) -> Trac
         metadata=metadata,
         steps=roots,
     )
+    return with_total(record)  # the total a run's own record has: the steps' cost
 
 
 def records_from_spans(wires: list[WireSpan]) -> list[TraceRecord]:

@@ -26,7 +26,8 @@ class Store(Protocol):
     """Persistence for agent runs, scenario runs, scenario items and snapshots."""
 
     async def save_trace(self, record: TraceRecord) -> None:
-        """Store (or replace) one agent run."""
+        """Store (or replace) one agent run; one without a ``total_cost_usd`` is kept with
+        the steps' cost (``with_total``), as Veval's server computes it."""
         ...
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
-from scenarist.model.record import TraceRecord
+from scenarist.model.record import TraceRecord, with_total
 
 if TYPE_CHECKING:
     from scenarist.replay.snapshots import SnapshotData
@@ -23,7 +23,7 @@ class MemoryStore:
         self.snapshots: dict[str, SnapshotData] = {}
 
     async def save_trace(self, record: TraceRecord) -> None:
-        self.traces[record.trace_id] = record
+        self.traces[record.trace_id] = with_total(record)  # as Veval's server computes it
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         return self.traces.get(trace_id)

@@ -39,7 +39,7 @@ async def judge_run(
     )
     from scenarist.judges.mocks import active_judge_mocks
 
-    trace = ctx.to_record().to_trace()
+    trace = ctx._trace(None)
     with scope:
         mocks = active_judge_mocks()
         if mocks is not None and not mocks.has(criteria):  # never a real, billed call

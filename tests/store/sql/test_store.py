@@ -14,6 +14,7 @@ from tests.server.test_api import VEVAL_TRACE
 from scenarist.errors import UserError
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
 from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
 from scenarist.model.veval_wire import from_veval
 from scenarist.replay.snapshots import SnapshotData
 from scenarist.store.base import Store
@@ -69,6 +70,40 @@ async def test_save_traces_stores_a_batch_at_once_and_the_last_of_an_id_wins(
         assert await store.get_trace(second.trace_id) == second
         assert await store.get_trace(first.trace_id) == newer
         await store.save_traces([])  # nothing to do
+    finally:
+        await store.close()
+
+
+async def test_a_trace_is_kept_with_its_total_as_veval_server_computes_it(
+    database_url: str,
+) -> None:
+    """A record sent without ``total_cost_usd`` (a hand-built ``TraceData``) is stored
+    with the steps' cost, a given total as given; the caller's record is left as it is."""
+    store = SqlStore(database_url)
+    try:
+        steps = [Span(span_id="s1", status="success", cost_usd=0.25)]
+        unpriced = TraceRecord(trace_id="tr_unpriced", status="success", steps=steps)
+        priced = TraceRecord(trace_id="tr_priced", total_cost_usd=2.0, steps=steps)
+        await store.save_trace(unpriced)
+        await store.save_traces([priced])
+        assert unpriced.total_cost_usd is None
+        loaded = await store.get_trace("tr_unpriced")
+        assert loaded is not None and loaded.total_cost_usd == 0.25
+        both = await store.get_traces(["tr_unpriced", "tr_priced"])
+        assert {k: r.total_cost_usd for k, r in both.items()} == {
+            "tr_unpriced": 0.25,
+            "tr_priced": 2.0,
+        }
+        # a document stored before records kept their total gets it when read
+        legacy = unpriced.model_dump_json(exclude={"total_cost_usd"})
+        engine = await store.engine()
+        async with engine.begin() as connection:
+            await connection.execute(
+                text("UPDATE traces SET document = :document WHERE trace_id = 'tr_unpriced'"),
+                {"document": legacy},
+            )
+        loaded = await store.get_trace("tr_unpriced")
+        assert loaded is not None and loaded.total_cost_usd == 0.25
     finally:
         await store.close()
 

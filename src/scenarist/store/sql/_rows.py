@@ -207,6 +207,10 @@ def scenario_run_rows(
 
 def trace_row(record: TraceRecord, now: datetime) -> Row:
     check_name(record.trace_id, "trace_id")
+    cost = record.cost_usd
+    document = record.model_dump()
+    if document["total_cost_usd"] is None:  # kept with its total, as Veval's server does
+        document["total_cost_usd"] = cost
     return {
         "trace_id": record.trace_id,
         "agent_name": check_name(record.agent_name, "agent_name"),
@@ -215,10 +219,10 @@ def trace_row(record: TraceRecord, now: datetime) -> Row:
         "started_at": record.started_at,
         "ended_at": record.ended_at,
         "duration_ms": record.duration_ms,
-        "cost_usd": record.cost_usd,
+        "cost_usd": cost,
         "span_count": len(record.spans),
         "is_replay": record.is_replay,
-        "document": dumps(record),
+        "document": json_text(document),
     }
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from scenarist.model.items import ScenarioItem
-from scenarist.model.record import TraceRecord
+from scenarist.model.record import TraceRecord, with_total
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
@@ -72,7 +72,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
     # -- traces --------------------------------------------------------------------------
 
     async def save_trace(self, record: TraceRecord) -> None:
-        """Store (or replace) one agent run."""
+        """Store (or replace) one agent run, with its total (``with_total``)."""
         row = {**trace_row(record, datetime.now(UTC)), "project": self.project}
         statement = self._upsert(_TRACES, row, ("trace_id",))
 
@@ -104,7 +104,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
                     _TRACES.c.trace_id == trace_id, _TRACES.c.project == self.project
                 )
             )
-        return None if document is None else TraceRecord.model_validate_json(document)
+        return None if document is None else _load_trace(document)
 
     async def get_traces(self, trace_ids: list[str]) -> dict[str, TraceRecord]:
         """The stored ones of ``trace_ids``, in one query (the OTLP receiver's batches)."""
@@ -117,9 +117,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
                     _TRACES.c.project == self.project,
                 )
             )
-            return {
-                trace_id: TraceRecord.model_validate_json(document) for trace_id, document in rows
-            }
+            return {trace_id: _load_trace(document) for trace_id, document in rows}
 
     async def search_traces(
         self,
@@ -310,3 +308,8 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
             items=[SnapshotInfo.model_validate(dict(row._mapping)) for row in rows],
             next_cursor=encode_cursor(rows[-1].name) if rows and more else None,
         )
+
+
+def _load_trace(document: str) -> TraceRecord:
+    """A stored trace; one stored before records kept their total gets it computed."""
+    return with_total(TraceRecord.model_validate_json(document))

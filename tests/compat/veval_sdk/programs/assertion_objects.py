@@ -171,6 +171,30 @@ async def main():
         "priced": TraceData(
             trace_id="tr_priced", total_cost_usd=0.5, steps=[failed]
         ).total_cost_usd,
+        # a hand-built trace has no total unless given (Veval's server computes it)
+        "unpriced": TraceData(trace_id="tr_unpriced", steps=[failed]).total_cost_usd,
+        "defaults": {
+            "step_status": StepData().status,
+            "step_named_status": StepData(step_id="s", name="plan").status,
+            "trace_status": TraceData().status,
+            "trace_agent_name": TraceData().agent_name,
+            "trace_total": TraceData().total_cost_usd,
+        },
+        "from_dict": [
+            [t.status, t.agent_name, t.total_cost_usd, [s.status for s in t.steps]]
+            for t in (
+                TraceData.from_dict({"trace_id": "tr_bare", "steps": [{"step_id": "s1"}]}),
+                TraceData.from_dict(
+                    {
+                        "trace_id": "tr_full",
+                        "agent_name": "bot",
+                        "status": "error",
+                        "total_cost_usd": 0.75,
+                        "steps": [{"step_id": "s1", "status": "success"}],
+                    }
+                ),
+            )
+        ],
         "names": [s.name for s in trace.steps],
         "positional": StepData("s1", None, "plan", "tool").type,
     }

@@ -364,6 +364,32 @@ def test_snapshot_from_a_record_is_pre_order_with_depth() -> None:
     assert SnapshotData.from_trace(record.to_trace()).trace_id == "tr_1"
 
 
+def test_a_step_built_without_a_type_has_none_as_in_veval() -> None:
+    """Veval's ``SnapshotStep.type`` defaults to ``None``; a snapshot taken from a run
+    keeps each span's kind. The kind is never compared: a step without one matches a run's
+    step of any kind, and it survives JSON and ``from_dict`` as ``None``."""
+    bare = SnapshotStep(name="plan", input={"q": 1})
+    assert (bare.kind, bare.type) == (None, None)
+    assert SnapshotStep("plan", None, {"q": 1}).type is None
+    loaded = SnapshotData.from_dict(
+        {"steps": [{"name": "plan", "input": {"q": 1}}, {"name": "go", "type": None}]}
+    )
+    assert [s.type for s in loaded.steps] == [None, None]
+    names_only = SnapshotData(names_only=["plan", "go"])
+    assert [s.type for s in names_only.ordered_steps()] == [None, None]
+    assert SnapshotData.model_validate_json(loaded.model_dump_json()).steps == loaded.steps
+    record = TraceRecord(
+        trace_id="tr_1", steps=[span("plan", "tool", input={"q": 1}), span("go", "llm")]
+    )
+    run = SnapshotData.from_record(record)
+    assert [s.type for s in run.steps] == ["tool", "llm"]
+    diff = compare_snapshots(loaded, run)
+    assert not diff.has_changes and diff.summary("typed") == "Snapshot 'typed': no changes."
+    changed = TraceRecord(trace_id="tr_2", steps=[span("plan", "tool", input={"q": 2})])
+    drifted = compare_snapshots(loaded, changed)
+    assert [c.kind for c in drifted.changes] == ["InputChanged", "Removed"]
+
+
 def test_snapshot_from_a_run_context() -> None:
     ctx = RunContext(input="q", trace_id="tr_ctx")
     ctx.track_step("lookup", {"id": 3}, lambda: {"found": True})

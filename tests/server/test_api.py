@@ -240,6 +240,39 @@ async def test_veval_trace_round_trips(app_client: httpx2.AsyncClient) -> None:
     assert missing.json()["error"]["code"] == "not_found"
 
 
+async def test_a_veval_trace_that_cost_nothing_reads_back_without_a_total(
+    app_client: httpx2.AsyncClient,
+) -> None:
+    """Veval's SDK sends a zero total as ``None``; the server keeps it so (the steps cost
+    0), and the trace list still shows the steps' cost, 0."""
+    free_steps = [
+        VEVAL_TRACE["steps"][0] | {"cost_usd": 0},
+        VEVAL_TRACE["steps"][1] | {"cost_usd": None},
+    ]
+    free = VEVAL_TRACE | {"trace_id": "tr_free", "total_cost_usd": None, "steps": free_steps}
+    assert (await app_client.post("/v1/traces", json=free)).status_code == 201
+    got = (await app_client.get("/v1/traces/tr_free")).json()
+    assert got["total_cost_usd"] is None
+    assert [s["cost_usd"] for s in got["steps"]] == [0, None]
+    listed = (await app_client.get("/api/traces")).json()["items"]
+    assert [(t["trace_id"], t["cost_usd"]) for t in listed] == [("tr_free", 0.0)]
+
+
+async def test_a_veval_snapshot_step_without_a_type_is_stored_without_one(
+    app_client: httpx2.AsyncClient,
+) -> None:
+    """Veval's SnapshotStep type defaults to None and its SDK sends it as such."""
+    steps = [{"name": "plan", "type": None, "input": "q"}, {"name": "answer", "type": "llm"}]
+    body = {"name": "typeless", "source_trace_id": "tr_1", "steps": steps}
+    saved = await app_client.post("/v1/snapshots", json=body)
+    assert saved.status_code == 201, saved.text
+    got = (await app_client.get("/v1/snapshots/typeless")).json()
+    assert [(s["name"], s["type"], s["kind"]) for s in got["steps"]] == [
+        ("plan", None, None),
+        ("answer", "llm", "llm"),
+    ]
+
+
 async def test_trace_search_by_agent_and_status(app_client: httpx2.AsyncClient) -> None:
     for i in range(5):
         trace = VEVAL_TRACE | {

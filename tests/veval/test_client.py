@@ -50,6 +50,25 @@ async def test_run_async_returns_the_output_and_stores_the_trace(client: Client)
     assert await client.get_trace_async(record.trace_id) == record
 
 
+async def test_a_run_whose_steps_cost_nothing_has_no_total(client: Client) -> None:
+    """Veval's SDK sends ``total_cost or None``: a zero total is no total, whether the
+    steps were priced at 0 or not priced at all; the steps' cost stays 0."""
+
+    async def free_agent(ctx: RunContext) -> str:
+        async with step("classify", input=ctx.input, kind="llm") as handle:
+            handle.set_meta("cost_usd", 0)
+        ctx.track_step("answer", ctx.input, lambda: "done")
+        return "done"
+
+    await client.run_async("free", free_agent, input="hi")
+    await client.run_async("plain", lambda ctx: ctx.track_step("a", None, lambda: 1))
+    free, plain = client.store.traces.values()  # type: ignore[attr-defined]
+    assert (free.total_cost_usd, free.cost_usd) == (None, 0.0)
+    assert (plain.total_cost_usd, plain.cost_usd) == (None, None)
+    stored = await client.get_trace_async(free.trace_id)
+    assert stored is not None and stored.total_cost_usd is None
+
+
 async def test_a_hand_built_trace_is_stored_with_its_total(client: Client) -> None:
     """Veval's server computes the total of a trace sent without one; so does the store."""
     steps = [scenarist.Span(span_id="s1", status="success", cost_usd=0.5)]

@@ -23,7 +23,7 @@ from scenarist.model._construct import construct, replace
 from scenarist.model._positional import Positional
 from scenarist.model.trace import Interaction, InteractionLog, Span, SpanError, Trace
 
-__all__ = ["TraceRecord", "with_total"]
+__all__ = ["TraceRecord", "run_total", "with_total"]
 
 
 class TraceRecord(Positional):
@@ -160,10 +160,18 @@ class TraceRecord(Positional):
         )
 
 
+def run_total(cost: float | None) -> float | None:
+    """A run's ``total_cost_usd`` from its steps' cost, as Veval's SDK sends it: a total of
+    zero (steps that cost nothing, or none with a cost) is no total, ``None``."""
+    return cost or None
+
+
 def with_total(record: TraceRecord) -> TraceRecord:
     """``record`` with its ``total_cost_usd``: as it is when it has one, else a copy whose
     total is the steps' cost (what a store keeps, as Veval's server computes the total of
-    a trace sent without one)."""
+    a trace sent without one). Steps that cost nothing give no total (:func:`run_total`):
+    the record is returned as it is."""
     if record.total_cost_usd is not None:
         return record
-    return replace(record, total_cost_usd=record.cost_usd)
+    total = run_total(record.cost_usd)
+    return record if total is None else replace(record, total_cost_usd=total)

@@ -53,14 +53,16 @@ class SnapshotStep(Positional):
     ``input`` and ``output`` are stored as JSON data (see :mod:`scenarist._jsonable`), so a
     snapshot survives a round trip through a file or the store unchanged. ``depth`` is 0
     for a top-level step; ``parent_index`` is the position of the enclosing step.
-    ``kind`` also accepts, and is readable as, Veval's field name ``type``.
+    ``kind`` also accepts, and is readable as, Veval's field name ``type``. A step built
+    without one has none (``None``, Veval's default); a snapshot taken from a run keeps
+    each span's kind. The kind is kept and shown, never compared.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, populate_by_name=True)
     __positional__ = ("name", "type", "input", "output")
 
     name: str = ""
-    kind: str = Field(default="custom", validation_alias=AliasChoices("kind", "type"))
+    kind: str | None = Field(default=None, validation_alias=AliasChoices("kind", "type"))
     input: Any = None
     output: Any = None
     status: str = "success"
@@ -68,7 +70,7 @@ class SnapshotStep(Positional):
     parent_index: int | None = None
 
     @property
-    def type(self) -> str:
+    def type(self) -> str | None:
         """Veval's name for :attr:`kind`."""
         return self.kind
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from scenarist.model._construct import construct, field_values
-from scenarist.model.record import TraceRecord
+from scenarist.model.record import TraceRecord, run_total
 from scenarist.model.trace import Span, SpanError, Trace
 from scenarist.model.usage import step_spans
 from scenarist.tracing.recorder import RunRecorder, StepSource
@@ -98,9 +98,10 @@ class RunContext:
 
     def to_record(self, *, error: BaseException | None = None) -> TraceRecord:
         """The record of this run, which ended with ``error`` (or successfully), with its
-        total, the steps' cost, as Veval's SDK sends a run's."""
+        total, the steps' cost, as Veval's SDK sends a run's (``None`` when it is zero)."""
         record = self._record(error)
-        field_values(record)["total_cost_usd"] = record.cost_usd  # one walk of the tree
+        # one walk of the tree
+        field_values(record)["total_cost_usd"] = run_total(record.cost_usd)
         return record
 
     def _trace(self, error: BaseException | None) -> Trace[Any, Any]:

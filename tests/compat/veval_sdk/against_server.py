@@ -4,6 +4,8 @@
 Phase ``record``: a traced run (stored on the server), fetched back, saved as a snapshot.
 Phase ``scenario``: the scenario's items fetched by name from the server (one synthetic,
 one trace-backed), run with the SDK's own replay; then ``replay_async`` directly.
+Phase ``free``: a run whose steps cost nothing (one priced 0, one unpriced), fetched back,
+and the same run sent by scenarist's client (its trace id given), fetched by the SDK.
 """
 
 import asyncio
@@ -90,6 +92,39 @@ async def scenario(trace_id):
     }
 
 
+async def free_agent(ctx):
+    async def classify(handle):
+        handle.set_meta("cost_usd", 0)
+        return "refund"
+
+    intent = await ctx.track_step_async("classify", ctx.input, classify)
+    return ctx.track_step("answer", intent, lambda: f"about {intent}")
+
+
+async def free(scenarist_trace_id):
+    seen = {}
+
+    async def remember(ctx):
+        seen["ctx"] = ctx
+        return await free_agent(ctx)
+
+    await sdk.run_async("free", remember, input="Where is my refund?")
+
+    def read(trace):
+        steps = [(s.name, s.cost_usd) for s in trace.steps]
+        return {
+            "agent_name": trace.agent_name,
+            "total_cost_usd": trace.total_cost_usd,
+            "steps": steps,
+        }
+
+    return {
+        "veval_sent": read(await sdk.get_trace_async(seen["ctx"].trace_id)),
+        "scenarist_sent": read(await sdk.get_trace_async(scenarist_trace_id)),
+    }
+
+
 phase = sys.argv[1]
-result = asyncio.run(record() if phase == "record" else scenario(sys.argv[2]))
+phases = {"record": record, "scenario": scenario, "free": free}
+result = asyncio.run(phases[phase](*sys.argv[2:]))
 print(json.dumps(result, default=str))

@@ -156,3 +156,39 @@ def test_real_veval_sdk_records_fetches_runs_items_by_name_and_replays(
     }
     runs = httpx2.get(f"{served.url}/v1/scenarios/support/runs").json()
     assert [(r["pass_count"], r["fail_count"]) for r in runs["items"]] == [(2, 0)]
+
+
+def test_a_run_that_cost_nothing_reads_back_without_a_total_whoever_sent_it(
+    veval_python: Path, served: Served, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Veval's SDK sends a zero total as ``None`` (``total_cost or None``); scenarist's
+    client sends the same run the same way, and the server keeps both so: the real SDK
+    reads both back alike."""
+    from scenarist import Client, ClientOptions, RunContext
+
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "client-home"))
+
+    async def free_agent(ctx: RunContext) -> str:  # against_server.free_agent, ported
+        async def classify(handle: Any) -> str:
+            handle.set_meta("cost_usd", 0)
+            return "refund"
+
+        intent = await ctx.track_step_async("classify", ctx.input, classify)
+        return str(ctx.track_step("answer", intent, lambda: f"about {intent}"))
+
+    seen: dict[str, RunContext] = {}
+
+    async def remember(ctx: RunContext) -> str:
+        seen["ctx"] = ctx
+        return await free_agent(ctx)
+
+    client = Client(ClientOptions(base_url=served.url, raise_on_send_failure=True))
+    assert client.run("free", remember, input="Where is my refund?") == "about refund"
+
+    read = run_veval(veval_python, served, "free", seen["ctx"].trace_id)
+    expected = {
+        "agent_name": "free",
+        "total_cost_usd": None,
+        "steps": [["classify", 0.0], ["answer", None]],
+    }
+    assert read == {"veval_sent": expected, "scenarist_sent": expected}

@@ -108,6 +108,32 @@ async def test_a_trace_is_kept_with_its_total_as_veval_server_computes_it(
         await store.close()
 
 
+async def test_a_trace_whose_steps_cost_nothing_is_kept_without_a_total(
+    database_url: str,
+) -> None:
+    """Veval's SDK sends a zero total as ``None`` (``total_cost or None``): a record whose
+    steps cost nothing is kept and read back without one, its cost column still 0; a
+    total given as 0 is kept as given."""
+    store = SqlStore(database_url)
+    try:
+        free = [Span(span_id="s1", status="success", cost_usd=0.0), Span(span_id="s2")]
+        await store.save_trace(TraceRecord(trace_id="tr_free", status="success", steps=free))
+        await store.save_trace(TraceRecord(trace_id="tr_zero", total_cost_usd=0.0, steps=free))
+        await store.save_trace(TraceRecord(trace_id="tr_none", steps=[Span(span_id="s3")]))
+        both = await store.get_traces(["tr_free", "tr_zero", "tr_none"])
+        assert {k: r.total_cost_usd for k, r in both.items()} == {
+            "tr_free": None,
+            "tr_zero": 0.0,
+            "tr_none": None,
+        }
+        assert both["tr_free"].cost_usd == 0.0  # what the dashboard and reports read
+        page = await store.search_traces(limit=10)
+        costs = {t.trace_id: t.cost_usd for t in page.items}
+        assert costs["tr_free"] == 0.0 and costs["tr_none"] is None
+    finally:
+        await store.close()
+
+
 async def test_a_batch_with_one_unstorable_trace_stores_none_of_it(database_url: str) -> None:
     store = SqlStore(database_url)
     try:

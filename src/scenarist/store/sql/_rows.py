@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from scenarist._jsonable import json_text
 from scenarist.errors import UserError
+from scenarist.model.record import run_total
 from scenarist.model.status import pass_rate
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def trace_row(record: TraceRecord, now: datetime) -> Row:
     cost = record.cost_usd
     document = record.model_dump()
     if document["total_cost_usd"] is None:  # kept with its total, as Veval's server does
-        document["total_cost_usd"] = cost
+        document["total_cost_usd"] = run_total(cost)
     return {
         "trace_id": record.trace_id,
         "agent_name": check_name(record.agent_name, "agent_name"),

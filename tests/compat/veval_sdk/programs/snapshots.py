@@ -122,6 +122,29 @@ async def main():
     ]
     step = SnapshotStep("classify", "llm", "q", "refund")
     result["positional_step"] = [step.name, step.type, step.input, step.output]
+    # a step without a type: built by hand, read from a dict, or a legacy snapshot's
+    typeless = SnapshotData.from_dict(
+        {
+            "name": "typeless",
+            "steps": [
+                {"name": "classify", "input": {"prompt": "v1", "q": "Where is my refund?"}},
+                {"name": "answer", "type": None, "input": "changed"},
+            ],
+        }
+    )
+    against_run = compare_snapshots(typeless, good)
+    result["typeless"] = {
+        "default": SnapshotStep().type,
+        "by_keyword": SnapshotStep(name="classify", input="q").type,
+        "from_dict": [s.type for s in typeless.steps],
+        "legacy": [s.type for s in legacy.ordered_steps()],
+        "taken_from_run": [s.type for s in baseline.steps],
+        "diff": describe(against_run),
+        "diff_types": [
+            [s.type for s in against_run.expected_steps],
+            [s.type for s in against_run.actual_steps],
+        ],
+    }
 
     sdk.with_snapshot("support-baseline", baseline)
     run = await sdk.run_scenario_async(

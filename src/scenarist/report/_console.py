@@ -140,8 +140,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     vacuous = [r.scenario_name for r in result.results if r.vacuous]
     if vacuous:
         yield Text(
-            f"Vacuous passes (no interaction happened, or an input generator yielded none): "
-            f"{', '.join(vacuous)}; "
+            f"Vacuous passes (nothing was tested): {', '.join(vacuous)}; "
             "--fail-on-vacuous fails them",
             style="yellow",
         )

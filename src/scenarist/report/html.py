@@ -83,8 +83,7 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
     vacuous = [r.scenario_name for r in result.results if r.vacuous]
     if vacuous:
         parts.append(
-            '<p class="warning"><strong>Vacuous passes</strong> (no interaction happened, '
-            "or an input generator yielded none): "
+            '<p class="warning"><strong>Vacuous passes</strong> (nothing was tested): '
             f"{_e(', '.join(vacuous))}</p>"
         )
     parts.extend(_scenario(s) for s in result.results)

@@ -58,7 +58,8 @@ async def test_an_empty_generator_passes_vacuously(form: str) -> None:
     assert step.results == [] and step.error is None
     assert step.empty_generators == (LABELS[form],)
     assert result.vacuous
-    assert result.vacuous_reason == f"the input generator {LABELS[form]!r} of step 1 yielded no input"
+    reason = f"the input generator {LABELS[form]!r} of step 1 yielded no input"
+    assert result.vacuous_reason == reason
 
 
 @pytest.mark.parametrize("form", list(FORMS))

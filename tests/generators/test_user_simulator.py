@@ -102,7 +102,8 @@ async def test_zero_turns_pass_as_in_giskard_but_flagged_vacuous(
     (step,) = result.steps
     assert step.error is None and step.empty_generators == ("user_simulator",)
     assert result.vacuous
-    assert result.vacuous_reason == "the input generator 'user_simulator' of step 1 yielded no input"
+    reason = "the input generator 'user_simulator' of step 1 yielded no input"
+    assert result.vacuous_reason == reason
 
 
 @pytest.mark.parametrize(

@@ -189,7 +189,10 @@ def test_plugin_flags_vacuous_passes_in_the_summary(pytester: pytest.Pytester, h
     result = pytester.runpytest()
     result.assert_outcomes(passed=2)  # giskard's documented PASS for an empty scenario
     result.stdout.fnmatch_lines(
-        ["*= scenarist =*", "vacuous passes (no interaction, or an empty input generator): 1: empty"]
+        [
+            "*= scenarist =*",
+            "vacuous passes (no interaction, or an empty input generator): 1: empty",
+        ]
     )
 
 

@@ -329,8 +329,9 @@ def test_report_names_the_empty_input_generator_of_a_vacuous_pass() -> None:
             yield line
 
     empty = Scenario("silent").interact(inputs=silent, outputs="o").run_sync()
-    assert "vacuous: this scenario passed with nothing tested (the input generator 'silent' of step 1 yielded no input)" in text_of(
-        empty, width=200
+    assert (
+        "vacuous: this scenario passed with nothing tested (the input generator 'silent' of step 1 yielded no input)"
+        in text_of(empty, width=200)
     )
     bare = Scenario("bare").run_sync()
     assert "vacuous: this scenario passed with nothing tested (no interaction in its trace)" in (
@@ -343,4 +344,7 @@ def test_report_names_the_empty_input_generator_of_a_vacuous_pass() -> None:
         text_of(result, width=200)
     )
     html = to_html(result)
-    assert "title=\"nothing tested: the input generator &#x27;silent&#x27; of step 1 yielded no input\"" in html
+    assert (
+        'title="nothing tested: the input generator &#x27;silent&#x27; of step 1 yielded no input"'
+        in html
+    )

@@ -51,9 +51,9 @@ async def test_the_run_page_flags_vacuous_passes(client: httpx2.AsyncClient) -> 
     assert ">vacuous</span>" in one.split("</h1>", 1)[0]
     plain = (await client.get("/runs/run-judged/scenarios/2", headers={"accept": "text/html"})).text
     assert "vacuous" not in plain.split("</h1>", 1)[0]
-    silent = (await client.get("/runs/run-judged/scenarios/3", headers={"accept": "text/html"})).text
-    assert "of step 1 yielded no input" in silent.split("</h1>", 1)[0]
-    assert ">vacuous</span>" in silent.split("</h1>", 1)[0]
+    silent = await client.get("/runs/run-judged/scenarios/3", headers={"accept": "text/html"})
+    heading = silent.text.split("</h1>", 1)[0]
+    assert "of step 1 yielded no input" in heading and ">vacuous</span>" in heading
 
 
 async def test_the_run_page_shows_a_judges_reason_for_a_pass(client: httpx2.AsyncClient) -> None:

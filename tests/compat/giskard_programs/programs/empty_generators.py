@@ -19,11 +19,11 @@ from giskard.checks.generators.user import UserSimulator  # IMPORT
 class SilentCustomer(InputGenerator):
     """A custom generator whose customer has nothing to say."""
 
-    lines: list[str] = []
+    lines: tuple[str, ...] = ()
 
     async def __call__(self, trace, input_type=None):
         for line in self.lines:
-            trace = yield line
+            trace = yield line  # noqa: F841 (the updated trace, unused: it never speaks)
 
 
 async def nothing_async(trace):

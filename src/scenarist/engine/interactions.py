@@ -25,7 +25,13 @@ from scenarist.errors import (
     StepTimeoutError,
     UserError,
 )
-from scenarist.model._construct import construct, private_state, replace, shared_private
+from scenarist.model._construct import (
+    construct,
+    private_state,
+    replace,
+    shared_fields_set,
+    shared_private,
+)
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model._registry import KindRegistered
 from scenarist.model.trace import Interaction, InteractionLog, Span, Trace
@@ -524,10 +530,17 @@ def interact_spec(
                 "min_inputs": 0,
             },
             _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED,
+            _GIVEN,
         )
-    return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {}, min_inputs=min_inputs)
+    if min_inputs:
+        return Interact(
+            inputs=inputs, outputs=outputs, metadata=metadata or {}, min_inputs=min_inputs
+        )
+    return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
 
 
+# The fields a plain spec was given, as the validated one's (``min_inputs`` left at its default).
+_GIVEN = shared_fields_set({"inputs", "outputs", "metadata"})
 # Input types that are never generator objects: the fast path skips the ABC check for them.
 _PLAIN = frozenset({str, int, float, bool, dict, list, tuple, type(None), bytes})
 

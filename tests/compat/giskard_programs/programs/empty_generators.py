@@ -128,6 +128,14 @@ async def main():
             except Exception as exc:
                 out[form][name] = type(exc).__name__
 
+    # no outputs and no target: nothing to answer, and nothing asked
+    unanswered = await Scenario("unanswered").interact(inputs=nothing_async).run()
+    out["no_target"] = shape(unanswered)
+    repeated = Scenario("repeated", multiple_runs=3).interact(inputs=nothing_sync, outputs="o")
+    out["multiple_runs"] = shape(await repeated.run()) | {
+        "runs": (await repeated.run()).runs_executed
+    }
+
     # a non-empty generator object is iterated, one interaction per input
     iterated = await Scenario("iterated").interact(inputs=two_async(), outputs=shop_agent).run()
     out["iterated"] = [i.outputs for i in iterated.final_trace.interactions]

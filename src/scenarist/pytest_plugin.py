@@ -188,11 +188,10 @@ def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
 
 
 def _fail_vacuous(results: Sequence[ScenarioResult]) -> None:
-    vacuous = [r.scenario_name for r in results if r.vacuous]
+    vacuous = [f"{r.scenario_name!r} ({r.vacuous_reason})" for r in results if r.vacuous]
     if vacuous:
         pytest.fail(
-            f"scenario(s) {', '.join(map(repr, vacuous))} passed with no interaction in the "
-            "trace: nothing was tested (--fail-on-vacuous)",
+            f"scenario(s) passed with nothing tested: {', '.join(vacuous)} (--fail-on-vacuous)",
             pytrace=False,
         )
 
@@ -339,7 +338,10 @@ def summary_lines(state: SessionState) -> list[str]:
         lines.append(result.summary_line() + " | cost " + ("—" if cost is None else f"${cost:.4f}"))
         vacuous = [r.scenario_name for r in result.results if r.vacuous]
         if vacuous:
-            lines.append(f"vacuous passes (no interaction): {len(vacuous)}: {', '.join(vacuous)}")
+            lines.append(
+                f"vacuous passes (no interaction, or an empty input generator): {len(vacuous)}: "
+                f"{', '.join(vacuous)}"
+            )
         verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
         if verdicts:
             totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}

@@ -125,8 +125,9 @@ def test_nothing_passes_silently_even_with_quiet(cli: Cli, home: Path) -> None:
     result = cli("run", "-q", "empty.scenario.yaml", "unchecked.scenario.yaml")
     assert result.exit_code == 0
     assert result.stdout.strip() == (
-        "scenarist: PASSED (exit 0): no scenario failed (1 passed with no interaction: nothing "
-        "tested, --fail-on-vacuous fails them; 1 passed without any check) | 2 scenarios: "
+        "scenarist: PASSED (exit 0): no scenario failed (1 passed with no interaction (or an "
+        "empty input generator): nothing tested, --fail-on-vacuous fails them; 1 passed "
+        "without any check) | 2 scenarios: "
         "2 passed, 0 failed, 0 errored, 0 skipped | pass rate 100.0%"
     )
     (home / "zero.suite.yaml").write_text("name: zero\nscenarios: []\n")

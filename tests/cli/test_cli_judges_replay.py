@@ -143,7 +143,7 @@ def test_an_empty_scenario_passes_flagged_vacuous_unless_fail_on_vacuous(
     junit = home / "out.xml"
     result = cli("run", str(path), "--junit", str(junit))
     assert result.exit_code == 0
-    assert "Vacuous passes (no interaction happened): empty; --fail-on-vacuous fails them" in (
+    assert "Vacuous passes (nothing was tested): empty; --fail-on-vacuous fails them" in (
         result.stdout
     )
     xml = junit.read_text(encoding="utf-8")

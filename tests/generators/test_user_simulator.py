@@ -86,18 +86,45 @@ async def test_simulated_user_empty_message_stops(
         pytest.param(turn("   "), "an empty message", id="empty-message"),
     ],
 )
-async def test_zero_turns_is_an_input_generation_error_not_a_pass(
+async def test_zero_turns_pass_as_in_giskard_but_flagged_vacuous(
     server: FakeLLMServer, model: OpenAIProvider, first: str, why: str
 ) -> None:
-    """SmolLM2 answered goal_reached before the first turn: 0 interactions used to PASS."""
+    """giskard-checks ends the conversation with no turn and the scenario passes; ours
+    passes too, and says it tested nothing."""
     server.script.add(first)
     scenario = (
         Scenario("zero")
         .interact(inputs=UserSimulator(persona="p", generator=model))
         .check(FnCheck(fn=lambda trace: True))
     )
+    result = await scenario.run(target=agent)
+    assert result.status == "pass" and len(result.final_trace.interactions) == 0
+    (step,) = result.steps
+    assert step.error is None and step.empty_generators == ("user_simulator",)
+    assert result.vacuous
+    reason = "the input generator 'user_simulator' of step 1 yielded no input"
+    assert result.vacuous_reason == reason
+
+
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [
+        pytest.param(turn("", goal_reached=True), "goal_reached=true", id="goal-at-once"),
+        pytest.param(turn("   "), "an empty message", id="empty-message"),
+    ],
+)
+async def test_min_turns_1_makes_zero_turns_the_steps_error(
+    server: FakeLLMServer, model: OpenAIProvider, first: str, why: str
+) -> None:
+    """SmolLM2 answered goal_reached before the first turn: the strict option refuses it."""
+    server.script.add(first)
+    scenario = (
+        Scenario("zero")
+        .interact(inputs=UserSimulator(persona="p", generator=model, min_turns=1))
+        .check(FnCheck(fn=lambda trace: True))
+    )
     result = await scenario.run(target=agent, return_exception=True)
-    assert result.status == "error"
+    assert result.status == "error" and not result.vacuous
     (step,) = result.steps
     assert step.error is not None and step.error.phase == "input_generation"
     assert (
@@ -118,39 +145,44 @@ async def test_min_turns_holds_the_goal_back(server: FakeLLMServer, model: OpenA
         result.steps[0].error.message  # type: ignore[union-attr]
     )
     assert "min_turns" not in UserSimulator(persona="p").model_dump(mode="json")  # giskard loads
-    assert UserSimulator(persona="p", min_turns=0).model_dump(mode="json")["min_turns"] == 0
+    assert UserSimulator(persona="p", min_turns=1).model_dump(mode="json")["min_turns"] == 1
 
 
-async def test_min_turns_zero_allows_an_empty_conversation_but_the_step_still_errors(
+async def test_max_steps_0_makes_no_call_and_passes_vacuously(server: FakeLLMServer) -> None:
+    """giskard-checks accepts max_steps=0: no turn, no model call, a PASS with 0 interactions."""
+    simulator = UserSimulator(persona="a shopper", max_steps=0)  # no generator: never asked
+    result = await Scenario("x").interact(inputs=simulator, outputs=lambda inputs: "hi").run()
+    assert result.status == "pass" and len(result.final_trace.interactions) == 0
+    assert result.vacuous and result.steps[0].empty_generators == ("user_simulator",)
+    assert server.requests == []
+    assert UserSimulator(persona="p", max_steps=0).model_dump(mode="json")["max_steps"] == 0
+
+
+def test_min_turns_above_max_steps_is_refused_naming_both() -> None:
+    with pytest.raises(ValueError, match=r"min_turns=1 is more than max_steps=0.*lower min_turns"):
+        UserSimulator(persona="p", max_steps=0, min_turns=1)
+    with pytest.raises(ValueError, match=r"min_turns=4 is more than max_steps=3"):
+        UserSimulator(persona="p", min_turns=4)
+    assert UserSimulator(persona="p", max_steps=2, min_turns=2).min_turns == 2
+
+
+async def test_min_inputs_1_makes_an_empty_simulation_the_steps_error(
     server: FakeLLMServer, model: OpenAIProvider
 ) -> None:
-    """Any input generator that yields nothing is its step's ERROR, whatever it is."""
+    """The strict option for any generator, here the simulator with min_turns at 0."""
     server.script.add(turn("", goal_reached=True))
-    simulator = UserSimulator(persona="p", generator=model, min_turns=0)
+    simulator = UserSimulator(persona="p", generator=model)
     result = (
-        await Scenario("none").interact(inputs=simulator).run(target=agent, return_exception=True)
+        await Scenario("none")
+        .interact(inputs=simulator, min_inputs=1)
+        .run(target=agent, return_exception=True)
     )
     assert result.status == "error"
-    message = result.steps[0].error.message  # type: ignore[union-attr]
-    assert "the input generator 'user_simulator' yielded no input" in message
-
-
-@pytest.mark.parametrize("kind", ["sync", "async"])
-async def test_a_generator_function_yielding_nothing_is_an_error(kind: str) -> None:
-    def nothing(trace):  # type: ignore[no-untyped-def]
-        return
-        yield  # pragma: no cover
-
-    async def anothing(trace):  # type: ignore[no-untyped-def]
-        return
-        yield  # pragma: no cover
-
-    inputs = nothing if kind == "sync" else anothing
-    result = await Scenario("g").interact(inputs=inputs).run(target=agent, return_exception=True)
-    assert result.status == "error"
-    message = result.steps[0].error.message  # type: ignore[union-attr]
-    name = "nothing" if kind == "sync" else "anothing"
-    assert f"the input generator {name!r} yielded no input" in message
+    error = result.steps[0].error
+    assert error is not None and error.phase == "input_generation"
+    assert "the input generator 'user_simulator' yielded 0 input(s), fewer than min_inputs=1" in (
+        error.message
+    )
 
 
 async def test_unparsable_answers_make_the_step_error_in_input_generation(
@@ -229,7 +261,7 @@ def test_simulator_validates_its_fields() -> None:
     with pytest.raises(ValueError, match="provider/model"):
         UserSimulator(persona="p", generator="/gpt-4o")
     with pytest.raises(ValueError, match="max_steps"):
-        UserSimulator(persona="p", max_steps=0)
+        UserSimulator(persona="p", max_steps=-1)
     with pytest.raises(ValueError, match="extra"):
         UserSimulator(persona="p", persona_typo="x")  # type: ignore[call-arg]
 

@@ -188,7 +188,12 @@ def test_plugin_flags_vacuous_passes_in_the_summary(pytester: pytest.Pytester, h
     pytester.makepyfile(test_vacuous_cases=VACUOUS)
     result = pytester.runpytest()
     result.assert_outcomes(passed=2)  # giskard's documented PASS for an empty scenario
-    result.stdout.fnmatch_lines(["*= scenarist =*", "vacuous passes (no interaction): 1: empty"])
+    result.stdout.fnmatch_lines(
+        [
+            "*= scenarist =*",
+            "vacuous passes (no interaction, or an empty input generator): 1: empty",
+        ]
+    )
 
 
 def test_plugin_fail_on_vacuous_fails_the_test_with_the_reason(
@@ -199,7 +204,7 @@ def test_plugin_fail_on_vacuous_fails_the_test_with_the_reason(
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*scenario(s) 'empty' passed with no interaction in the trace: nothing was tested "
+            "*scenario(s) passed with nothing tested: 'empty' (no interaction in its trace) "
             "(--fail-on-vacuous)*"
         ]
     )

@@ -215,7 +215,8 @@ def test_a_recorded_judge_suite_replays_in_another_order_subset_and_parallel(
 
 
 def test_an_unaided_simulated_user_never_passes_with_zero_turns() -> None:
-    """SmolLM2 declares its goal reached before speaking: that is now the step's ERROR."""
+    """SmolLM2 declares its goal reached before speaking: with ``min_turns=1`` (the strict
+    option; the default 0 passes as giskard-checks, flagged vacuous) that is the step's ERROR."""
     from scenarist import FnCheck
 
     result = (
@@ -226,6 +227,7 @@ def test_an_unaided_simulated_user_never_passes_with_zero_turns() -> None:
                 generator=small_model(),
                 max_steps=2,
                 max_retries=1,
+                min_turns=1,
             ),
             outputs=lambda inputs: "I am sorry; let me look at order #12.",
         )

@@ -318,3 +318,33 @@ def test_report_colours_only_on_terminals_without_no_color(
 def test_report_render_rejects_other_objects() -> None:
     with pytest.raises(TypeError, match="cannot render 'int'"):
         list(render(3))
+
+
+def test_report_names_the_empty_input_generator_of_a_vacuous_pass() -> None:
+    from scenarist import Scenario, Suite
+    from scenarist.report.html import to_html
+
+    async def silent(trace):  # type: ignore[no-untyped-def]
+        for line in ():
+            yield line
+
+    empty = Scenario("silent").interact(inputs=silent, outputs="o").run_sync()
+    assert (
+        "vacuous: this scenario passed with nothing tested (the input generator 'silent' of step 1 yielded no input)"
+        in text_of(empty, width=200)
+    )
+    bare = Scenario("bare").run_sync()
+    assert "vacuous: this scenario passed with nothing tested (no interaction in its trace)" in (
+        text_of(bare)
+    )
+    suite = Suite(name="s")
+    suite.append(Scenario("silent").interact(inputs=silent, outputs="o"))
+    result = suite.run_sync(verbose=False)
+    assert "Vacuous passes (nothing was tested): silent; --fail-on-vacuous fails them" in (
+        text_of(result, width=200)
+    )
+    html = to_html(result)
+    assert (
+        'title="nothing tested: the input generator &#x27;silent&#x27; of step 1 yielded no input"'
+        in html
+    )

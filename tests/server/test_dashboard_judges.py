@@ -26,6 +26,10 @@ async def client(app_client: httpx2.AsyncClient) -> httpx2.AsyncClient:
             .interact("hi", outputs="Thank you!")
             .check(Conformity(rule="Be warm.", judge=judge)),
             Scenario("plain").interact("hi", outputs="hi").check(StringMatching(keyword="hi")),
+            Scenario("silent")
+            .interact(inputs=(line for line in ()), outputs="o")  # an input generator: none
+            .interact("hi", outputs="hi")
+            .check(StringMatching(keyword="hi")),
         ],
     )
     result = await suite.run(verbose=False)
@@ -36,8 +40,8 @@ async def client(app_client: httpx2.AsyncClient) -> httpx2.AsyncClient:
 
 async def test_the_run_page_flags_vacuous_passes(client: httpx2.AsyncClient) -> None:
     page = (await client.get("/runs/run-judged.json")).json()
-    assert page["vacuous"] == [0]
-    assert page["status_counts"] == {"pass": 3}  # giskard's PASS is kept
+    assert page["vacuous"] == [0, 3]
+    assert page["status_counts"] == {"pass": 4}  # giskard's PASS is kept
     html = (await client.get("/runs/run-judged", headers={"accept": "text/html"})).text
     row = html.split('data-scenario="empty"', 1)[1].split("</tr>", 1)[0]
     assert ">vacuous</span>" in row
@@ -47,6 +51,9 @@ async def test_the_run_page_flags_vacuous_passes(client: httpx2.AsyncClient) -> 
     assert ">vacuous</span>" in one.split("</h1>", 1)[0]
     plain = (await client.get("/runs/run-judged/scenarios/2", headers={"accept": "text/html"})).text
     assert "vacuous" not in plain.split("</h1>", 1)[0]
+    silent = await client.get("/runs/run-judged/scenarios/3", headers={"accept": "text/html"})
+    heading = silent.text.split("</h1>", 1)[0]
+    assert "of step 1 yielded no input" in heading and ">vacuous</span>" in heading
 
 
 async def test_the_run_page_shows_a_judges_reason_for_a_pass(client: httpx2.AsyncClient) -> None:

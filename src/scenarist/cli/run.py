@@ -52,8 +52,8 @@ HELP = (
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
     "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C. With "
-    "--fail-on-vacuous, a scenario that passed with no interaction in its trace fails "
-    "the run (exit 1)."
+    "--fail-on-vacuous, a scenario that passed with no interaction in its trace, or with "
+    "an input generator that yielded none, fails the run (exit 1)."
 )
 
 CASSETTE_DIR = ".cassettes"
@@ -119,7 +119,10 @@ def verdict(
         and not (result.failed_count or result.errored_count)
     ):
         code, word = 1, "FAILED"
-        reason = f"{len(vacuous)} scenario(s) passed with no interaction (--fail-on-vacuous)"
+        reason = (
+            f"{len(vacuous)} scenario(s) passed with no interaction, or with an input "
+            "generator that yielded none (--fail-on-vacuous)"
+        )
     elif not result.failed_count and not result.errored_count:
         code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
     elif fail_under is not None and rate is not None and rate >= fail_under:
@@ -143,7 +146,8 @@ def _untested(result: SuiteResult) -> str:
     notes = []
     if vacuous:
         notes.append(
-            f"{vacuous} passed with no interaction: nothing tested, --fail-on-vacuous fails them"
+            f"{vacuous} passed with no interaction (or an empty input generator): nothing "
+            "tested, --fail-on-vacuous fails them"
         )
     if unchecked:
         notes.append(f"{unchecked} passed without any check")

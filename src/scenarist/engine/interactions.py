@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,7 +25,13 @@ from scenarist.errors import (
     StepTimeoutError,
     UserError,
 )
-from scenarist.model._construct import construct, private_state, replace, shared_private
+from scenarist.model._construct import (
+    construct,
+    private_state,
+    replace,
+    shared_fields_set,
+    shared_private,
+)
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model._registry import KindRegistered
 from scenarist.model.trace import Interaction, InteractionLog, Span, Trace
@@ -44,7 +50,7 @@ __all__ = [
     "recorded",
 ]
 
-InputMode = Literal["static", "callable", "generator", "async_generator"]
+InputMode = Literal["static", "callable", "generator", "async_generator", "iterator"]
 
 NO_TARGET_MESSAGE = (
     "Interaction outputs are not provided and no target was bound. "
@@ -86,7 +92,15 @@ class InteractionContext:
     is set, so the deadline holds for a call that blocks (see :mod:`scenarist.engine._user_code`).
     """
 
-    __slots__ = ("_annotations", "_log", "_trace", "target", "threads", "timeout_s")
+    __slots__ = (
+        "_annotations",
+        "_log",
+        "_trace",
+        "empty_generators",
+        "target",
+        "threads",
+        "timeout_s",
+    )
 
     def __init__(
         self,
@@ -105,6 +119,9 @@ class InteractionContext:
         self.target = target
         self.timeout_s = timeout_s
         self.threads = threads
+        # The input generators of the running step that yielded no input (their labels):
+        # ``None`` until one does (the runner reads and resets it per step).
+        self.empty_generators: list[str] | None = None
 
     @property
     def trace(self) -> Trace[Any, Any]:
@@ -236,9 +253,15 @@ class InteractionSpec(KindRegistered):
         return False
 
 
+def _is_iterator(value: Any) -> bool:
+    """A generator object (sync or async): giskard-checks iterates one given as inputs, or
+    returned by an inputs callable, instead of taking it as the input."""
+    return isinstance(value, (Generator, AsyncGenerator))
+
+
 def _input_mode(inputs: Any) -> InputMode:
     if not callable(inputs) or isinstance(inputs, type):
-        return "static"
+        return "iterator" if _is_iterator(inputs) else "static"
     call = inputs if inspect.isfunction(inputs) or inspect.ismethod(inputs) else inputs.__call__
     if inspect.isasyncgenfunction(call):
         return "async_generator"
@@ -266,6 +289,11 @@ class Interact(InteractionSpec):
     inputs: Any
     outputs: Any = Field(default=MISSING, exclude_if=is_missing)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # beyond giskard-checks; left out of dumps at its default, so giskard loads our files
+    min_inputs: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    """The fewest inputs a generator must yield, else the step ERRORs (default 0: one that
+    yields none adds no interaction, as in giskard-checks, and the result is flagged
+    ``vacuous``). ``min_inputs=1`` is the strict form."""
 
     _input_mode: InputMode = PrivateAttr("static")
     _inputs_binding: Binding | None = PrivateAttr(None)
@@ -275,7 +303,12 @@ class Interact(InteractionSpec):
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
         self._input_mode = _input_mode(self.inputs)
-        if self._input_mode != "static":
+        if self._input_mode == "static" and self.min_inputs > 1:
+            raise ValueError(
+                f"min_inputs={self.min_inputs} but inputs is a single value, which gives one "
+                "input: pass a generator as inputs, or lower min_inputs"
+            )
+        if self._input_mode not in ("static", "iterator"):
             self._inputs_binding = bind(self.inputs, "inputs")
         if callable(self.outputs) and not isinstance(self.outputs, type):
             self._outputs_binding = bind(self.outputs, "outputs")
@@ -301,10 +334,11 @@ class Interact(InteractionSpec):
     def _no_callables(self, value: Any) -> Any:
         if isinstance(value, KindRegistered):  # an input generator: a model, dumped by kind
             return value
-        if callable(value) and not isinstance(value, type):
+        if (callable(value) and not isinstance(value, type)) or _is_iterator(value):
             raise SerializationError(
                 f"cannot write {getattr(value, '__name__', value)!r} to JSON: interaction "
-                "inputs and outputs that are functions exist only in code; use static values "
+                "inputs and outputs that are functions or generators exist only in code; use "
+                "static values "
                 "(or a target) in scenarios you want to save"
             )
         return value
@@ -318,26 +352,22 @@ class Interact(InteractionSpec):
         mode, binding = private["_input_mode"], private["_inputs_binding"]
         if mode == "static":
             await self._exchange(context, self.inputs)
-        elif mode == "callable":
+            return
+        before = len(context.trace.interactions)
+        if mode == "callable":
             assert binding is not None
-            await self._exchange(context, await context.call(binding))
+            value = await context.call(binding)
+            if not _is_iterator(value):
+                await self._exchange(context, value)
+                return
+            await self._drive(context, value)  # it returned a generator: giskard iterates it
+        elif mode == "iterator":
+            await self._drive(context, self.inputs)
         elif mode == "generator":
             assert binding is not None
-            before = len(context.trace.interactions)
-            generator = binding.call(trace=context.trace, input_type=None)
-            try:
-                value = next(generator)
-                while True:
-                    await self._exchange(context, value)
-                    value = generator.send(context.trace)
-            except StopIteration:
-                pass
-            finally:
-                generator.close()
-            self._check_yielded(context, before)
+            await self._drive(context, binding.call(trace=context.trace, input_type=None))
         elif getattr(type(self.inputs).__call__, "simulated_turns", False):
             # an LLM input generator: each turn's whole answer goes in its metadata
-            before = len(context.trace.interactions)
             turns = self.inputs.simulated_turns(context.trace, None)
             try:
                 output = await turns.__anext__()
@@ -348,34 +378,59 @@ class Interact(InteractionSpec):
                 pass
             finally:
                 await turns.aclose()
-            self._check_yielded(context, before)
         else:
             assert binding is not None
-            before = len(context.trace.interactions)
-            agenerator = binding.call(trace=context.trace, input_type=None)
+            await self._drive(context, binding.call(trace=context.trace, input_type=None))
+        self._check_yielded(context, len(context.trace.interactions) - before)
+
+    async def _drive(self, context: InteractionContext, generator: Any) -> None:
+        """One exchange per input of a (sync or async) generator object, which receives the
+        updated trace after each one."""
+        if isinstance(generator, Generator):
             try:
-                value = await agenerator.__anext__()
+                value = next(generator)
                 while True:
                     await self._exchange(context, value)
-                    value = await agenerator.asend(context.trace)
-            except StopAsyncIteration:
+                    value = generator.send(context.trace)
+            except StopIteration:
                 pass
             finally:
-                await agenerator.aclose()
-            self._check_yielded(context, before)
-
-    def _check_yielded(self, context: InteractionContext, before: int) -> None:
-        """A generator that yielded no input is its step's ERROR: a conversation of zero
-        turns has tested nothing, so it must not let the step's checks pass."""
-        if len(context.trace.interactions) > before:
+                generator.close()
             return
-        kind = getattr(self.inputs, "kind", None)
-        label = kind or getattr(self.inputs, "__name__", None) or type(self.inputs).__name__
-        raise InputGenerationException(
-            f"the input generator {label!r} yielded no input, so this step has no "
-            "interaction to check; make it yield at least one (a simulated user that "
-            "reaches its goal before speaking has tested nothing)"
-        )
+        try:
+            value = await generator.__anext__()
+            while True:
+                await self._exchange(context, value)
+                value = await generator.asend(context.trace)
+        except StopAsyncIteration:
+            pass
+        finally:
+            await generator.aclose()
+
+    def _check_yielded(self, context: InteractionContext, count: int) -> None:
+        """A generator that yielded no input adds no interaction, as in giskard-checks, and
+        is noted on the context (the step's result names it, the scenario's is flagged
+        ``vacuous``); fewer inputs than ``min_inputs`` is the step's ERROR."""
+        if count >= self.min_inputs and count:
+            return
+        label = self._label()
+        if count < self.min_inputs:
+            raise InputGenerationException(
+                f"the input generator {label!r} yielded {count} input(s), fewer than "
+                f"min_inputs={self.min_inputs}, so this step did not test what it should; "
+                "make it yield more, or lower min_inputs"
+            )
+        if context.empty_generators is None:
+            context.empty_generators = [label]
+        else:
+            context.empty_generators.append(label)
+
+    def _label(self) -> str:
+        """How a message names this spec's inputs: a generator's kind, else its name."""
+        inputs = self.inputs
+        kind = getattr(inputs, "kind", None)
+        name = kind if isinstance(kind, str) else getattr(inputs, "__name__", None)
+        return str(name or type(inputs).__name__)
 
     def record(self, started_at: datetime) -> Interaction[Any, Any]:
         """The interaction of a spec whose inputs and outputs are both given (see
@@ -443,29 +498,51 @@ _STATIC_FOR_TARGET: dict[str, Any] = shared_private({**_STATIC_RECORDED, "_recor
 
 
 def interact_spec(
-    inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
+    inputs: Any,
+    outputs: Any = MISSING,
+    metadata: dict[str, Any] | None = None,
+    min_inputs: int = 0,
 ) -> Interact:
-    """``Interact(inputs=..., outputs=..., metadata=...)``, what ``Scenario.interact`` builds.
+    """``Interact(inputs=..., outputs=..., metadata=..., min_inputs=...)``, what
+    ``Scenario.interact`` builds.
 
-    Plain values (neither callable nor a dumped input generator, metadata a ``dict`` with
-    string keys) need no validation: the spec is built directly, with the fields set and
-    private state every such spec shares, which halves what a definition costs (a
-    100,000-scenario suite holds half a million of them). The object is the same as the
-    validated one (fields, private state, dumps); anything else is validated as before,
-    with the same errors.
+    Plain values (neither callable nor a generator object nor a dumped input generator,
+    metadata a ``dict`` with string keys) need no validation: the spec is built directly,
+    with the fields set and private state every such spec shares, which halves what a
+    definition costs (a 100,000-scenario suite holds half a million of them). The object
+    is the same as the validated one (fields, private state, dumps); anything else is
+    validated as before, with the same errors.
     """
     if (
         not callable(inputs)
+        and min_inputs == 0
         and not (isinstance(inputs, dict) and "kind" in inputs)
         and not callable(outputs)
         and (metadata is None or (type(metadata) is dict and all(type(k) is str for k in metadata)))
+        and (type(inputs) in _PLAIN or not _is_iterator(inputs))
     ):
         return construct(
             Interact,
-            {"inputs": inputs, "outputs": outputs, "metadata": dict(metadata) if metadata else {}},
+            {
+                "inputs": inputs,
+                "outputs": outputs,
+                "metadata": dict(metadata) if metadata else {},
+                "min_inputs": 0,
+            },
             _STATIC_FOR_TARGET if outputs is MISSING else _STATIC_RECORDED,
+            _GIVEN,
+        )
+    if min_inputs:
+        return Interact(
+            inputs=inputs, outputs=outputs, metadata=metadata or {}, min_inputs=min_inputs
         )
     return Interact(inputs=inputs, outputs=outputs, metadata=metadata or {})
+
+
+# The fields a plain spec was given, as the validated one's (``min_inputs`` left at its default).
+_GIVEN = shared_fields_set({"inputs", "outputs", "metadata"})
+# Input types that are never generator objects: the fast path skips the ABC check for them.
+_PLAIN = frozenset({str, int, float, bool, dict, list, tuple, type(None), bytes})
 
 
 def recorded(spec: InteractionSpec) -> Interact | None:

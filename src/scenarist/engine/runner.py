@@ -230,6 +230,7 @@ def _test_case_result(
     end: float,
     trace: Trace[Any, Any] | None,
     error: StepError | None,
+    empty_generators: tuple[str, ...] = (),
 ) -> TestCaseResult:
     """A step's result; ``trace`` is the step's (None for a lone :class:`TestCase`, whose
     trace no step produced: no ``last_interaction_index``, as in giskard-checks)."""
@@ -241,6 +242,7 @@ def _test_case_result(
             "duration_ms": round((end - t0) * 1000),
             "last_interaction_index": n - 1 if n else None,
             "error": error,
+            "empty_generators": empty_generators,
         },
     )
 
@@ -282,6 +284,9 @@ async def run_step(
     if values:
         context.record(values, metadata)
     trace = context.trace
+    empty: tuple[str, ...] = ()
+    if context.empty_generators is not None:  # an input generator yielded no input
+        empty, context.empty_generators = tuple(context.empty_generators), None
     if error is None:
         start = time.perf_counter() if ran_code else t0
         results, end = await _run_checks(step.checks, trace, return_exception, start)
@@ -289,7 +294,7 @@ async def run_step(
         reason = f"Checks were skipped due to {error.phase.replace('_', ' ')} failure"
         results = _skipped_checks(step, reason)
         end = time.perf_counter()
-    return _test_case_result(results, t0, end, trace, error)
+    return _test_case_result(results, t0, end, trace, error, empty)
 
 
 class TestCase(BaseModel):
@@ -348,7 +353,13 @@ def _skipped_step(index: int, step: Step, last_index: int | None) -> TestCaseRes
     results = _skipped_checks(step, f"Step {index + 1} was skipped due to previous failure")
     return construct(
         TestCaseResult,
-        {"results": results, "duration_ms": 0, "last_interaction_index": last_index, "error": None},
+        {
+            "results": results,
+            "duration_ms": 0,
+            "last_interaction_index": last_index,
+            "error": None,
+            "empty_generators": (),
+        },
     )
 
 

@@ -218,10 +218,20 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
         return self
 
     def interact(
-        self, inputs: Any, outputs: Any = MISSING, metadata: dict[str, Any] | None = None
+        self,
+        inputs: Any,
+        outputs: Any = MISSING,
+        metadata: dict[str, Any] | None = None,
+        *,
+        min_inputs: int = 0,
     ) -> Self:
-        """Add an exchange; without ``outputs`` the target answers at run time."""
-        return self.add_interaction(interact_spec(inputs, outputs, metadata))
+        """Add an exchange; without ``outputs`` the target answers at run time.
+
+        ``min_inputs`` (ours): the fewest inputs a generator given as ``inputs`` must yield,
+        else the step ERRORs; at 0 (giskard-checks' behaviour) one that yields none adds no
+        interaction and the result is flagged ``vacuous``.
+        """
+        return self.add_interaction(interact_spec(inputs, outputs, metadata, min_inputs))
 
     def check(self, check: Check) -> Self:
         """Add a check to the current step (opening one if there is none).

@@ -14,9 +14,10 @@ goal, an empty message or ``max_steps`` turns. Each turn's answer is an
 of the interaction it produced, under ``"simulator_output"``. An answer that cannot be used after
 ``max_retries`` more attempts raises :class:`~scenarist.errors.InputGenerationException`
 (``max_retries`` is the only retry: the adapter is asked for one attempt each time).
-Stopping before ``min_turns`` messages (default 1: a model that declares the goal reached
-before saying anything) raises it too, so a zero-turn conversation is an ERROR of its
-step, never a vacuous PASS.
+Stopping before ``min_turns`` messages raises it too; at the default 0 (giskard-checks'
+behaviour), a model that declares the goal reached before saying anything, or
+``max_steps=0``, ends the conversation with no turn: the step adds no interaction and the
+scenario's pass is flagged ``vacuous`` (``min_turns=1`` makes it the step's ERROR).
 """
 
 from __future__ import annotations
@@ -145,12 +146,24 @@ async def ask(
 class BaseLLMGenerator(InputGenerator, WithGeneratorMixin):
     """The simulated-user loop; subclasses say what to ask in :meth:`messages`."""
 
-    max_steps: int = Field(default=3, ge=1)
+    max_steps: int = Field(default=3, ge=0)
     max_retries: int = Field(default=2, ge=0)
     temperature: float = Field(default=0.0, ge=0.0)
     # beyond giskard-checks; left out of dumps at its default, so giskard loads our files
-    min_turns: int = Field(default=1, ge=0, exclude_if=lambda v: v == 1)
-    """The fewest messages before the goal may be reached (or the message be empty)."""
+    min_turns: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    """The fewest messages before the goal may be reached (or the message be empty), else
+    the step ERRORs. Default 0, as giskard-checks: a goal reached before the first message
+    ends the conversation with no turn (the scenario's pass is flagged ``vacuous``)."""
+
+    @model_validator(mode="after")
+    def _min_turns_within_max_steps(self) -> Self:
+        if self.min_turns > self.max_steps:
+            raise ValueError(
+                f"min_turns={self.min_turns} is more than max_steps={self.max_steps}: the "
+                "simulated user can never send that many messages; lower min_turns or raise "
+                "max_steps"
+            )
+        return self
 
     def messages(self, trace: Trace[Any, Any], turn: int) -> list[Message]:
         """The chat messages for turn ``turn`` (0-based) of this step."""

@@ -40,6 +40,7 @@ __all__ = [
     "private_state",
     "replace",
     "share_fields_set",
+    "shared_fields_set",
     "shared_private",
 ]
 
@@ -76,6 +77,17 @@ def share_fields_set(model: BaseModel) -> None:
     _setattr(model, "__pydantic_fields_set__", shared)
 
 
+def shared_fields_set(names: set[str]) -> set[str]:
+    """The shared fields set holding ``names``, for :func:`construct` (copied by
+    :func:`own_fields_set` before a change, as every shared set)."""
+    key = frozenset(names)
+    shared = _shared_sets.get(key)
+    if shared is None:
+        shared = _shared_sets[key] = set(key)
+        _shared_ids.add(id(shared))
+    return shared
+
+
 def own_fields_set(model: BaseModel) -> None:
     """Before ``model`` changes: replace a shared fields set (and shared private state)
     with a copy of its own."""
@@ -110,12 +122,21 @@ class SharedFieldsSet(BaseModel):
         return self.__pydantic_fields_set__
 
 
-def construct(cls: type[M], values: dict[str, Any], private: dict[str, Any] | None = None) -> M:
+def construct(
+    cls: type[M],
+    values: dict[str, Any],
+    private: dict[str, Any] | None = None,
+    fields_set: set[str] | None = None,
+) -> M:
     """An instance of ``cls`` whose fields are exactly ``values`` (no validation);
-    ``private``: its private state, one declared with :func:`shared_private`."""
+    ``private``: its private state, one declared with :func:`shared_private`;
+    ``fields_set``: the fields given explicitly, one from :func:`shared_fields_set` (all
+    of them by default)."""
     obj = cls.__new__(cls)
     _setattr(obj, "__dict__", values)
-    _setattr(obj, "__pydantic_fields_set__", _all_fields.get(cls) or _fields_of(cls))
+    if fields_set is None:
+        fields_set = _all_fields.get(cls) or _fields_of(cls)
+    _setattr(obj, "__pydantic_fields_set__", fields_set)
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", private)
     return obj

@@ -93,6 +93,10 @@ def _false(value: object) -> bool:
     return value is False
 
 
+def _empty(value: object) -> bool:
+    return not value
+
+
 class CheckResult(Ready, _Renderable):
     """The verdict of one check: a status, a message, metrics and details.
 
@@ -264,6 +268,10 @@ class TestCaseResult(_Renderable):
     duration_ms: int = 0
     last_interaction_index: int | None = None
     error: StepError | None = None
+    empty_generators: tuple[str, ...] = Field(default=(), kw_only=True, exclude_if=_empty)
+    """The input generators of this step that yielded no input (their kind or name): the
+    step's checks judged only what earlier steps produced, so the scenario's pass is
+    ``vacuous``. Ours; left out of dumps while empty."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -389,10 +397,23 @@ class ScenarioResult(_Renderable):
 
     @property
     def vacuous(self) -> bool:
-        """Passed with an empty final trace: no interaction happened, so the checks (if
-        any) judged nothing. Still a PASS, as giskard-checks documents for an empty
-        scenario, but flagged in every report; ``--fail-on-vacuous`` makes it a failure."""
-        return self.passed and not self.final_trace.interactions
+        """Passed with an empty final trace (no interaction happened, so the checks, if
+        any, judged nothing), or with a step whose input generator yielded no input. Still
+        a PASS, as in giskard-checks, but flagged in every report; ``--fail-on-vacuous``
+        makes it a failure."""
+        return self.passed and (
+            not self.final_trace.interactions or any(s.empty_generators for s in self.steps)
+        )
+
+    @property
+    def vacuous_reason(self) -> str | None:
+        """Why the pass is :attr:`vacuous`, as reports say it (``None`` when it is not)."""
+        if not self.vacuous:
+            return None
+        for index, step in enumerate(self.steps, start=1):
+            for label in step.empty_generators:
+                return f"the input generator {label!r} of step {index} yielded no input"
+        return "no interaction in its trace"
 
     @property
     def check_count(self) -> int:

@@ -140,7 +140,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     vacuous = [r.scenario_name for r in result.results if r.vacuous]
     if vacuous:
         yield Text(
-            f"Vacuous passes (no interaction happened): {', '.join(vacuous)}; "
+            f"Vacuous passes (nothing was tested): {', '.join(vacuous)}; "
             "--fail-on-vacuous fails them",
             style="yellow",
         )
@@ -213,8 +213,8 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     yield _status_rule(result.status)
     if result.passed and not result.has_checks:
         yield Text("no checks: this scenario passed without asserting anything", "yellow")
-    if result.vacuous:
-        yield Text("vacuous: this scenario passed with no interaction in its trace", "yellow")
+    if (reason := result.vacuous_reason) is not None:
+        yield Text(f"vacuous: this scenario passed with nothing tested ({reason})", "yellow")
     rows: list[tuple[str, str, str]] = []
     for index, step in enumerate(result.steps, start=1):
         rows.extend(_step_rows(step, f"step {index}"))

@@ -83,7 +83,7 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
     vacuous = [r.scenario_name for r in result.results if r.vacuous]
     if vacuous:
         parts.append(
-            '<p class="warning"><strong>Vacuous passes</strong> (no interaction happened): '
+            '<p class="warning"><strong>Vacuous passes</strong> (nothing was tested): '
             f"{_e(', '.join(vacuous))}</p>"
         )
     parts.extend(_scenario(s) for s in result.results)
@@ -96,7 +96,12 @@ def _scenario(result: ScenarioResult) -> str:
     tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in result.tags)
     opened = " open" if status in FAILING else ""
     body = "".join(_steps(result))
-    flag = ' <span class="warning">vacuous</span>' if result.vacuous else ""
+    reason = result.vacuous_reason
+    flag = (
+        f' <span class="warning" title="nothing tested: {_e(reason)}">vacuous</span>'
+        if reason is not None
+        else ""
+    )
     return (
         f'<details{opened}><summary><span class="{_e(status)}">{_e(status.upper())}</span> '
         f"{_e(result.scenario_name)}{flag} {tags} <small>{result.duration_ms} ms</small>"

@@ -248,6 +248,8 @@ class ScenarioTracePage(BaseModel):
     checks: list[CheckView]
     interactions: list[InteractionView]
     annotations: dict[str, Any]
+    vacuous_reason: str | None = None
+    """Why a pass tested nothing (``ScenarioResult.vacuous_reason``), else ``None``."""
 
 
 class HistoryPage(BaseModel):
@@ -629,6 +631,7 @@ async def scenario_trace_page(
         checks=checks,
         interactions=[_interaction(i) for i in dumped.get("interactions") or []],
         annotations=dumped.get("annotations") or {},
+        vacuous_reason=result.vacuous_reason if result is not None else None,
     )
 
 

@@ -403,13 +403,6 @@ def _refused_inside(tape: Any, call: Callable[[], Any]) -> None:
         call()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cassette (and the network guard) is scoped by context: a thread started "
-    "without the agent's context (loop.run_in_executor, a bare Thread or "
-    "ThreadPoolExecutor.submit without copy_context) is neither recorded nor replayed, "
-    "and during a strict replay its LLM call goes live while tape.stats says faithful",
-)
 def test_a_call_from_an_executor_thread_never_goes_live_during_a_replay(tmp_path: Path) -> None:
     path = tmp_path / "executor.jsonl"
 
@@ -428,12 +421,6 @@ def test_a_call_from_an_executor_thread_never_goes_live_during_a_replay(tmp_path
         assert len(server.requests) == hits
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TestClient blocks LLM calls at the capture's hooks only: urllib.request has "
-    "none, so an agent calling its model with it reaches the network from a TestClient "
-    "run (a strict replay refuses it through the network guard; TestClient has no guard)",
-)
 def test_the_test_client_blocks_an_urllib_request_llm_call() -> None:
     with FakeLLMServer(echo_script()) as server:
 
@@ -447,6 +434,7 @@ def test_the_test_client_blocks_an_urllib_request_llm_call() -> None:
                 return str(json.loads(reply.read())["choices"][0]["message"]["content"])
 
         client = TestClient()
-        client.run("urllib-agent", agent, input="hello")
+        with pytest.raises(LiveCallBlockedError, match="TestClient blocked a live LLM call"):
+            client.run("urllib-agent", agent, input="hello")
         assert len(server.requests) == 0
     assert client.blocked

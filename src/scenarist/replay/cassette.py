@@ -146,6 +146,7 @@ class Cassette:
             f"cassette {str(self.path)!r}",
             allow_network,
             hint="cassette(..., allow_network=['127.0.0.1:PORT'])",
+            source=self,
         )
         self.mode: CassetteMode = _mode(mode)
         self.misses: list[ReplayMissError] = []

@@ -59,6 +59,28 @@ class _BlockLiveCalls:
         raise self._refuse(request)
 
 
+def _blocking_guard(blocker: _BlockLiveCalls) -> Any:
+    """A network guard refusing the LLM calls no hook sees (``urllib.request``) and, as
+    the process's strict guard, those of threads started outside the run's context."""
+    from scenarist.tracing.http._network_guard import NetworkGuard
+
+    class BlockingGuard(NetworkGuard):
+        llm_only = True
+
+        def refuse(
+            self, host: str, port: int | None, path: str | None, *, stray: str = ""
+        ) -> LiveCallBlockedError:
+            message = (
+                f"TestClient blocked a live LLM call: POST {path} (to {host}"
+                f"{f':{port}' if port else ''}). Replay it with with_replay(...) or a "
+                "cassette, or create TestClient(allow_live_llm_calls=True)."
+            )
+            blocker.refused.append(message + stray)
+            return self._count(message + stray)
+
+    return BlockingGuard(None, "a TestClient run", source=blocker)
+
+
 class TestClient(Client):
     """An in-memory client whose runs never reach a model unless allowed."""
 
@@ -184,10 +206,11 @@ class TestClient(Client):
     ) -> tuple[TraceRecord, BaseException | None]:
         if self.allow_live_llm_calls or ctx.is_replay:  # replays serve their own calls
             return await super()._execute(ctx, agent, save=save)
+        from scenarist.tracing.http._network_guard import guard_network
         from scenarist.tracing.http.capture import serve_llm_calls
 
         blocker = _BlockLiveCalls()
-        with serve_llm_calls(blocker):
+        with serve_llm_calls(blocker), guard_network(_blocking_guard(blocker)):
             record, error = await super()._execute(ctx, agent, save=save)
         if blocker.refused:  # SDKs wrap transport errors; name the blocked call instead
             self.blocked.extend(blocker.refused)

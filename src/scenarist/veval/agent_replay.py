@@ -132,7 +132,9 @@ async def replay_recording(
         if otel
         else RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
     )
-    guard = NetworkGuard(ctx.recorder, f"trace {recording.trace_id}", options.allow_network)
+    guard = NetworkGuard(
+        ctx.recorder, f"trace {recording.trace_id}", options.allow_network, source=calls
+    )
     with ExitStack() as stack:
         stack.enter_context(serve_llm_calls(calls))
         if not options.live_model_steps:  # strict: what nothing served never leaves

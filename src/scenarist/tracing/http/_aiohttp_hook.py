@@ -40,7 +40,7 @@ from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.http import capture
 from scenarist.tracing.http._httpx_hook import streams_for
 from scenarist.tracing.http._llm_call import LLMCall
-from scenarist.tracing.http._network_guard import check_request
+from scenarist.tracing.http._network_guard import check_request, stray_source
 from scenarist.tracing.http._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
@@ -363,12 +363,15 @@ def _hook(original: Connect) -> Connect:
         traces: Any,
         timeout: Any,  # noqa: ASYNC109
     ) -> Connection:
+        stray = None
         if (
             current_recorder() is None
             and capture._source.get() is None
             and current_throttle() is None
         ):
-            return await original(connector, req, traces, timeout)
+            stray = stray_source()  # outside any run or replay: a strict one may serve it
+            if stray is None or payloads.classify(req.method, req.url.path) is None:
+                return await original(connector, req, traces, timeout)
         url = req.url
         if (
             payloads.classify(req.method, url.path) is None
@@ -377,7 +380,12 @@ def _hook(original: Connect) -> Connect:
         ):  # a strict replay (trace-backed or cassette) refuses what nothing serves
             check_request(url.host or "", url.port, url.path)
             return await original(connector, req, traces, timeout)
-        exchange = _Exchange(connector, req, lambda: original(connector, req, traces, timeout))
+        token = None if stray is None else capture._source.set(stray)
+        try:  # the exchange's task runs in a copy of this context: with the stray source
+            exchange = _Exchange(connector, req, lambda: original(connector, req, traces, timeout))
+        finally:
+            if token is not None:
+                capture._source.reset(token)
         return exchange.connection
 
     connect.__wrapped__ = original  # type: ignore[attr-defined]

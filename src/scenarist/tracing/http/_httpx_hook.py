@@ -15,7 +15,7 @@ from typing import Any
 from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.http import capture
 from scenarist.tracing.http._llm_call import LLMCall
-from scenarist.tracing.http._network_guard import check_request
+from scenarist.tracing.http._network_guard import check_request, stray_source
 from scenarist.tracing.http._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
@@ -43,7 +43,9 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
     def handle_request(transport: Any, request: Any) -> Any:
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
         if recorder is None and source is None and throttle is None:
-            return original(transport, request)
+            source = stray_source()  # outside any run or replay: a strict one may serve it
+            if source is None or payloads.classify(request.method, request.url.path) is None:
+                return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
             # a strict replay (trace-backed or cassette) refuses what nothing serves
@@ -75,7 +77,9 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
     async def handle_async_request(transport: Any, request: Any) -> Any:
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
         if recorder is None and source is None and throttle is None:
-            return await original(transport, request)
+            source = stray_source()
+            if source is None or payloads.classify(request.method, request.url.path) is None:
+                return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
             check_request(request.url.host, request.url.port, request.url.path)

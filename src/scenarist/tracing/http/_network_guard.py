@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,9 @@ from scenarist.tracing.recorder import RunRecorder, current_recorder
 if TYPE_CHECKING:
     import http.client
 
-__all__ = ["NetworkGuard", "check_request", "guard_network", "unguarded"]
+    from scenarist.tracing.http.capture import ResponseSource
+
+__all__ = ["NetworkGuard", "check_request", "guard_network", "stray_source", "unguarded"]
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -72,7 +74,15 @@ def _parse(entry: str) -> tuple[str, int | None]:
 
 
 class NetworkGuard:
-    """The refusals of one guarded replay, and the loopback destinations it lets pass."""
+    """The refusals of one guarded replay, and the loopback destinations it lets pass.
+
+    ``source`` is the response source of the replay (its cassette, its recorded calls):
+    an LLM call from a thread outside any replay's context is served by it when this is
+    the only strict guard of the process (see :func:`stray_source`).
+    """
+
+    llm_only = False
+    """Refuse only LLM calls (``TestClient``), not every unserved connection."""
 
     def __init__(
         self,
@@ -81,11 +91,13 @@ class NetworkGuard:
         allow: Sequence[str] = (),
         *,
         hint: str = "ReplayOptions(allow_network=['127.0.0.1:PORT'])",
+        source: ResponseSource | None = None,
     ) -> None:
         if isinstance(allow, str):
             raise UserError(f"allow_network takes a list of 'host:port' strings, got {allow!r}")
         self.recorder = recorder
         """The guarded run; ``None``: everything in the guarded context."""
+        self.source = source
         self.where = where
         self._hint = hint
         self.refused: list[str] = []
@@ -101,7 +113,18 @@ class NetworkGuard:
                 return True
         return False
 
-    def refuse(self, host: str, port: int | None, path: str | None) -> LiveCallBlockedError:
+    def allows_request(self, host: str, port: int | None, method: str | None, path: str) -> bool:
+        """Whether a request the recording did not serve may leave (``method`` unknown:
+        a connection)."""
+        if self.llm_only:
+            return method is None or not _is_llm_call(method, path)
+        return self.allows(host, port)
+
+    def refuse(
+        self, host: str, port: int | None, path: str | None, *, stray: str = ""
+    ) -> LiveCallBlockedError:
+        """Count a refused connection (``stray``: why a call made outside the replay's
+        context is refused) and return its error."""
         target = f"{host}:{port}" if port else host
         what = f"{target}{path}" if path else target
         message = (
@@ -110,6 +133,9 @@ class NetworkGuard:
             f"the call (a capture-supported LLM API), or allow-list a local service with "
             f"{self._hint}."
         )
+        return self._count(message + stray)
+
+    def _count(self, message: str) -> LiveCallBlockedError:
         with self._lock:
             self.refused.append(message)
         return LiveCallBlockedError(message)
@@ -120,6 +146,89 @@ _exempt: ContextVar[bool] = ContextVar("scenarist_network_exempt", default=False
 _lock = threading.Lock()
 _active = 0
 _originals: dict[str, Any] = {}
+_strict: list[NetworkGuard] = []
+"""Every guard active in the process, oldest first (replaced, never mutated: read
+without the lock)."""
+
+_STRAY = (
+    " The call was made outside the replay's context (a thread started without it: "
+    "loop.run_in_executor, threading.Thread, ThreadPoolExecutor.submit); run it with "
+    "contextvars.copy_context().run(...) or asyncio.to_thread(...) so the replay serves it."
+)
+
+
+def _is_llm_call(method: str, path: str) -> bool:
+    from scenarist.tracing.http._llm_payloads import classify
+
+    return classify(method, path) is not None
+
+
+def _why(guards: list[NetworkGuard]) -> str:
+    if len(guards) == 1:
+        return _STRAY
+    return (
+        f" {len(guards)} strict replays are active in the process, so it cannot be "
+        "attributed to one of them." + _STRAY
+    )
+
+
+def _stray_guards() -> list[NetworkGuard]:
+    """The process's strict guards when the calling context has none of its own (and no
+    run or response source: the hooks check those), else ``[]``."""
+    guards = _strict
+    if not guards or _guard.get() is not None or _exempt.get():
+        return []
+    return guards
+
+
+class _StraySource:
+    """Where an LLM call made outside every replay's context goes while strict guards
+    are active: the one active replay's source (never the network), or a refusal
+    counted on each guard when several are (it cannot be attributed)."""
+
+    def __init__(self, guards: list[NetworkGuard]) -> None:
+        self._guards = guards
+
+    def _ambiguous(self, request: Any) -> LiveCallBlockedError:
+        url = request.url
+        why = _why(self._guards)
+        errors = [
+            guard.refuse(str(url.host), url.port, url.path, stray=why) for guard in self._guards
+        ]
+        return errors[0]
+
+    def _refuser(self, guard: NetworkGuard, request: Any) -> Callable[[], Any]:
+        def send() -> Any:
+            url = request.url
+            raise guard.refuse(str(url.host), url.port, url.path, stray=_STRAY)
+
+        return send
+
+    def respond(self, request: Any, module: Any, send: Callable[[], Any]) -> Any:
+        (guard, *others) = self._guards
+        if others or guard.source is None:
+            raise self._ambiguous(request)
+        return guard.source.respond(request, module, self._refuser(guard, request))
+
+    async def respond_async(
+        self, request: Any, module: Any, send: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        (guard, *others) = self._guards
+        if others or guard.source is None:
+            raise self._ambiguous(request)
+        refuse = self._refuser(guard, request)
+
+        async def never() -> Any:
+            return refuse()
+
+        return await guard.source.respond_async(request, module, never)
+
+
+def stray_source() -> ResponseSource | None:
+    """The source answering an LLM call made in a context with no run, response source
+    or guard of its own while strict guards are active (``None``: send it as usual)."""
+    guards = _stray_guards()
+    return _StraySource(guards) if guards else None
 
 
 def _active_guard() -> NetworkGuard | None:
@@ -141,11 +250,34 @@ def unguarded() -> Iterator[None]:
         _exempt.reset(token)
 
 
-def check_request(host: str, port: int | None, path: str) -> None:
-    """Raise if a guarded run may not send this request (the HTTP seams call this)."""
+def check_request(host: str, port: int | None, path: str, method: str | None = None) -> None:
+    """Raise if a guarded run may not send this request (the HTTP seams call this).
+
+    From a context with no guard of its own while strict guards are active, an LLM call
+    (``method`` and ``path`` say so) is refused, counted on each guard that would not
+    let it pass: nothing can serve it here (``http.client``: ``urllib.request``)."""
     guard = _active_guard()
-    if guard is not None and not guard.allows(host, port):
-        raise guard.refuse(host, port, path)
+    if guard is not None:
+        if not guard.allows_request(host, port, method, path):
+            raise guard.refuse(host, port, path)
+        return
+    if method is None or not _strict:
+        return
+    from scenarist.tracing.http import capture
+
+    guards = _stray_guards()
+    if not guards or current_recorder() is not None or capture._source.get() is not None:
+        return  # a live run's own call, or a recording's
+    if not _is_llm_call(method, path):
+        return
+    why = _why(guards)
+    errors = [
+        g.refuse(host, port, path, stray=why)
+        for g in guards
+        if not g.allows_request(host, port, method, path)
+    ]
+    if errors:
+        raise errors[0]
 
 
 def _check_address(address: Any) -> None:
@@ -153,7 +285,7 @@ def _check_address(address: Any) -> None:
     if guard is None or not isinstance(address, tuple) or len(address) < 2:
         return  # Unix sockets and unguarded contexts pass
     host, port = str(address[0]), address[1]
-    if not guard.allows(host, port):
+    if not guard.allows_request(host, port, None, ""):
         raise guard.refuse(host, port, None)
 
 
@@ -172,7 +304,7 @@ def _putrequest(
     connection: http.client.HTTPConnection, method: str, url: str, *args: Any, **kwargs: Any
 ) -> None:
     path = urlsplit(url).path or "/" if "://" in url else url.split("?", 1)[0]
-    check_request(connection.host, connection.port, path)
+    check_request(connection.host, connection.port, path, method)
     _originals["putrequest"](connection, method, url, *args, **kwargs)
 
 
@@ -198,17 +330,19 @@ def _uninstall() -> None:
 @contextmanager
 def guard_network(guard: NetworkGuard) -> Iterator[NetworkGuard]:
     """Refuse unserved connections of ``guard.recorder``'s run made in this context."""
-    global _active
+    global _active, _strict
     with _lock:
         if _active == 0:
             _install()
         _active += 1
+        _strict = [*_strict, guard]
     token = _guard.set(guard)
     try:
         yield guard
     finally:
         _guard.reset(token)
         with _lock:
+            _strict = [g for g in _strict if g is not guard]
             _active -= 1
             if _active == 0:
                 _uninstall()

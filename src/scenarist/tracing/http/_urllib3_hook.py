@@ -120,6 +120,7 @@ def _to_urllib3(urllib3: Any, response: Any, method: str, url: str, preload: boo
 def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
     from scenarist.tracing.http import capture
     from scenarist.tracing.http._httpx_hook import streams_for
+    from scenarist.tracing.http._network_guard import stray_source
     from scenarist.tracing.http._throttle import current_throttle
     from scenarist.tracing.recorder import current_recorder
 
@@ -135,8 +136,12 @@ def _hook(original: Callable[..., Any], urllib3: Any) -> Any:
         **kw: Any,
     ) -> Any:
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
-        if (recorder is None and source is None and throttle is None) or _sending.get():
+        if _sending.get():
             return original(pool, method, url, body, headers, *args, **kw)
+        if recorder is None and source is None and throttle is None:
+            source = stray_source()  # outside any run or replay: a strict one may serve it
+            if source is None:
+                return original(pool, method, url, body, headers, *args, **kw)
         full = _url(pool, url)
         request = shim.Request(method, full, b"")
         endpoint = payloads.classify(request.method, request.url.path)

@@ -291,3 +291,20 @@ def test_a_strict_trace_replay_counts_a_context_less_miss() -> None:
         assert len(server.requests) == hits
     assert not result.passed
     assert any("no recorded LLM call matches" in failure for failure in result.failures)
+
+
+def test_a_test_client_replay_run_blocks_an_urllib_llm_call_its_recording_lacks() -> None:
+    recorder = Client(store=MemoryStore())
+    recorder.run("agent", lambda ctx: ctx.track_step("label", ctx.input, lambda: "q"), "hi")
+    (record,) = recorder.store.traces.values()  # type: ignore[attr-defined]
+    with FakeLLMServer(echo_script()) as server:
+
+        def agent(ctx: RunContext) -> str:
+            ctx.track_step("label", ctx.input, lambda: "q")
+            return ask_urllib(server.url, "q")
+
+        client = TestClient().with_replay(record)
+        with pytest.raises(LiveCallBlockedError, match="TestClient blocked a live LLM call"):
+            client.run("agent", agent, input="hi")
+        assert len(server.requests) == 0
+    assert len(client.blocked) == 1 and client.last_status == "error"

@@ -4,8 +4,9 @@ Everything is kept in memory. Recorded traces are added with :meth:`TestClient.w
 (any number, served by trace id to trace-backed items and ``replay``; as in Veval's test
 SDK, the last one given also replays every ``run`` / ``run_async``), snapshots with
 :meth:`TestClient.with_snapshot`. Synthetic items run the agent, but a live LLM call
-(through the OpenAI or Anthropic SDK, or any OpenAI-compatible HTTP call) is blocked
-with an error that names it, unless ``allow_live_llm_calls=True``. Unlike Veval's test
+(through the OpenAI or Anthropic SDK, or any OpenAI-compatible HTTP call, ``urllib.request``
+included, and from threads started without the run's context) is blocked with an error
+that names it, unless ``allow_live_llm_calls=True``. Unlike Veval's test
 SDK, nothing is ever posted anywhere.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from typing import TYPE_CHECKING, Any, Self
 
 from scenarist._sync import run_sync
@@ -59,7 +60,7 @@ class _BlockLiveCalls:
         raise self._refuse(request)
 
 
-def _blocking_guard(blocker: _BlockLiveCalls) -> Any:
+def _blocking_guard(blocker: _BlockLiveCalls, source: Any = None) -> Any:
     """A network guard refusing the LLM calls no hook sees (``urllib.request``) and, as
     the process's strict guard, those of threads started outside the run's context."""
     from scenarist.tracing.http._network_guard import NetworkGuard
@@ -78,7 +79,7 @@ def _blocking_guard(blocker: _BlockLiveCalls) -> Any:
             blocker.refused.append(message + stray)
             return self._count(message + stray)
 
-    return BlockingGuard(None, "a TestClient run", source=blocker)
+    return BlockingGuard(None, "a TestClient run", source=blocker if source is None else source)
 
 
 class TestClient(Client):
@@ -162,6 +163,7 @@ class TestClient(Client):
         from scenarist.errors import ReplayError
         from scenarist.replay.recorded_calls import RecordedCalls
         from scenarist.replay.step_replay import Replayer, ReplayOptions
+        from scenarist.tracing.http._network_guard import guard_network
         from scenarist.tracing.http.capture import serve_llm_calls
         from scenarist.veval.execution import check_agent
 
@@ -170,8 +172,16 @@ class TestClient(Client):
         ctx = RunContext(input=input, agent_name=agent_name, is_replay=True, replayer=replayer)
         ctx.set_metadata("replay_of", recording.trace_id)
         calls = RecordedCalls(recording)
-        with serve_llm_calls(calls):
+        blocker = _BlockLiveCalls()  # what no recording serves (urllib.request) never leaves
+        with ExitStack() as stack:
+            stack.enter_context(serve_llm_calls(calls))
+            if not self.allow_live_llm_calls:
+                stack.enter_context(guard_network(_blocking_guard(blocker, calls)))
             record, error = await self._execute(ctx, callback)
+        if blocker.refused:
+            self.blocked.extend(blocker.refused)
+            error = LiveCallBlockedError(blocker.refused[0])
+            self._last_status, self._last_error = "error", str(error)
         if error is None and replayer.finish():
             error = ReplayError(replayer.unused_message())
             self._last_status, self._last_error = "error", str(error)

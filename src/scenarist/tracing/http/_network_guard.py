@@ -22,6 +22,15 @@ context (the store writing the replayed trace, other tasks) nothing is checked, 
 inside :func:`unguarded` (scenarist's own stores: a suite replayed from cassettes still
 writes its results to a PostgreSQL or remote store). The patches are installed by the
 first active guard and removed by the last.
+
+Every active guard is also in a process-wide registry, for the LLM calls of threads
+started without the agent's context (``run_in_executor``, a bare ``Thread``): from a
+context with no run, response source or guard of its own, an LLM call is served by the
+source of the one active guard (never sent), or refused and counted on each guard when
+several are active (:func:`stray_source` for the hooks, :func:`check_request` for
+``http.client``). Such a thread's other connections pass: the process's own threads
+(servers, exporters, store pools) keep working. A ``llm_only`` guard (``TestClient``)
+refuses LLM calls only.
 """
 
 from __future__ import annotations

@@ -308,3 +308,30 @@ def test_a_test_client_replay_run_blocks_an_urllib_llm_call_its_recording_lacks(
             client.run("agent", agent, input="hi")
         assert len(server.requests) == 0
     assert len(client.blocked) == 1 and client.last_status == "error"
+
+
+def test_a_context_less_aiohttp_call_sent_as_is_is_refused_not_sent(tmp_path: Path) -> None:
+    """An aiohttp request waiting for ``100-continue`` is not taken by the hook: from a
+    thread outside the replay's context it is refused at the guard, never sent."""
+    import aiohttp
+
+    path = tmp_path / "tape.jsonl"
+
+    def ask() -> str:
+        async def post(base: str) -> str:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.post(base + "/v1/chat/completions", json=_chat("q"), expect100=True) as r,
+            ):
+                return str(r.status)
+
+        return asyncio.run(post(server.url))
+
+    with FakeLLMServer(echo_script()) as server:
+        _record(path, server.url, ask_httpx)
+        hits = len(server.requests)
+        tape = cassette(path, "replay")
+        with pytest.raises(LiveCallBlockedError), tape, pytest.raises(LiveCallBlockedError):
+            pool_submit(ask)
+        assert len(server.requests) == hits
+    assert tape.stats.refused == 1

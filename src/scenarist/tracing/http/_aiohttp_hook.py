@@ -378,7 +378,7 @@ def _hook(original: Connect) -> Connect:
             or req.headers.get("expect", "").lower() == "100-continue"
             or req.compress
         ):  # a strict replay (trace-backed or cassette) refuses what nothing serves
-            check_request(url.host or "", url.port, url.path)
+            check_request(url.host or "", url.port, url.path, req.method)
             return await original(connector, req, traces, timeout)
         token = None if stray is None else capture._source.set(stray)
         try:  # the exchange's task runs in a copy of this context: with the stray source

@@ -12,9 +12,12 @@ from tests.otel.real_sdk import instrumented, script, support_agent
 
 from scenarist.model.record import TraceRecord
 from scenarist.otel import parse_otlp
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer
 from scenarist.veval.client import Client
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a live call could not succeed
 
@@ -54,7 +57,7 @@ def _agent(question: str, *, stream: bool, extra_call: bool = False) -> Any:
 
 def test_a_streaming_agent_replays_from_a_non_streamed_recording() -> None:
     result = Client(store=MemoryStore()).replay(
-        _recording(), _agent("Where is order A1?", stream=True)
+        _recording(), _agent("Where is order A1?", stream=True), MOCKED
     )
     assert result.passed, result.failures
     assert result.output == "It shipped."
@@ -93,14 +96,14 @@ def test_genai_semconv_finish_reasons_are_served_as_openai_says_them() -> None:
         finishes.append(answer.choices[0].finish_reason)
         return "asked"
 
-    result = Client(store=MemoryStore()).replay(record, agent)
+    result = Client(store=MemoryStore()).replay(record, agent, MOCKED)
     assert result.passed, result.failures
     assert finishes == ["tool_calls"]  # semconv's "tool_call", in OpenAI's word
 
 
 def test_an_extra_call_fails_and_is_not_made_live() -> None:
     result = Client(store=MemoryStore()).replay(
-        _recording(), _agent("Where is order A1?", stream=False, extra_call=True)
+        _recording(), _agent("Where is order A1?", stream=False, extra_call=True), MOCKED
     )
     assert not result.passed
     assert any("more LLM calls than the 2 recorded" in f for f in result.failures)
@@ -110,7 +113,7 @@ def test_a_call_the_agent_no_longer_makes_is_reported() -> None:
     def lazy(ctx: Any) -> str:
         return "no model needed"
 
-    result = Client(store=MemoryStore()).replay(_recording(), lazy)
+    result = Client(store=MemoryStore()).replay(_recording(), lazy, MOCKED)
     assert not result.passed
     assert any("never made 2 recorded LLM call(s)" in f for f in result.failures)
 
@@ -121,7 +124,7 @@ def test_a_call_no_trace_can_serve_is_refused_naming_why() -> None:
         client.embeddings.create(model="text-embedding-3-small", input="x")
         return "x"
 
-    result = Client(store=MemoryStore()).replay(_recording(), embeds)
+    result = Client(store=MemoryStore()).replay(_recording(), embeds, MOCKED)
     assert not result.passed
     assert any(
         "/v1/embeddings is neither an OpenAI chat-completions call nor an Anthropic messages" in f
@@ -148,7 +151,7 @@ def test_content_missing_on_one_call_errors_before_the_agent_runs() -> None:
     )
     (record,) = parse_otlp(d.encoded(doc))
     ran: list[bool] = []
-    result = Client(store=MemoryStore()).replay(record, lambda ctx: ran.append(True))
+    result = Client(store=MemoryStore()).replay(record, lambda ctx: ran.append(True), MOCKED)
     assert not result.passed and ran == []
     (failure,) = result.failures
     assert "without the content of 1 of its 2 LLM call(s): 'chat b' (input, output)" in failure

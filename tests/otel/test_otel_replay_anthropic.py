@@ -18,9 +18,12 @@ from tests.otel.real_sdk import script
 from scenarist.model.record import TraceRecord
 from scenarist.otel import parse_otlp
 from scenarist.otel.replay import anthropic_rows
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store.memory import MemoryStore
 from scenarist.testing import FakeLLMServer
 from scenarist.veval.client import Client
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 anthropic = lazy_module("anthropic")  # ~3 s of CPU: imported by the worker that runs these
 # The two instrumentations, by module (each imports the SDK: loaded when a test needs it).
@@ -112,7 +115,7 @@ def test_an_anthropic_agent_replays_from_its_otel_trace(
     recording: TraceRecord, stream: bool
 ) -> None:
     result = Client(store=MemoryStore()).replay(
-        recording, support_agent(DEAD, "Where is order A1?", stream=stream)
+        recording, support_agent(DEAD, "Where is order A1?", stream=stream), MOCKED
     )
     assert result.passed, result.failures
     assert result.output == "It shipped."
@@ -123,7 +126,7 @@ def test_an_anthropic_agent_replays_from_its_otel_trace(
 
 def test_a_changed_question_diverges_naming_both_sides(recording: TraceRecord) -> None:
     result = Client(store=MemoryStore()).replay(
-        recording, support_agent(DEAD, "Where is order B2?")
+        recording, support_agent(DEAD, "Where is order B2?"), MOCKED
     )
     assert not result.passed
     (miss,) = [f for f in result.failures if "diverged" in f]
@@ -133,7 +136,7 @@ def test_a_changed_question_diverges_naming_both_sides(recording: TraceRecord) -
 
 def test_an_extra_call_fails_and_is_not_made_live(recording: TraceRecord) -> None:
     result = Client(store=MemoryStore()).replay(
-        recording, support_agent(DEAD, "Where is order A1?", extra=True)
+        recording, support_agent(DEAD, "Where is order A1?", extra=True), MOCKED
     )
     assert not result.passed
     assert any("more LLM calls than the 2 recorded" in f for f in result.failures)

@@ -10,6 +10,8 @@ from scenarist.errors import UserError
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, ScriptedLLM
 
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
+
 pytestmark = pytest.mark.anyio
 
 
@@ -34,7 +36,7 @@ async def test_replay_without_compare_with_recording_has_no_diff(
     recorded: tuple[Client, TraceRecord],
 ) -> None:
     client, record = recorded
-    result = await client.replay_async(record.trace_id, _steps("plan", "answer"))
+    result = await client.replay_async(record.trace_id, _steps("plan", "answer"), MOCKED)
     assert result.passed
     assert result.recording_diff is None
 
@@ -43,7 +45,7 @@ async def test_replay_compare_with_recording_reports_no_change_for_a_faithful_re
     recorded: tuple[Client, TraceRecord],
 ) -> None:
     client, record = recorded
-    options = ReplayOptions(compare_with_recording=True)
+    options = ReplayOptions(mock_llm_responses=True, compare_with_recording=True)
     result = await client.replay_async(record.trace_id, _steps("plan", "answer"), options)
     assert result.passed
     assert result.recording_diff is not None
@@ -55,7 +57,9 @@ async def test_replay_compare_with_recording_reports_a_dropped_step(
     recorded: tuple[Client, TraceRecord],
 ) -> None:
     client, record = recorded
-    options = ReplayOptions(compare_with_recording=SnapshotOptions(), on_divergence="serve")
+    options = ReplayOptions(
+        mock_llm_responses=True, compare_with_recording=SnapshotOptions(), on_divergence="serve"
+    )
     result = await client.replay_async(record.trace_id, _steps("plan"), options)
     assert result.recording_diff is not None
     assert [(c.kind, c.step_name) for c in result.recording_diff.changes] == [("Removed", "answer")]
@@ -67,13 +71,13 @@ async def test_replay_compare_with_recording_reports_a_dropped_step(
 
 async def test_replay_compare_with_recording_rejects_a_value_it_cannot_use() -> None:
     with pytest.raises(ValueError, match="compare_with_recording"):
-        ReplayOptions(compare_with_recording="yes please")
+        ReplayOptions(mock_llm_responses=True, compare_with_recording="yes please")
 
 
 async def test_replay_of_an_unknown_trace_id_names_it() -> None:
     client = Client(store=MemoryStore())
     with pytest.raises(UserError, match=r"trace 'nope' was not found in the store"):
-        await client.replay_async("nope", _steps("plan"))
+        await client.replay_async("nope", _steps("plan"), MOCKED)
 
 
 def _answer(text: str, *, call_url: str | None = None):  # type: ignore[no-untyped-def]
@@ -109,7 +113,7 @@ ANSWERED = TraceRecord.from_dict(
 async def test_replay_that_drifts_from_its_recording_fails_naming_the_changes() -> None:
     client = Client(store=MemoryStore())
     compared = SnapshotOptions(compare_outputs=True)
-    live = ReplayOptions(live_model_steps=True)
+    live = ReplayOptions(mock_llm_responses=True, live_model_steps=True)
     assert (await client.replay_async(ANSWERED, _answer("a new answer"), live)).passed
     options = live.model_copy(update={"compare_with_recording": compared})
     result = await client.replay_async(ANSWERED, _answer("a new answer"), options)
@@ -125,7 +129,9 @@ async def test_replay_compares_tracked_steps_not_the_captured_calls_inside_them(
     """A recording made without the capture (Veval's) has no call spans: the live model
     step's captured call is no added step."""
     client = Client(store=MemoryStore())
-    options = ReplayOptions(live_model_steps=True, compare_with_recording=True)
+    options = ReplayOptions(
+        mock_llm_responses=True, live_model_steps=True, compare_with_recording=True
+    )
     with FakeLLMServer(ScriptedLLM(default="fresh")) as server:
         agent = _answer("recorded answer", call_url=server.openai_url)
         result = await client.replay_async(ANSWERED, agent, options)

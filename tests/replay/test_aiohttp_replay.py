@@ -23,6 +23,8 @@ from scenarist.replay import cassette
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM, TestClient
 
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
+
 pytestmark = pytest.mark.anyio
 
 ANSWER = "It left the depot this morning."
@@ -286,7 +288,7 @@ async def test_a_step_that_reruns_gets_its_aiohttp_call_from_the_recording() -> 
         result = await client.replay_async(
             record.trace_id,
             support_agent(nowhere.url, answer_suffix=" (new prompt)"),
-            ReplayOptions(on_divergence="live"),
+            ReplayOptions(mock_llm_responses=True, on_divergence="live"),
         )
     assert nowhere.connections == 0
     assert result.output == "Refunds take 5 days."  # the recorded answer, though the step ran
@@ -307,7 +309,7 @@ async def test_calls_outside_any_step_replay_from_the_trace() -> None:
     record, live = await _record(client, plain_agent)
     assert [s.kind for s in record.spans] == ["llm"]
     with ConnectionCounter() as nowhere:
-        result = await client.replay_async(record, plain_agent(nowhere.url))
+        result = await client.replay_async(record, plain_agent(nowhere.url), MOCKED)
     assert result.passed, result.failures
     assert result.output == live and nowhere.connections == 0
     assert result.fidelity.live == 0 and result.fidelity.is_faithful
@@ -319,7 +321,9 @@ async def test_a_changed_call_in_a_trace_replay_fails_and_is_never_sent() -> Non
         await client.run_async("support", plain_agent(server.url), input="refund?")
         (record,) = client.store.traces.values()  # type: ignore[attr-defined]
         before = len(server.requests)
-        result = await client.replay_async(record, plain_agent(server.url, suffix=" (changed)"))
+        result = await client.replay_async(
+            record, plain_agent(server.url, suffix=" (changed)"), MOCKED
+        )
         assert len(server.requests) == before  # the server is up, and nothing reached it
     assert not result.passed
     assert any("no recorded LLM call matches" in f for f in result.failures), result.failures

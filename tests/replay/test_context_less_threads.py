@@ -23,8 +23,11 @@ from tests.replay.cassette_support import OPENAI_KEY, echo_script
 from scenarist import Client, RunContext
 from scenarist.errors import LiveCallBlockedError, ReplayMissError
 from scenarist.replay import cassette
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, TestClient
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 MODEL = "gpt-4o-mini"
 
@@ -270,7 +273,7 @@ def test_a_strict_trace_replay_serves_a_context_less_call_from_its_recording(
         live = client.run("threaded", recorded_agent, input="hi")
         (record,) = client.store.traces.values()  # type: ignore[attr-defined]
         hits = len(server.requests)
-        result = client.replay(record, threaded_agent)
+        result = client.replay(record, threaded_agent, MOCKED)
         assert len(server.requests) == hits
     assert result.output == live and result.passed, result.failures
     assert result.fidelity.is_faithful
@@ -287,7 +290,7 @@ def test_a_strict_trace_replay_counts_a_context_less_miss() -> None:
         client.run("threaded", lambda ctx: ctx.track_step("label", ctx.input, lambda: "q"), "hi")
         (record,) = client.store.traces.values()  # type: ignore[attr-defined]
         hits = len(server.requests)
-        result = client.replay(record, agent)
+        result = client.replay(record, agent, MOCKED)
         assert len(server.requests) == hits
     assert not result.passed
     assert any("no recorded LLM call matches" in failure for failure in result.failures)

@@ -83,7 +83,9 @@ async def test_strict_replay_refuses_unserved_traffic_naming_host_and_path(send:
         record = await _recorded(client, server)
         before = len(server.requests)
         agent = agent_with(send, server.url, server.openai_url)
-        result = await client.replay_async(record, agent, ReplayOptions(on_divergence="serve"))
+        result = await client.replay_async(
+            record, agent, ReplayOptions(mock_llm_responses=True, on_divergence="serve")
+        )
         assert len(server.requests) == before  # nothing reached the server
         host = server.url.removeprefix("http://")
     refused = [f for f in result.failures if "refused a live connection" in f]
@@ -102,7 +104,7 @@ async def test_allow_listed_loopback_services_pass() -> None:
         result = await client.replay_async(
             record,
             agent_with(_httpx, server.url, server.openai_url),
-            ReplayOptions(allow_network=[host]),
+            ReplayOptions(mock_llm_responses=True, allow_network=[host]),
         )
         assert len(server.requests) == before + 1  # the allowed call went through
     assert result.failures == [] and result.fidelity.live == 0

@@ -17,7 +17,10 @@ from tests.replay.cassette_support import ConnectionCounter
 
 from scenarist.errors import ReplayMissError
 from scenarist.replay import cassette
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 ANSWER = "It left the depot this morning."
 
@@ -123,7 +126,7 @@ async def test_a_recorded_trace_serves_the_calls(send: Callable[[str, str, bool]
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
     assert record.spans[0].kind == "llm"
     with ConnectionCounter() as port:
-        result = await client.replay_async(record, agent_for(port.url))
+        result = await client.replay_async(record, agent_for(port.url), MOCKED)
     assert result.passed, result.failures
     assert result.output == ANSWER and port.connections == 0 and result.fidelity.live == 0
 

@@ -15,8 +15,11 @@ from tests.replay.cassette_support import ConnectionCounter
 from tests.replay.sdk_agents import ask, ask_sync
 
 from scenarist import Client, RunContext, TraceAssert
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ async def _live_and_replay(plan: AgentPlan, url: str, replay_url: str) -> tuple[
     client = Client(store=MemoryStore())
     live_output = await client.run_async("agent", make_agent(plan, url), input="q")
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
-    result = await client.replay_async(record, make_agent(plan, replay_url))
+    result = await client.replay_async(record, make_agent(plan, replay_url), MOCKED)
     assert result.passed, result.failures
     assert result.output == live_output
     return record, result.replayed_record, result

@@ -14,6 +14,8 @@ from scenarist.model.record import TraceRecord
 from scenarist.store import MemoryStore
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
+
 pytestmark = pytest.mark.anyio
 
 
@@ -64,7 +66,7 @@ async def test_a_step_that_reruns_gets_its_nested_calls_from_the_recording() -> 
         result = await client.replay_async(
             record.trace_id,
             support_agent(nowhere.openai_url, answer_suffix=" (new prompt)"),
-            ReplayOptions(on_divergence="live"),
+            ReplayOptions(mock_llm_responses=True, on_divergence="live"),
         )
     assert nowhere.connections == 0
     assert result.output == "Refunds take 5 days."  # the recorded answer, though the step ran
@@ -93,7 +95,9 @@ async def test_declared_usage_around_a_captured_call_is_counted_once() -> None:
     live = [b.run(trace).status for b in budgets]
     assert live == ["pass", "pass", "pass", "pass", "fail"]
     with ConnectionCounter() as nowhere:
-        result = await client.replay_async(record.trace_id, support_agent(nowhere.openai_url))
+        result = await client.replay_async(
+            record.trace_id, support_agent(nowhere.openai_url), MOCKED
+        )
     assert result.passed, result.failures
     assert result.replayed_record is not None
     replayed = result.replayed_record.to_trace()
@@ -127,7 +131,7 @@ async def test_an_sdk_message_a_step_returned_replays_as_that_object_from_stored
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
     stored = TraceRecord.model_validate_json(record.model_dump_json())
     with ConnectionCounter() as nowhere:
-        result = await client.replay_async(stored, agent_for(nowhere.openai_url))
+        result = await client.replay_async(stored, agent_for(nowhere.openai_url), MOCKED)
     assert result.passed, result.failures
     assert result.output == live == "refunds"
     assert nowhere.connections == 0

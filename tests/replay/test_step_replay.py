@@ -14,6 +14,8 @@ from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store import MemoryStore
 from scenarist.tracing import TraceRecord
 
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
+
 pytestmark = pytest.mark.anyio
 
 
@@ -64,7 +66,7 @@ async def recorded() -> tuple[Client, TraceRecord]:
 
 async def test_replay_serves_every_step_without_running_it(recorded: Any) -> None:
     client, record = recorded
-    result = await client.replay_async(record, agent)
+    result = await client.replay_async(record, agent, MOCKED)
     assert result.passed, result.failures
     assert calls == []  # nothing ran live
     assert result.output == "billing: doc about billing"
@@ -75,6 +77,24 @@ async def test_replay_serves_every_step_without_running_it(recorded: Any) -> Non
     answer = spans[-1]
     assert (answer.cost_usd, answer.metadata["recorded_cost_usd"]) == (0.0, 0.02)
     assert (answer.kind, answer.model, answer.tokens_in) == ("llm", "gpt-4o-mini", 40)
+
+
+async def test_bare_options_rerun_the_agent_live_as_veval_does(recorded: Any) -> None:
+    """Veval's ``ReplayOptions()`` mocks nothing: the agent runs again on the recorded
+    input, marked as a replay, with no fidelity report; an empty recording is no error."""
+    client, record = recorded
+    seen: list[bool] = []
+
+    async def marked(ctx: RunContext) -> str:
+        seen.append(ctx.is_replay)
+        return await agent(ctx)
+
+    result = await client.replay_async(record, marked)
+    assert result.passed and result.output == "billing: doc about billing"
+    assert calls == ["classify:where is my refund?", "lookup", "answer"]  # all live
+    assert seen == [True] and result.fidelity is None
+    empty = record.model_copy(update={"steps": []})
+    assert (await client.replay_async(empty, lambda ctx: "ran")).output == "ran"
 
 
 async def test_served_outputs_are_decoded_to_the_declared_return_type(recorded: Any) -> None:
@@ -90,7 +110,7 @@ async def test_served_outputs_are_decoded_to_the_declared_return_type(recorded: 
         docs = await ctx.track_step_async("lookup", {"label": label.label}, list)
         return str(ctx.track_step("answer", docs, lambda: ""))
 
-    result = await client.replay_async(record, inspecting_agent)
+    result = await client.replay_async(record, inspecting_agent, MOCKED)
     assert result.passed, result.failures
     assert seen == [Label(label="billing", confidence=0.9)]
 
@@ -98,7 +118,8 @@ async def test_served_outputs_are_decoded_to_the_declared_return_type(recorded: 
 async def test_budget_assertions_on_a_replay_test_the_recorded_run(recorded: Any) -> None:
     client, record = recorded
     options = ReplayOptions(
-        assertions=[TraceAssert.max_cost(0.01)]  # the recorded run cost 0.02
+        mock_llm_responses=True,
+        assertions=[TraceAssert.max_cost(0.01)],  # the recorded run cost 0.02
     )
     result = await client.replay_async(record, agent, options)
     assert result.failures == ["MaxCost: expected at most 0.01, got 0.02"]
@@ -120,7 +141,7 @@ async def test_binding_prefers_an_identical_input_over_the_first_same_name_step(
         first = await ctx.track_step_async("lookup", "a", lambda: "live a")
         return [second, first]
 
-    result = await client.replay_async(record, reversed_order)
+    result = await client.replay_async(record, reversed_order, MOCKED)
     assert result.output == ["result b", "result a"]  # as Veval: identical input first
     assert result.fidelity.is_faithful
 
@@ -140,14 +161,16 @@ async def test_a_diverged_call_takes_the_next_unused_recording_or_its_own_positi
     async def late_first(ctx: RunContext) -> list[Any]:
         return [await ctx.track_step_async("lookup", q, lambda: "live") for q in "cza"]
 
-    veval = await client.replay_async(record, late_first)
+    veval = await client.replay_async(record, late_first, MOCKED)
     assert veval.output == ["result c", "result a", "result b"]
     assert [(b.kind, b.recorded_index) for b in veval.fidelity.bindings] == [
         ("matched", 2),
         ("diverged", 0),
         ("diverged", 1),
     ]
-    ours = await client.replay_async(record, late_first, ReplayOptions(serve_same_position=True))
+    ours = await client.replay_async(
+        record, late_first, ReplayOptions(mock_llm_responses=True, serve_same_position=True)
+    )
     assert ours.output == ["result c", "result b", "result a"]
     assert [(b.kind, b.recorded_index) for b in ours.fidelity.bindings] == [
         ("matched", 2),
@@ -171,7 +194,9 @@ async def test_string_one_is_not_number_one_and_divergence_fails_with_a_diff() -
     async def changed(ctx: RunContext) -> Any:
         return await ctx.track_step_async("fetch", {"id": "1"}, lambda: "live")
 
-    result = await client.replay_async(record, changed, ReplayOptions(on_divergence="fail"))
+    result = await client.replay_async(
+        record, changed, ReplayOptions(mock_llm_responses=True, on_divergence="fail")
+    )
     assert not result.passed
     assert result.output is None and [b.kind for b in result.fidelity.bindings] == ["diverged"]
     (message,) = result.failures
@@ -203,7 +228,7 @@ async def test_objects_match_the_text_a_veval_recording_holds_for_them() -> None
         order = ctx.track_step("load", (Order(42), "sms"), lambda: "live")
         return [slot, order, ctx.track_step("count", 1, lambda: "live")]
 
-    result = await Client(store=MemoryStore()).replay_async(recording, agent)
+    result = await Client(store=MemoryStore()).replay_async(recording, agent, MOCKED)
     assert result.output == ["slot", "order", "one"]
     assert [b.kind for b in result.fidelity.bindings] == ["matched", "matched", "diverged"]
 
@@ -216,13 +241,15 @@ async def test_divergence_is_served_by_default_as_in_veval_and_live_on_request()
     async def changed(ctx: RunContext) -> Any:
         return await ctx.track_step_async("fetch", "edited", lambda: ran.append("c") or "live")
 
-    served = await client.replay_async(record, changed)  # Veval: the recording, reported
+    served = await client.replay_async(record, changed, MOCKED)  # Veval: the recording, reported
     assert (served.passed, served.output, ran) == (True, "recorded output", [])
     assert [b.outcome for b in served.fidelity.bindings] == ["diverged"]
     (binding,) = served.fidelity.bindings
     assert (binding.recorded_input, binding.actual_input) == ("original", "edited")
     assert not served.fidelity.is_faithful
-    live = await client.replay_async(record, changed, ReplayOptions(on_divergence="live"))
+    live = await client.replay_async(
+        record, changed, ReplayOptions(mock_llm_responses=True, on_divergence="live")
+    )
     assert (live.passed, live.output, ran) == (True, "live", ["c"])
     assert [b.outcome for b in live.fidelity.bindings] == ["live"]
 
@@ -245,7 +272,7 @@ async def test_a_trace_backed_item_fails_on_divergence_where_replay_async_serves
     assert item.failures[0].startswith("Replay threw exception: Replay diverged at step 'fetch'")
     assert '-"original"' in item.failures[0] and '+"edited"' in item.failures[0]
     assert [b.kind for b in item.replay.fidelity.bindings] == ["diverged"]
-    replayed = await client.replay_async(record, changed)
+    replayed = await client.replay_async(record, changed, MOCKED)
     assert (replayed.passed, replayed.output) == (True, "recorded output")
     assert ran == []
 
@@ -261,7 +288,7 @@ async def test_a_step_with_no_recording_is_never_called_live_even_if_swallowed()
             await ctx.track_step_async("call_llm", "prompt", lambda: ran.append("live"))
         return "done"
 
-    result = await client.replay_async(record, extra_step)
+    result = await client.replay_async(record, extra_step, MOCKED)
     assert ran == []
     assert result.failures == [
         "Replay mode: no mock output for step 'call_llm'. Available steps: . "  # Veval's text
@@ -276,7 +303,7 @@ async def test_unused_recorded_steps_fail_the_replay(recorded: Any) -> None:
         classify(str(ctx.input))
         return "short cut"
 
-    result = await client.replay_async(record, lazy)
+    result = await client.replay_async(record, lazy, MOCKED)
     assert result.failures == [
         f"Replay never called 2 recorded step(s) from trace {record.trace_id}: 'lookup' "
         "(recorded step 2), 'answer' (recorded step 3). The agent skipped part of the recorded "
@@ -286,7 +313,9 @@ async def test_unused_recorded_steps_fail_the_replay(recorded: Any) -> None:
 
 async def test_live_model_steps_run_llm_steps_and_serve_the_rest(recorded: Any) -> None:
     client, record = recorded
-    result = await client.replay_async(record, agent, ReplayOptions(live_model_steps=True))
+    result = await client.replay_async(
+        record, agent, ReplayOptions(mock_llm_responses=True, live_model_steps=True)
+    )
     assert result.passed, result.failures
     assert calls == ["classify:where is my refund?", "answer"]  # llm steps live, tool served
     assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
@@ -305,7 +334,7 @@ async def test_a_model_a_step_returned_is_served_as_that_model_from_stored_json(
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
     stored = TraceRecord.model_validate_json(record.model_dump_json())
     assert stored.steps[0].output == {"label": "refund", "confidence": 1.0}
-    result = await client.replay_async(stored, agent)
+    result = await client.replay_async(stored, agent, MOCKED)
     assert result.passed, result.failures
     assert result.output == live == "refund at 1.0"
     elsewhere = {"_output_type": "a_module_not_loaded:Label"}  # never imported for a trace
@@ -313,6 +342,7 @@ async def test_a_model_a_step_returned_is_served_as_that_model_from_stored_json(
     served = await client.replay_async(
         stored.model_copy(update={"steps": [unknown]}),
         lambda ctx: ctx.track_step("classify", "q", int),
+        MOCKED,
     )
     assert served.output == {"label": "refund", "confidence": 1.0}
 
@@ -323,11 +353,15 @@ async def test_live_model_steps_run_an_llm_step_whose_input_changed(recorded: An
     client, record = recorded
     answer = record.steps[-1].model_copy(update={"input": ["the docs the recorded run found"]})
     changed = record.model_copy(update={"steps": [*record.steps[:-1], answer]})
-    result = await client.replay_async(changed, agent, ReplayOptions(live_model_steps=True))
+    result = await client.replay_async(
+        changed, agent, ReplayOptions(mock_llm_responses=True, live_model_steps=True)
+    )
     assert result.passed, result.failures
     assert calls == ["classify:where is my refund?", "answer"]
     assert [b.outcome for b in result.fidelity.bindings] == ["live", "matched", "live"]
-    mocked = await client.replay_async(changed, agent, ReplayOptions(on_divergence="fail"))
+    mocked = await client.replay_async(
+        changed, agent, ReplayOptions(mock_llm_responses=True, on_divergence="fail")
+    )
     assert [b.outcome for b in mocked.fidelity.bindings][-1] == "diverged"
     assert not mocked.passed
 
@@ -352,10 +386,12 @@ async def test_live_model_steps_serve_a_tool_whose_input_a_live_model_step_chang
         intent = ctx.track_step("classify", ctx.input, lambda: ran.append("model") or "b")
         return ctx.track_step("lookup", intent, lambda: ran.append("tool") or 7)
 
-    result = await client.replay_async(recording, live_agent, ReplayOptions(live_model_steps=True))
+    result = await client.replay_async(
+        recording, live_agent, ReplayOptions(mock_llm_responses=True, live_model_steps=True)
+    )
     assert (result.passed, result.output, ran) == (True, 42, ["model"])
     assert [b.kind for b in result.fidelity.bindings] == ["live", "diverged"]
-    strict = ReplayOptions(live_model_steps=True, on_divergence="fail")
+    strict = ReplayOptions(mock_llm_responses=True, live_model_steps=True, on_divergence="fail")
     failed = await client.replay_async(recording, live_agent, strict)
     assert failed.failures[0].startswith("Replay threw exception: Replay diverged at step 'lookup'")
     assert ran == ["model", "model"]
@@ -422,7 +458,7 @@ async def test_a_recording_with_unknown_span_kinds_is_accepted_and_replayed() ->
     await client.run_async("kinds", agent_with_custom_kind, input="q")
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
     assert record.spans[0].kind == "vector-search"
-    result = await client.replay_async(record, agent_with_custom_kind)
+    result = await client.replay_async(record, agent_with_custom_kind, MOCKED)
     assert result.passed, result.failures
     assert result.replayed_record.spans[0].kind == "vector-search"
 
@@ -434,7 +470,7 @@ async def test_an_unknown_recorded_cost_stays_unknown_on_replay(recorded: Any) -
     client, record = recorded
     budget = TraceAssert.max_cost(0.05, unknown_cost="error")
     live = budget.run(record.to_trace())
-    result = await client.replay_async(record, agent)
+    result = await client.replay_async(record, agent, MOCKED)
     assert result.replayed_record is not None
     replayed = budget.run(result.replayed_record.to_trace())
     assert (live.status, replayed.status) == ("error", "error")

@@ -16,7 +16,10 @@ from tests.integrations.conftest import active_run, llm_spans
 from tests.replay.cassette_support import ConnectionCounter
 
 from scenarist.replay import cassette
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+
+MOCKED = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
 
 GEMINI = "/v1beta/models/gemini-2.0-flash"
 
@@ -185,7 +188,7 @@ async def test_a_recorded_trace_serves_the_format_with_the_network_closed(name: 
         assert await client.run_async("formats", agent_for(server.url), input="q") == ANSWER
     (record,) = client.store.traces.values()  # type: ignore[attr-defined]
     with ConnectionCounter() as port:
-        result = await client.replay_async(record, agent_for(port.url))
+        result = await client.replay_async(record, agent_for(port.url), MOCKED)
     assert result.passed, result.failures
     assert result.output == ANSWER and port.connections == 0
     assert result.fidelity.live == 0

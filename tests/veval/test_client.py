@@ -15,6 +15,7 @@ from tests.helpers.limits import HANG_S
 import scenarist
 from scenarist import Equals, FnCheck, ScenarioItem, StringMatching
 from scenarist.errors import EmptyRecordingError
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.store import MemoryStore, SqlStore
 from scenarist.tracing import RunContext, TraceRecord, step
 from scenarist.veval.client import Client
@@ -220,8 +221,9 @@ async def test_trace_backed_item_without_steps_fails_and_never_calls_the_agent(
         "recorded with steps before using it for replay."
     )
     assert result.results[0].failures[0].startswith(veval_text)
-    with pytest.raises(RuntimeError) as raised:  # replay_async raises, as Veval's does
-        await client.replay_async("tr_empty", agent)
+    mocked = ReplayOptions(mock_llm_responses=True)
+    with pytest.raises(RuntimeError) as raised:  # a mocked replay_async raises, as Veval's
+        await client.replay_async("tr_empty", agent, mocked)
     assert isinstance(raised.value, EmptyRecordingError)
     assert str(raised.value).startswith(veval_text) and called == []
 

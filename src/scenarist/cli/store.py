@@ -163,8 +163,11 @@ def replay(
             raise UserError(f"{path}: holds {len(records)} traces; replay takes one")
         recording = records[0]
     store = _store()
-    result = Client(store=store).replay(recording, callback)
+    from scenarist.replay.step_replay import ReplayOptions
+
+    result = Client(store=store).replay(recording, callback, ReplayOptions(mock_llm_responses=True))
     fidelity = result.fidelity
+    assert fidelity is not None  # a mocked replay always reports its bindings
     typer.echo(
         f"replay of {result.trace_id}: {'PASSED' if result.passed else 'FAILED'} | "
         f"fidelity: {fidelity.matched} matched, {fidelity.diverged} diverged, "

@@ -89,6 +89,14 @@ class ReplayOptions(Positional):
     """How a replay behaves (Veval's names, plus ``on_divergence``, ``on_missing`` and
     ``allow_network``).
 
+    ``mock_llm_responses``: serve every tracked step and LLM call from the recording (a
+    strict replay: nothing the recording could serve runs live). Veval's default is
+    ``False``, and so is ours: ``ReplayOptions()`` runs the agent again **live**, marked as
+    a replay (``ctx.is_replay``), with nothing served and no fidelity report, as Veval
+    does; ``live_model_steps=True`` serves everything but the recorded ``llm`` steps.
+    Trace-backed scenario items, ``load_mock_outputs``, the test double and
+    ``scenarist replay`` always mock.
+
     ``on_divergence``: a tracked call whose input differs from every unused recording of
     its step. ``"serve"`` (Veval's behaviour, the default) serves a recording anyway and
     reports the call as diverged in ``ReplayResult.fidelity``; ``"fail"`` raises
@@ -110,7 +118,7 @@ class ReplayOptions(Positional):
         "live_model_steps",
     )
 
-    mock_llm_responses: bool = True
+    mock_llm_responses: bool = False
     live_model_steps: bool = False
     assertions: list[Any] = Field(default_factory=list)
     compare_with_recording: bool | SnapshotOptions | None = None
@@ -125,6 +133,13 @@ class ReplayOptions(Positional):
     allow_network: list[str] = Field(default_factory=list)
     """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
     may connect to; every other connection nothing served is refused (a strict replay)."""
+
+    @property
+    def serves_from_recording(self) -> bool:
+        """Whether the replay serves anything from the recording: ``mock_llm_responses``
+        or ``live_model_steps`` (which, as in Veval, takes precedence and serves every
+        step but the recorded ``llm`` ones)."""
+        return self.mock_llm_responses or self.live_model_steps
 
 
 class ReplayBinding(Positional):
@@ -323,7 +338,7 @@ class Replayer:
         self._used.add(index)
         recorded = self._steps[index]
         live_model = self.options.live_model_steps and recorded.kind == "llm"
-        serve = can_skip and self.options.mock_llm_responses and not live_model
+        serve = can_skip and self.options.serves_from_recording and not live_model
         if live_model and outcome == "matched":
             outcome = "live"
         self._note(name, kind, outcome, index, actual, served=serve)
@@ -516,7 +531,9 @@ class ReplayResult(Positional):
     error: str | None = None
     recording_diff: SnapshotDiff | None = None
     """The replayed steps against the recorded ones, when ``compare_with_recording`` asked."""
-    fidelity: ReplayFidelity = Field(default_factory=ReplayFidelity)
+    fidelity: ReplayFidelity | None = None
+    """How each call was bound to the recording; ``None`` for a replay that served
+    nothing (``mock_llm_responses`` and ``live_model_steps`` both off), as in Veval."""
     trace_id: str = ""
     """The recording's trace id."""
     replayed_record: TraceRecord | None = Field(default=None, repr=False)

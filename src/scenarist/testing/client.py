@@ -168,7 +168,9 @@ class TestClient(Client):
         from scenarist.veval.execution import check_agent
 
         check_agent(callback, "callback")
-        replayer = Replayer(recording, ReplayOptions(on_divergence=self._run_divergence))
+        replayer = Replayer(
+            recording, ReplayOptions(mock_llm_responses=True, on_divergence=self._run_divergence)
+        )
         ctx = RunContext(input=input, agent_name=agent_name, is_replay=True, replayer=replayer)
         ctx.set_metadata("replay_of", recording.trace_id)
         calls = RecordedCalls(recording)

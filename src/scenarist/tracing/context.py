@@ -181,6 +181,7 @@ class RunContext:
         if self.recorder.roots:
             raise RuntimeError("load_mock_outputs must be called before the run records steps")
         options = ReplayOptions(
+            mock_llm_responses=True,
             on_divergence=on_divergence,
             on_missing="fail" if strict else "live",
             live_model_steps=live_model_steps,

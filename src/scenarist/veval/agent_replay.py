@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from scenarist.errors import EmptyRecordingError, UserError
 from scenarist.model.record import TraceRecord
-from scenarist.replay.step_replay import Replayer, ReplayOptions, ReplayResult
+from scenarist.replay.step_replay import Replayer, ReplayFidelity, ReplayOptions, ReplayResult
 from scenarist.tracing.context import RunContext
 from scenarist.veval.assertions import Assertion, failures_of
 
@@ -99,6 +99,53 @@ def _failures(
     return failures
 
 
+async def _live_rerun(
+    harness: Harness,
+    recording: TraceRecord,
+    agent: Agent,
+    options: ReplayOptions,
+    assertions: list[Assertion],
+) -> ReplayResult:
+    """Veval's replay without mocks: the agent runs again on the recorded input, live,
+    marked as a replay; nothing is bound, so there is no fidelity report."""
+    ctx = RunContext(input=recording.input, agent_name=recording.agent_name, is_replay=True)
+    ctx.set_metadata("replay_of", recording.trace_id)
+    record, error = await harness.execute(ctx, agent)
+    failures: list[str] = []
+    if error is not None:
+        failures.append(f"Replay threw exception: {str(error) or type(error).__name__}")
+    with harness.assertion_scope():
+        failures.extend(await failures_of(ctx, record, assertions))
+    return _finish(recording, record, ctx, options, failures, None)
+
+
+def _finish(
+    recording: TraceRecord,
+    record: TraceRecord,
+    ctx: RunContext,
+    options: ReplayOptions,
+    failures: list[str],
+    fidelity: ReplayFidelity | None,
+) -> ReplayResult:
+    diff = _recording_diff(recording, record, options)
+    if diff is not None and diff.has_changes:
+        summary = diff.summary(f"recording {recording.trace_id}")
+        failures.append(f"Replay drifted from its recording — {summary}")
+    return ReplayResult(
+        trace_id=recording.trace_id,
+        failures=failures,
+        started_at=record.started_at,
+        completed_at=record.ended_at,
+        status=record.status,
+        error=record.error.message if record.error else None,
+        output=record.output,
+        fidelity=fidelity,
+        recording_diff=diff,
+        replayed_context=ctx,
+        replayed_record=record,
+    )
+
+
 async def replay_recording(
     harness: Harness,
     recording: TraceRecord,
@@ -107,6 +154,8 @@ async def replay_recording(
     assertions: list[Assertion],
 ) -> ReplayResult:
     """Run ``agent`` against ``recording``; every failure is in the result, not raised."""
+    if not options.serves_from_recording:
+        return await _live_rerun(harness, recording, agent, options, assertions)
     if not recording.steps:
         return _no_steps(recording)
     from contextlib import ExitStack
@@ -148,20 +197,4 @@ async def replay_recording(
         )
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, assertions))
-    diff = _recording_diff(recording, record, options)
-    if diff is not None and diff.has_changes:
-        summary = diff.summary(f"recording {recording.trace_id}")
-        failures.append(f"Replay drifted from its recording — {summary}")
-    return ReplayResult(
-        trace_id=recording.trace_id,
-        failures=failures,
-        started_at=record.started_at,
-        completed_at=record.ended_at,
-        status=record.status,
-        error=record.error.message if record.error else None,
-        output=record.output,
-        fidelity=replayer.fidelity,
-        recording_diff=diff,
-        replayed_context=ctx,
-        replayed_record=record,
-    )
+    return _finish(recording, record, ctx, options, failures, replayer.fidelity)

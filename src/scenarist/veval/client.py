@@ -376,11 +376,14 @@ class Client:
         callback: Agent,
         options: ReplayOptions | None = None,
     ) -> ReplayResult:
-        """Run ``callback`` against a recorded run: tracked steps are served from the
-        recording (see :mod:`scenarist.replay.step_replay`), never called live. The
+        """Run ``callback`` against a recorded run. With ``mock_llm_responses=True``
+        (or ``live_model_steps=True``) tracked steps and LLM calls are served from the
+        recording (see :mod:`scenarist.replay.step_replay`), never called live; Veval's
+        default ``ReplayOptions()`` runs the agent again live, marked as a replay. The
         replayed run is returned (``ReplayResult.replayed_record``), not stored, as in
         Veval; a trace-backed scenario item stores its replay with the run. A recording
-        with no steps raises ``EmptyRecordingError`` (a ``RuntimeError``, as in Veval)."""
+        with no steps raises ``EmptyRecordingError`` (a ``RuntimeError``, as in Veval) when
+        the replay would serve from it."""
         from scenarist.replay.step_replay import ReplayOptions
         from scenarist.veval.agent_replay import replay_recording, require_recording
 
@@ -388,7 +391,7 @@ class Client:
         options = options or ReplayOptions()
         assertions = check_assertions(options.assertions, "options.assertions")
         recording = await require_recording(self.store, trace)
-        if not recording.steps:
+        if not recording.steps and options.serves_from_recording:
             from scenarist.errors import EmptyRecordingError
 
             raise EmptyRecordingError.for_trace(recording.trace_id)  # as Veval's replay_async

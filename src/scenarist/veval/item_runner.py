@@ -221,7 +221,9 @@ async def _run_trace_backed(
     # Spec 04 §4: in scenarios a changed input fails the item with a diff (Veval silently
     # serves the wrong output); replay_async and the test double serve it, as Veval does.
     options = ReplayOptions(
-        live_model_steps=item.live_model_steps or live_model_steps, on_divergence="fail"
+        mock_llm_responses=True,
+        live_model_steps=item.live_model_steps or live_model_steps,
+        on_divergence="fail",
     )
     replay = await replay_recording(harness, recording, agent, options, [*shared, *item.assertions])
     result = _item_result(

@@ -6,7 +6,8 @@ as users call it at the top of their own agent wrapper: strict and lenient, with
 steps live, with a changed input, a step not recorded, an empty recording. Last, live model
 steps at their edges (README, "Scenarios": ReplayOptions(live_model_steps=True) runs the
 steps recorded as llm for real and serves the rest): a model step called once more than
-recorded, a step the recording lacks, a recording with no model step."""
+recorded, a step the recording lacks, a recording with no model step. And Veval's default, ReplayOptions() (mock_llm_responses=False):
+the agent runs again live, nothing served, no fidelity report, an empty recording accepted."""
 
 import asyncio
 import json
@@ -177,6 +178,12 @@ async def main():
                 ReplayOptions(mock_llm_responses=True, compare_with_recording=SnapshotOptions()),
             ),
             "step dropped": ({"skip_lookup": True}, ReplayOptions(mock_llm_responses=True)),
+            # ReplayOptions() as the dataclass defaults it: mock_llm_responses=False
+            "bare options": ({}, ReplayOptions()),
+            "bare options, compared": (
+                {"escalate": True},
+                ReplayOptions(compare_with_recording=SnapshotOptions()),
+            ),
         }
         for name, (variant, options) in cases.items():
             agent, tools = make_agent(server, **variant)
@@ -340,6 +347,16 @@ async def live_edges():
 result = asyncio.run(main())
 result["mocks"] = asyncio.run(manual_mocks())  # ctx.load_mock_outputs
 result["live edges"] = asyncio.run(live_edges())
+with FakeLLMServer(ScriptedLLM(fake_model)) as server:  # no options at all, an empty recording
+    agent, tools = make_agent(server)
+    empty = TraceData.from_dict({**MANUAL_RECORDING, "trace_id": "tr_empty", "steps": []})
+    for name, trace in (("no options", RECORDING), ("no options, no steps", empty)):
+        before = len(server.requests)
+        try:
+            replay = asyncio.run(sdk.replay_async(trace, agent))
+            result[name] = describe(replay, len(server.requests) - before, tools)
+        except Exception as error:
+            result[name] = f"raised {type(error).__name__}: {error}"
 with FakeLLMServer(ScriptedLLM(fake_model)) as server:  # sync code, no event loop running
     agent, tools = make_agent(server)
     replay = sdk.replay(RECORDING, agent, ReplayOptions(mock_llm_responses=True))

@@ -6,8 +6,9 @@ as users call it at the top of their own agent wrapper: strict and lenient, with
 steps live, with a changed input, a step not recorded, an empty recording. Last, live model
 steps at their edges (README, "Scenarios": ReplayOptions(live_model_steps=True) runs the
 steps recorded as llm for real and serves the rest): a model step called once more than
-recorded, a step the recording lacks, a recording with no model step. And Veval's default, ReplayOptions() (mock_llm_responses=False):
-the agent runs again live, nothing served, no fidelity report, an empty recording accepted."""
+recorded, a step the recording lacks, a recording with no model step. And Veval's default,
+ReplayOptions() (mock_llm_responses=False): the agent runs again live, nothing served, no
+fidelity report, an empty recording accepted."""
 
 import asyncio
 import json

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from scenarist.store.sql.keys import parse_key_id
 
-__all__ = ["has_scope", "is_loopback", "requires"]
+__all__ = ["has_scope", "is_loopback", "require_scope", "requires"]
 
 
 def is_loopback(host: str) -> bool:
@@ -78,3 +78,15 @@ def has_scope(request: Request, scope: str) -> bool:
     only ``read`` may read a stored trace's steps)."""
     scopes: list[str] | None = getattr(request.state, "scopes", [])  # unchecked: none
     return scopes is None or scope in scopes or "admin" in scopes
+
+
+def require_scope(request: Request, scope: str, doing: str) -> None:
+    """403 unless the caller holds ``scope`` for ``doing`` (what the request would do
+    that needs it, e.g. "taking a snapshot of a stored trace reads its steps")."""
+    if not has_scope(request, scope):
+        held: list[str] = getattr(request.state, "scopes", None) or []
+        raise HTTPException(
+            status_code=403,
+            detail=f"{doing}: the API key needs the {scope!r} scope "
+            f"(it has {', '.join(held) or 'none'})",
+        )

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from scenarist.store.sql.keys import parse_key_id
 
-__all__ = ["is_loopback", "requires"]
+__all__ = ["has_scope", "is_loopback", "require_scope", "requires"]
 
 
 def is_loopback(host: str) -> bool:
@@ -47,6 +47,7 @@ def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
     async def check(request: Request) -> None:
         store = request.app.state.store
         if request.app.state.open_mode_allowed and not await store.has_active_keys():
+            request.state.scopes = None
             return  # open mode: anonymous, whatever the header says (no key exists to check)
         header = request.headers.get("authorization")
         if header is None:
@@ -60,6 +61,7 @@ def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
         if scopes is None:
             raise _unauthorized("the API key is not valid (unknown, malformed or revoked)")
         request.state.api_key_id = parse_key_id(key.strip())  # the caller, for rate limits
+        request.state.scopes = scopes
         if scope not in scopes and "admin" not in scopes:
             raise HTTPException(
                 status_code=403,
@@ -67,3 +69,24 @@ def requires(scope: str) -> Callable[[Request], Awaitable[None]]:
             )
 
     return check
+
+
+def has_scope(request: Request, scope: str) -> bool:
+    """Whether this request's caller (a key or a dashboard session, already checked by
+    the route's dependency) holds ``scope``; in open mode, every scope. For routes open to
+    one scope that answer more to a caller with another (``ingest`` may store a snapshot,
+    only ``read`` may read a stored trace's steps)."""
+    scopes: list[str] | None = getattr(request.state, "scopes", [])  # unchecked: none
+    return scopes is None or scope in scopes or "admin" in scopes
+
+
+def require_scope(request: Request, scope: str, doing: str) -> None:
+    """403 unless the caller holds ``scope`` for ``doing`` (what the request would do
+    that needs it, e.g. "taking a snapshot of a stored trace reads its steps")."""
+    if not has_scope(request, scope):
+        held: list[str] = getattr(request.state, "scopes", None) or []
+        raise HTTPException(
+            status_code=403,
+            detail=f"{doing}: the API key needs the {scope!r} scope "
+            f"(it has {', '.join(held) or 'none'})",
+        )

@@ -145,6 +145,7 @@ async def check_key_project(request: Request, project: str | None = None) -> Non
         _opened.set(_EVERY)  # open mode: one local user, every project
         return
     allowed = await request.app.state.store.key_projects(key_id)
+    state.key_projects = allowed  # for the key routes (scenarist.server.key_policy)
     if allowed is None:
         _opened.set(_EVERY)
         return

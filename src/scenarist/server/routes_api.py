@@ -15,6 +15,7 @@ from scenarist.formats.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server._input_limits import CheckedRoute
+from scenarist.server.key_policy import KeyRefused, caller_projects, projects_to_grant
 from scenarist.server.projects import check_key_project
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
@@ -214,35 +215,29 @@ async def trace_snapshot(trace_id: str, body: TraceSnapshotBody, store: Store) -
 
 
 @router.get("/keys", dependencies=[Admin])
-async def list_keys(store: Store) -> list[ApiKeyInfo]:
-    """Every API key (never the keys themselves)."""
-    return await store.list_api_keys()
+async def list_keys(request: Request, store: Store) -> list[ApiKeyInfo]:
+    """The API keys the caller may manage (never the keys themselves): every key for a
+    global admin key, those within its projects for a project-limited one."""
+    return await store.list_api_keys(within=await caller_projects(request))
 
 
 @router.post("/keys", status_code=201, dependencies=[Admin])
 async def create_key(request: Request, body: KeyCreateBody, store: Store) -> Any:
     """Create a key; the answer holds it once (``key``), only its hash is kept. A key
-    scoped to projects creates keys within them only (by default, its own projects)."""
-    projects = body.projects
-    creator = getattr(request.state, "api_key_id", None) or getattr(
-        request.state, "session_key_id", None
-    )
-    own = await store.key_projects(creator) if creator else None
-    if own is not None:
-        projects = own if projects is None else projects
-        outside = sorted(set(projects) - set(own))
-        if outside:
-            return error_response(
-                403, f"this API key opens the project(s) {', '.join(own)} only, not {outside}"
-            )
+    limited to projects creates keys within them only (by default, its own projects)."""
+    try:
+        projects = projects_to_grant(await caller_projects(request), body.projects)
+    except KeyRefused as exc:
+        return error_response(403, str(exc))
     info, key = await store.create_api_key(body.scopes, body.name, projects=projects)
     return {**info.model_dump(mode="json"), "key": key}
 
 
 @router.delete("/keys/{key_id}", status_code=204, dependencies=[Admin])
-async def revoke_key(key_id: str, store: Store) -> Response:
-    """Revoke a key."""
-    if not await store.revoke_api_key(key_id):
+async def revoke_key(request: Request, key_id: str, store: Store) -> Response:
+    """Revoke a key (a project-limited admin: a key within its projects; any other
+    answers 404, as an unknown key does)."""
+    if not await store.revoke_api_key(key_id, within=await caller_projects(request)):
         return error_response(404, f"no active key {key_id!r}")
     return Response(status_code=204)
 

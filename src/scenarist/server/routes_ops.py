@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from scenarist.server._deps import Admin, Ingest, Store
 from scenarist.server._errors import error_response
 from scenarist.server._input_limits import CheckedRoute
+from scenarist.server.auth import require_scope
 from scenarist.server.judging import (
     JudgeBody,
     JudgeNotConfigured,
@@ -72,7 +73,14 @@ async def prune(store: Store) -> PruneResult:
 )
 async def judge(body: JudgeBody, request: Request, store: Store) -> Any:
     """Judge a trace against criteria with the server's judge model (Veval's
-    ``client.judge``): ``{passed, score, reasoning, status, judge}``."""
+    ``client.judge``): ``{passed, score, reasoning, status, judge}``. A stored trace
+    (``trace_id``) is read to be judged, and the reasoning tells of it: that needs
+    ``read``; a trace sent inline (``trace``), ``ingest`` alone."""
+    if body.trace is None:
+        require_scope(
+            request, "read", "judging a stored trace (trace_id) reads its steps; send the "
+            "trace itself (trace) to judge it with ingest alone",
+        )  # fmt: skip
     try:
         provider = server_judge(getattr(request.app.state, "judge", None))
     except JudgeNotConfigured as exc:

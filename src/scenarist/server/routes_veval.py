@@ -10,7 +10,7 @@ import json
 from pathlib import Path as FilePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Response
+from fastapi import APIRouter, Body, Path, Request, Response
 from pydantic import ValidationError
 
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
@@ -19,6 +19,7 @@ from scenarist.redaction import redact_received
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
 from scenarist.server._input_limits import CheckedRoute
+from scenarist.server.auth import require_scope
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
 from scenarist.store.sql._rows import dumps
 from scenarist.store.sql.records import Page, SnapshotInfo
@@ -178,16 +179,25 @@ async def list_scenario_runs(
 
 
 @router.post("/snapshots", status_code=201, dependencies=[Ingest], responses=_NOT_FOUND)
-async def post_snapshot(body: SnapshotBody, store: Store) -> Any:
+async def post_snapshot(request: Request, body: SnapshotBody, store: Store) -> Any:
     """Store a snapshot under ``name`` (a new version when the name exists): ours
     (``snapshot``), or Veval's (``trace_id`` of a stored trace, or ``source_trace_id`` and
-    ``steps``). Answers the stored snapshot, in both shapes (see :func:`_snapshot_json`)."""
+    ``steps``). Answers the stored snapshot, in both shapes (see :func:`_snapshot_json`).
+    ``ingest`` stores what it sends; the snapshot of a stored trace (``trace_id``) reads
+    its steps, so it needs ``read`` too."""
     from scenarist.replay.snapshots import SnapshotData
 
     where: tuple[str, ...]
     if body.snapshot is not None:
         document, where = body.snapshot, ("snapshot",)
     elif body.trace_id is not None:
+        require_scope(
+            request,
+            "read",
+            "a snapshot of a stored trace (trace_id) reads and answers its steps; "
+            "send the run's steps instead (source_trace_id and steps) to store them with "
+            "ingest alone",
+        )
         record = await store.get_trace(body.trace_id)
         if record is None:
             return error_response(404, f"no trace {body.trace_id!r} to take a snapshot of")

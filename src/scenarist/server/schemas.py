@@ -171,5 +171,8 @@ class KeyCreateBody(BaseModel):
     scopes: list[str] = Field(default_factory=lambda: ["ingest", "read"])
     name: Ident | None = Field(default=None, max_length=200)
     projects: list[Ident] | None = Field(
-        default=None, max_length=100, description="the only projects the key opens (none: all)"
+        default=None,
+        max_length=100,
+        description="the only projects the key opens (none: every project; for a caller "
+        "whose key is limited to projects, its own projects)",
     )

@@ -36,6 +36,7 @@ from scenarist.errors import UserError
 from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.server._deps import Cursor, Ingest, Read, Store
 from scenarist.server._input_limits import CheckedRoute
+from scenarist.server.auth import has_scope
 from scenarist.server.dashboard import pages
 from scenarist.server.dashboard._csrf import (
     FIELD,
@@ -249,6 +250,9 @@ async def change_items(request: Request, name: str, store: Store) -> Response:
     except UserError as exc:
         error = str(exc)
     if error is not None:
+        refused = _form_error(request, error)
+        if refused is not None:
+            return refused
         return await _items_response(request, store, name, wants_json=False, error=error)
     return RedirectResponse(f"/items/{url_part(name)}", status_code=303)
 
@@ -256,6 +260,15 @@ async def change_items(request: Request, name: str, store: Store) -> Response:
 def _csrf_failed(exc: CsrfError) -> Response:
     body = {"error": {"code": "csrf_failed", "message": str(exc)}}
     return JSONResponse(body, status_code=403)
+
+
+def _form_error(request: Request, message: str) -> Response | None:
+    """A form's error for a caller without ``read`` (an ``ingest`` key): the error alone,
+    as JSON (422), never the page, which shows what only ``read`` may see (a trace's
+    steps, a scenario's items). ``None`` when the caller may see the page."""
+    if has_scope(request, "read"):
+        return None
+    return JSONResponse({"error": {"code": "invalid_form", "message": message}}, 422)
 
 
 @router.post("/traces/{trace_id}/item", dependencies=[Ingest])
@@ -274,6 +287,9 @@ async def trace_item(request: Request, trace_id: str, store: Store) -> Response:
     except TraceNotFound as exc:
         return not_found(str(exc), wants_json=False)
     except UserError as exc:
+        refused = _form_error(request, str(exc))
+        if refused is not None:
+            return refused
         return await _trace_response(request, store, trace_id, wants_json=False, error=str(exc))
     return RedirectResponse(f"/items/{url_part(created.scenario_name)}", status_code=303)
 
@@ -292,6 +308,9 @@ async def trace_snapshot(request: Request, trace_id: str, store: Store) -> Respo
     except TraceNotFound as exc:
         return not_found(str(exc), wants_json=False)
     except UserError as exc:
+        refused = _form_error(request, str(exc))
+        if refused is not None:
+            return refused
         return await _trace_response(request, store, trace_id, wants_json=False, error=str(exc))
     return RedirectResponse(
         f"/traces/{url_part(trace_id)}?snapshot_saved={url_part(saved.name)}", status_code=303

@@ -191,6 +191,7 @@ async def _session_scopes(request: Request) -> list[str] | None:
     scopes: list[str] | None = await store.session_scopes(session.key_id, session.session_id)
     if scopes is not None:
         request.state.session_key_id = session.key_id
+        request.state.scopes = scopes
     return scopes
 
 

@@ -1,11 +1,17 @@
 """``/settings`` (``admin`` scope, by key or session): the API keys.
 
-``GET /settings`` lists every key (id, name, scopes, created, revoked; last use is not
-recorded); its JSON twin (``/settings.json``, ``?format=json`` or a non-HTML ``Accept``)
-is the same list. ``POST /settings`` (CSRF-checked form): ``action=create`` (``name``,
-one ``scope`` field per scope) answers 201 with the page showing the new key once (sent
-``Cache-Control: no-store``; it is never shown again, only its hash is stored);
-``action=revoke`` (``key_id``) redirects back (303). A revoked key's sessions end at once.
+``GET /settings`` lists the keys the caller may manage (id, name, scopes, projects,
+created, revoked; last use is not recorded): every key for a global admin key, the keys
+within its projects for a project-limited one (:mod:`scenarist.server.key_policy`, the
+rule ``/api/keys`` follows too). Its JSON twin (``/settings.json``, ``?format=json`` or a
+non-HTML ``Accept``) is the same list. ``POST /settings`` (CSRF-checked form):
+``action=create`` (``name``, one ``scope`` field per scope, ``project``: projects,
+comma-separated or one field each; none: every project for a global admin, its own for
+a limited one) answers 201 with the page showing the new key once (sent
+``Cache-Control: no-store``; it is never shown again, only its hash is stored), 403 for
+projects the caller may not grant; ``action=revoke`` (``key_id``) redirects back (303),
+or answers 404 for a key that is unknown, revoked, or not the caller's to revoke. A
+revoked key's sessions end at once.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.dashboard._csrf import FIELD, CsrfError, verify_csrf
 from scenarist.server.dashboard._render import page_format, render
 from scenarist.server.dashboard.login import csrf_failed, parse_form, render_form
+from scenarist.server.key_policy import KeyRefused, caller_projects, projects_to_grant
 from scenarist.store.sql.keys import SCOPES
 from scenarist.store.sql.records import ApiKeyInfo
 
@@ -35,11 +42,14 @@ class CreatedKey(BaseModel):
     name: str | None
     scopes: list[str]
     key: str
+    projects: list[str] | None = None
 
 
 class SettingsPage(BaseModel):
     keys: list[ApiKeyInfo]
     scopes: list[str]
+    grantable_projects: list[str] | None = None
+    """The projects the caller may grant; ``None``: any (a global admin key)."""
     signed_in_as: str | None = None
     open_mode: bool = False
     created: CreatedKey | None = None
@@ -47,17 +57,26 @@ class SettingsPage(BaseModel):
 
 
 async def _page(request: Request, store: Store, **extra: object) -> SettingsPage:
-    keys = await store.list_api_keys()
-    open_mode = request.app.state.open_mode_allowed and not any(k.revoked_at is None for k in keys)
+    own = await caller_projects(request)
+    keys = await store.list_api_keys(within=own)
+    open_mode = request.app.state.open_mode_allowed and not await store.has_active_keys()
     return SettingsPage.model_validate(
         {
             "keys": keys,
             "scopes": list(SCOPES),
+            "grantable_projects": own,
             "signed_in_as": getattr(request.state, "session_key_id", None),
             "open_mode": open_mode,
             **extra,
         }
     )
+
+
+def _projects_field(values: list[str]) -> list[str] | None:
+    """The form's ``project`` fields (each may list several, comma-separated); ``None``
+    when none is filled in."""
+    named = [p.strip() for value in values for p in value.split(",") if p.strip()]
+    return named or None
 
 
 @router.get("/settings", dependencies=[Admin])
@@ -79,21 +98,32 @@ async def change_settings(request: Request, store: Store) -> Response:
         return csrf_failed(exc)
     action = (form.get("action") or [""])[-1]
     error: str | None = None
+    status_code = 422
     try:
         if action == "create":
             name = (form.get("name") or [""])[-1].strip() or None
-            info, key = await store.create_api_key(form.get("scope", []), name)
-            created = CreatedKey(key_id=info.key_id, name=info.name, scopes=info.scopes, key=key)
+            asked = _projects_field(form.get("project", []))
+            projects = projects_to_grant(await caller_projects(request), asked)
+            info, key = await store.create_api_key(form.get("scope", []), name, projects=projects)
+            created = CreatedKey(
+                key_id=info.key_id,
+                name=info.name,
+                scopes=info.scopes,
+                key=key,
+                projects=info.projects,
+            )
             page = await _page(request, store, created=created)
             return render_form(request, "settings.html", page, status_code=201)
         if action == "revoke":
             key_id = (form.get("key_id") or [""])[-1]
-            if await store.revoke_api_key(key_id):
+            if await store.revoke_api_key(key_id, within=await caller_projects(request)):
                 return RedirectResponse("/settings", status_code=303)
-            error = f"there is no active key {key_id!r}"
+            error, status_code = f"there is no active key {key_id!r}", 404
         else:
             error = f"unknown action {action!r}: use 'create' or 'revoke'"
+    except KeyRefused as exc:
+        error, status_code = str(exc), 403
     except UserError as exc:
         error = str(exc)
     page = await _page(request, store, error=error)
-    return render_form(request, "settings.html", page, status_code=422)
+    return render_form(request, "settings.html", page, status_code=status_code)

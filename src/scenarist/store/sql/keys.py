@@ -22,7 +22,7 @@ from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import ApiKeyRow, RevokedSessionRow, table_of
 from scenarist.store.sql.records import ApiKeyInfo
 
-__all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "parse_key_id"]
+__all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "is_within", "parse_key_id"]
 
 KEY_PREFIX = "sk_scen_"
 SCOPES = ("ingest", "read", "admin")
@@ -61,6 +61,12 @@ def _info(row: Mapping[Any, Any]) -> ApiKeyInfo:
     )
 
 
+def is_within(projects: list[str] | None, within: list[str]) -> bool:
+    """Whether a key opening ``projects`` (``None``: every project) opens only projects
+    among ``within``: what an admin key limited to ``within`` may see and revoke."""
+    return projects is not None and bool(projects) and set(projects) <= set(within)
+
+
 def _check_projects(projects: list[str] | None) -> list[str] | None:
     from scenarist.store.projects import check_project
 
@@ -96,8 +102,10 @@ class KeyQueries(Database):
             await connection.execute(_KEYS.insert(), [row])
         return _info(row), key
 
-    async def list_api_keys(self) -> list[ApiKeyInfo]:
-        """Every key ever created (revoked ones too), oldest first; never the keys."""
+    async def list_api_keys(self, *, within: list[str] | None = None) -> list[ApiKeyInfo]:
+        """Every key ever created (revoked ones too), oldest first; never the keys.
+        ``within``: only the keys limited to some of those projects (never a global key),
+        what an admin key limited to ``within`` may see."""
         query = select(
             _KEYS.c.key_id,
             _KEYS.c.name,
@@ -106,16 +114,27 @@ class KeyQueries(Database):
             _KEYS.c.revoked_at,
             _KEYS.c.projects,
         ).order_by(_KEYS.c.created_at, _KEYS.c.key_id)
+        if within is not None:
+            query = query.where(_KEYS.c.projects.is_not(None))
         async with self._read() as connection:
-            return [_info(row._mapping) for row in (await connection.execute(query)).all()]
+            keys = [_info(row._mapping) for row in (await connection.execute(query)).all()]
+        if within is None:
+            return keys
+        return [k for k in keys if is_within(k.projects, within)]
 
-    async def revoke_api_key(self, key_id: str) -> bool:
-        """Revoke ``key_id``; false when there is no such active key."""
+    async def revoke_api_key(self, key_id: str, *, within: list[str] | None = None) -> bool:
+        """Revoke ``key_id``; false when there is no such active key, or (``within``
+        given) when the key is not limited to some of those projects: a global key, or
+        one that opens another project, is left alone and answered as unknown."""
+        match = [_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None)]
         async with self._write() as connection:
+            if within is not None:
+                projects = await connection.scalar(select(_KEYS.c.projects).where(*match))
+                if projects is None or not is_within(json.loads(projects), within):
+                    return False
+                match.append(_KEYS.c.projects == projects)
             done = await connection.execute(
-                update(_KEYS)
-                .where(_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None))
-                .values(revoked_at=datetime.now(UTC))
+                update(_KEYS).where(*match).values(revoked_at=datetime.now(UTC))
             )
         return bool(done.rowcount)
 

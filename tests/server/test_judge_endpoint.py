@@ -76,3 +76,41 @@ async def test_judge_with_a_provider_judges_posted_and_stored_traces(
         "/v1/judge", json={"criteria": "x", "trace_id": "a", "trace": VEVAL_TRACE}
     )
     assert both.status_code == 422 and "exactly one" in both.json()["error"]["message"]
+
+
+async def test_judge_takes_the_input_and_output_the_veval_sdk_sends(
+    app_client: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """veval-sdk's ``judge_async`` posts its run's last step as ``input`` and ``output``,
+    with ``model``, ``threshold``, ``reference_output`` and ``samples`` (``None`` unless
+    given): judged as a one-turn run, with the server's own model."""
+    verdict = json.dumps({"passed": True, "reason": "It says when.", "score": 0.8})
+    with FakeLLMServer([verdict]) as llm:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)
+        monkeypatch.setenv("SCENARIST_DEFAULT_JUDGE", "openai/gpt-4o-mini")
+        reset_settings()
+        body = {
+            "criteria": "Says when the refund arrives",
+            "input": {"question": "where is my refund?"},
+            "output": "It arrives on Friday",
+            "model": "some-client-model",
+            "threshold": None,
+            "reference_output": None,
+            "samples": None,
+        }
+        answer = await app_client.post("/v1/judge", json=body)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["passed"] is True and answer.json()["judge"] == "openai/gpt-4o-mini"
+        prompt = json.dumps(llm.requests[0].body)
+        assert "where is my refund?" in prompt and "It arrives on Friday" in prompt
+        assert "some-client-model" not in json.dumps(llm.requests[0].body.get("model"))
+
+    nothing = await app_client.post("/v1/judge", json={"criteria": "x"})
+    assert nothing.status_code == 422
+    assert "'input' with 'output'" in nothing.json()["error"]["message"]
+    mixed = await app_client.post(
+        "/v1/judge", json={"criteria": "x", "trace_id": "a", "input": "q", "output": "a"}
+    )
+    assert mixed.status_code == 422
+    assert "got trace_id and input/output" in mixed.json()["error"]["message"]

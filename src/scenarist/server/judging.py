@@ -19,22 +19,49 @@ from scenarist.server.schemas import Ident, VevalTrace
 __all__ = ["JudgeBody", "JudgeNotConfigured", "JudgeVerdict", "judge_trace", "server_judge"]
 
 
+_PAIR = frozenset({"input", "output"})
+
+
 class JudgeBody(BaseModel):
-    """What to judge: a trace in Veval's format or a stored trace's id, and criteria."""
+    """What to judge, and the criteria: one of a trace in Veval's format (``trace``), a
+    stored trace's id (``trace_id``), or the ``input`` and ``output`` the Veval SDK's
+    ``judge_async`` sends (its run's last step). ``model`` (also sent by the SDK) is
+    accepted and not used: the server judges with its operator's model."""
 
     model_config = ConfigDict(extra="forbid")
 
     criteria: str = Field(min_length=1, max_length=20_000)
     trace: VevalTrace | None = None
     trace_id: Ident | None = Field(default=None, min_length=1, max_length=200)
+    input: Any = None
+    output: Any = None
+    model: str | None = Field(default=None, max_length=200)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     reference_output: Any = None
     samples: int | None = Field(default=None, ge=1, le=9)
 
+    @property
+    def is_pair(self) -> bool:
+        """Whether the body is the Veval SDK's form (``input`` and ``output``)."""
+        return bool(_PAIR & self.model_fields_set)
+
     @model_validator(mode="after")
     def _one_trace(self) -> JudgeBody:
-        if (self.trace is None) == (self.trace_id is None):
-            raise ValueError("send exactly one of 'trace' (a trace object) and 'trace_id'")
+        given = [
+            name
+            for name, there in (
+                ("trace", self.trace is not None),
+                ("trace_id", self.trace_id is not None),
+                ("input/output", self.is_pair),
+            )
+            if there
+        ]
+        if len(given) != 1:
+            raise ValueError(
+                "send exactly one of 'trace' (a trace object), 'trace_id' (a stored trace) "
+                "and 'input' with 'output' (what the Veval SDK's judge_async sends)"
+                + (f"; got {' and '.join(given)}" if given else "")
+            )
         return self
 
 

@@ -75,8 +75,9 @@ async def judge(body: JudgeBody, request: Request, store: Store) -> Any:
     """Judge a trace against criteria with the server's judge model (Veval's
     ``client.judge``): ``{passed, score, reasoning, status, judge}``. A stored trace
     (``trace_id``) is read to be judged, and the reasoning tells of it: that needs
-    ``read``; a trace sent inline (``trace``), ``ingest`` alone."""
-    if body.trace is None:
+    ``read``; a trace sent inline (``trace``, or Veval's ``input`` and ``output``), ``ingest``
+    alone."""
+    if body.trace_id is not None:
         require_scope(
             request, "read", "judging a stored trace (trace_id) reads its steps; send the "
             "trace itself (trace) to judge it with ingest alone",
@@ -89,6 +90,10 @@ async def judge(body: JudgeBody, request: Request, store: Store) -> Any:
 
     if body.trace is not None:
         record = from_veval(body.trace.model_dump())
+    elif body.is_pair:  # the Veval SDK: its run's last step, judged as a one-turn run
+        record = from_veval(
+            {"trace_id": "judged", "status": "success", "input": body.input, "output": body.output}
+        )
     else:
         found = await store.get_trace(body.trace_id or "")
         if found is None:

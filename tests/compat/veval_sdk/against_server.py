@@ -6,13 +6,14 @@ Phase ``scenario``: the scenario's items fetched by name from the server (one sy
 one trace-backed), run with the SDK's own replay; then ``replay_async`` directly.
 Phase ``free``: a run whose steps cost nothing (one priced 0, one unpriced), fetched back,
 and the same run sent by scenarist's client (its trace id given), fetched by the SDK.
+Phase ``judge``: ``judge_async`` on a run's last step, judged by the server's model.
 """
 
 import asyncio
 import json
 import sys
 
-from veval import ReplayOptions, TraceAssert, VevalOptions, VevalSdk
+from veval import ReplayOptions, TraceAssert, VevalExecutionContext, VevalOptions, VevalSdk
 
 sdk = VevalSdk(VevalOptions(api_key="vk_anything", raise_on_send_failure=True))
 LIVE = []
@@ -124,7 +125,14 @@ async def free(scenarist_trace_id):
     }
 
 
+async def judge():
+    ctx = VevalExecutionContext("tr_judged", "Where is my refund?")
+    ctx.track_step("answer", "Where is my refund?", lambda: "It arrives on Friday")
+    verdict = await sdk.judge_async("Says when the refund arrives", ctx, model="gpt-4o")
+    return {"passed": verdict["passed"], "score": verdict["score"]}
+
+
 phase = sys.argv[1]
-phases = {"record": record, "scenario": scenario, "free": free}
+phases = {"record": record, "scenario": scenario, "free": free, "judge": judge}
 result = asyncio.run(phases[phase](*sys.argv[2:]))
 print(json.dumps(result, default=str))

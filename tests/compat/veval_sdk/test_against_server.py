@@ -20,6 +20,8 @@ import pytest
 from tests.helpers.databases import free_port
 from tests.helpers.limits import HANG_S
 
+from scenarist.testing.fake_providers import FakeLLMServer
+
 HERE = Path(__file__).parent
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
@@ -192,3 +194,25 @@ def test_a_run_that_cost_nothing_reads_back_without_a_total_whoever_sent_it(
         "steps": [["classify", 0.0], ["answer", None]],
     }
     assert read == {"veval_sent": expected, "scenarist_sent": expected}
+
+
+@pytest.fixture
+def judge_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    """The server's judge: a fake OpenAI-format model, named in the environment
+    ``scenarist serve`` starts with (set up before ``served``)."""
+    verdict = json.dumps({"passed": True, "reason": "It says Friday.", "score": 0.9})
+    with FakeLLMServer([verdict]) as llm:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)
+        monkeypatch.setenv("SCENARIST_DEFAULT_JUDGE", "openai/gpt-4o-mini")
+        yield llm
+
+
+def test_real_veval_sdk_judge_async_is_judged_by_the_servers_model(
+    veval_python: Path, judge_model: FakeLLMServer, served: Served
+) -> None:
+    judged = run_veval(veval_python, served, "judge")
+    assert judged == {"passed": True, "score": 0.9}
+    (request,) = judge_model.requests
+    assert request.body["model"] == "gpt-4o-mini"  # the operator's, not the SDK's "gpt-4o"
+    assert "It arrives on Friday" in json.dumps(request.body)

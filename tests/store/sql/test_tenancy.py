@@ -57,9 +57,7 @@ async def test_one_run_id_in_two_projects_keeps_two_runs(database_url: str) -> N
         assert mine.created and taken.created
         beta_run, alpha_run = await beta.get_run("shared"), await alpha.get_run("shared")
         assert beta_run is not None and alpha_run is not None
-        assert not beta_run.complete and [s.scenario_name for s in beta_run.scenarios] == [
-            "refund"
-        ]
+        assert not beta_run.complete and [s.scenario_name for s in beta_run.scenarios] == ["refund"]
         assert alpha_run.complete and len(alpha_run.scenarios) == 2
         assert [c.status for c in beta_run.scenarios[0].checks] == ["pass"]
         assert [c.status for c in alpha_run.scenarios[1].checks] == ["fail"]
@@ -170,9 +168,7 @@ async def test_snapshots_belong_to_one_project(database_url: str) -> None:
         assert beta_snapshot is not None and beta_snapshot.steps[0].name == "beta-step"
         assert alpha_snapshot is not None and alpha_snapshot.steps[0].name == "alpha-2"
         listed = {p: (await s.list_snapshots()).items for p, s in (("a", alpha), ("b", beta))}
-        assert [(i.name, i.version, i.trace_id) for i in listed["a"]] == [
-            ("golden", 2, "t-alpha")
-        ]
+        assert [(i.name, i.version, i.trace_id) for i in listed["a"]] == [("golden", 2, "t-alpha")]
         assert [(i.name, i.version, i.trace_id) for i in listed["b"]] == [("golden", 1, "t-beta")]
         # the same content saved again is one version, in each project alike
         await beta.save_snapshot("golden", beta_first, pinned=True)
@@ -319,7 +315,7 @@ async def test_a_populated_0005_database_upgrades_with_each_row_in_its_project(
         assert (await alpha.ingest_run_log(make_run_log("run-b"))).created
         kept = await beta.get_run("run-b")
         assert kept is not None and not kept.complete
-        # pins kept: pruning everything old spares alpha's pinned run and trace, and its item's trace
+        # pins kept: pruning everything spares alpha's pinned run and trace
         await alpha.prune(datetime.now(UTC) + timedelta(days=1), every_project=True)
         assert await alpha.get_run("run-a") is not None and await alpha.get_trace("t-a")
         assert await beta.get_trace("t-b") is None

@@ -227,7 +227,10 @@ class RunQueries(Database):
             select(_SCENARIOS, _RUNS.c.kind)
             .join(
                 _RUNS,
-                and_(_RUNS.c.project == _SCENARIOS.c.project, _RUNS.c.run_id == _SCENARIOS.c.run_id),
+                and_(
+                    _RUNS.c.project == _SCENARIOS.c.project,
+                    _RUNS.c.run_id == _SCENARIOS.c.run_id,
+                ),
             )
             .where(
                 _SCENARIOS.c.project == self.project, _SCENARIOS.c.scenario_name == scenario_name

@@ -131,13 +131,19 @@ def test_a_trace_with_another_projects_trace_id_is_alphas_own(tenants: Tenants) 
     same_answer(taken, "tr-v", free, "tr-free")
     # the OTLP body at Veval's path too (the receiver's dispatch)
     assert alpha.post("/v1/traces", json=_otlp("alpha-again")).status_code == 200
+    # a resource's scenarist.record naming beta's trace id: a trace of alpha's too
+    aimed = _otlp("alpha-agent", trace="cd" * 16)
+    aimed["resourceSpans"][0]["resource"]["attributes"] += d.attrs(
+        {"scenarist.record": {"trace_id": "tr-v", "agent_name": "alpha-record"}}
+    )
+    assert alpha.post("/otlp/v1/traces", json=aimed).status_code == 200
 
     assert beta.get(f"/v1/traces/{OTLP_TRACE}").json() == otlp_before
     assert beta.get("/v1/traces/tr-v").json() == veval_before
     mine = alpha.get(f"/v1/traces/{OTLP_TRACE}").json()
     assert mine["agent_name"] in ("alpha-agent", "alpha-again")
     assert "beta-agent-step" not in {s["name"] for s in mine["steps"]}  # not merged with beta's
-    assert alpha.get("/v1/traces/tr-v").json()["agent_name"] == "alpha-bot"
+    assert alpha.get("/v1/traces/tr-v").json()["agent_name"] == "alpha-record"
     listed = beta.get("/api/traces").json()["items"]
     assert sorted(t["trace_id"] for t in listed) == sorted([OTLP_TRACE, "tr-v"])
 

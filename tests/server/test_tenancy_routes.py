@@ -26,8 +26,8 @@ OTHER_OTLP_TRACE = "tr_" + "ab" * 16
 class Tenants:
     """A live server and a client for each of alpha and beta (keys limited to one)."""
 
-    def __init__(self, server: LiveServer, keys: dict[str, str]) -> None:
-        self.server = server
+    def __init__(self, server: LiveServer, keys: dict[str, str], database_url: str) -> None:
+        self.server, self.database_url = server, database_url
         self.alpha, self.beta = (
             httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys[p]}"})
             for p in ("alpha", "beta")
@@ -47,7 +47,7 @@ def tenants(database_url: str) -> Iterator[Tenants]:
             store.create_api_key, ["ingest", "read", "admin"], project, projects=[project]
         )
     with LiveServer(create_app(database_url)) as server:
-        both = Tenants(server, keys)
+        both = Tenants(server, keys, database_url)
         try:
             yield both
         finally:
@@ -156,7 +156,9 @@ def test_snapshots_belong_to_one_project(tenants: Tenants, monkeypatch: pytest.M
     alpha, beta = tenants.alpha, tenants.beta
     posted = beta.post("/v1/snapshots", json={"name": "golden", "snapshot": _snapshot("b")})
     assert posted.status_code == 201
-    same_answer(alpha.get("/v1/snapshots/golden"), "golden", alpha.get("/v1/snapshots/nope"), "nope")
+    same_answer(
+        alpha.get("/v1/snapshots/golden"), "golden", alpha.get("/v1/snapshots/nope"), "nope"
+    )
     assert alpha.get("/v1/snapshots").json()["items"] == []
     for step in ("a1", "a2"):
         mine = alpha.post("/v1/snapshots", json={"name": "golden", "snapshot": _snapshot(step)})
@@ -187,7 +189,7 @@ def test_snapshots_belong_to_one_project(tenants: Tenants, monkeypatch: pytest.M
     assert beta.get("/v1/snapshots/s").status_code == 404
 
     # pruning: alpha's snapshot of trace id "old" keeps alpha's "old", not beta's
-    store = SqlStore(tenants_url(tenants))
+    store = SqlStore(tenants.database_url)
     old = datetime.now(UTC) - timedelta(days=100)
     for project in ("alpha", "beta"):
         run_sync(store.scoped(project).save_trace, TraceRecord(trace_id="old", started_at=old))
@@ -198,11 +200,6 @@ def test_snapshots_belong_to_one_project(tenants: Tenants, monkeypatch: pytest.M
     assert beta.get("/v1/traces/old").status_code == 404
     assert alpha.get("/v1/traces/old").status_code == 200
     assert alpha.post("/api/retention/prune").json()["traces_deleted"] == 0  # its snapshot's
-
-
-def tenants_url(tenants: Tenants) -> str:
-    url: str = tenants.server.app.state.store.url
-    return url
 
 
 def test_another_projects_ids_are_not_found_for_pins_items_and_pages(tenants: Tenants) -> None:

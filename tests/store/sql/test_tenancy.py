@@ -244,6 +244,15 @@ async def test_dashboard_queries_read_their_project_only(database_url: str) -> N
         await alpha.close()
 
 
+def _diff(connection: Connection) -> list[object]:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from scenarist.store.sql.models import Base
+
+    return list(compare_metadata(MigrationContext.configure(connection), Base.metadata))
+
+
 def _downgrade_to(connection: Connection, revision: str) -> None:
     from alembic import command
 
@@ -295,6 +304,8 @@ async def test_a_populated_0005_database_upgrades_with_each_row_in_its_project(
         await migrate.upgrade(engine)
 
         assert await current_revision(engine) == head_revision() == "0006"
+        async with engine.connect() as connection:  # the schema is the models', exactly
+            assert await connection.run_sync(_diff) == []
         beta_run, alpha_run = await beta.get_run("run-b"), await alpha.get_run("run-a")
         assert beta_run is not None and not beta_run.complete
         assert [(s.position, [c.status for c in s.checks]) for s in beta_run.scenarios] == [

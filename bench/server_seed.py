@@ -298,6 +298,8 @@ async def seed(url: str, check_results: int = 1_000_000, *, seed_value: int = 7)
     async def flush() -> None:
         async with store._write() as connection:
             for table, rows in zip(tables, pending, strict=True):
+                for row in rows:  # every row names its project (the store's own)
+                    row["project"] = store.project
                 for start in range(0, len(rows), 5000):
                     await connection.execute(table.insert(), rows[start : start + 5000])
         for rows in pending:

@@ -74,7 +74,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await the_store.engine()  # migrate now: a broken database fails the start
         await the_store.prune_older_than_days(
-            retention_days if retention_days is not None else retention_days_from_env()
+            retention_days if retention_days is not None else retention_days_from_env(),
+            every_project=True,
         )
         yield
         await the_store.close()

@@ -58,7 +58,8 @@ async def unpin_run(run_id: str, store: Store) -> Any:
 
 @router.post("/api/retention/prune", dependencies=[Admin])
 async def prune(store: Store) -> PruneResult:
-    """Apply the retention policy (``SCENARIST_RETENTION_DAYS``) now."""
+    """Apply the retention policy (``SCENARIST_RETENTION_DAYS``) to the request's project
+    now (the server's start prunes every project)."""
     return await store.prune_older_than_days(retention_days_from_env())
 
 

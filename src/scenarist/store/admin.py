@@ -123,7 +123,8 @@ def prune(url: str | None = None, *, retention_days: float | None = None) -> Pru
 
     ``retention_days`` defaults to ``SCENARIST_RETENTION_DAYS``; with neither, nothing is
     deleted (``cutoff`` is ``None``). Pinned runs and traces, and traces that scenario
-    items or snapshots refer to, are always kept. The server also prunes when it starts.
+    items or snapshots of their own project refer to, are always kept. Every project is
+    pruned. The server also prunes when it starts.
     """
     from scenarist.store.sql.retention import retention_days_from_env
 
@@ -133,7 +134,7 @@ def prune(url: str | None = None, *, retention_days: float | None = None) -> Pru
 
     async def go(store: SqlStore) -> PruneResult:
         try:
-            return await store.prune_older_than_days(days)
+            return await store.prune_older_than_days(days, every_project=True)
         finally:
             await store.close()
 

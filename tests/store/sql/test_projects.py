@@ -41,10 +41,11 @@ async def test_runs_traces_and_items_are_scoped_per_project(database_url: str) -
         assert [i.name for i in await beta.get_items("support")] == ["b1", "b2"]
         await beta.save_items("support", [])  # replacing beta's items leaves alpha's
         assert [i.name for i in await alpha.get_items("support")] == ["a1"]
-        # ids are global: beta cannot overwrite alpha's trace by reusing its id
+        # ids are per project: beta reusing alpha's trace id stores beta's own trace
         await beta.save_trace(TraceRecord(trace_id="t-a", agent_name="intruder"))
-        kept = await alpha.get_trace("t-a")
+        kept, own = await alpha.get_trace("t-a"), await beta.get_trace("t-a")
         assert kept is not None and kept.agent_name == "bot"
+        assert own is not None and own.agent_name == "intruder"
         assert await alpha.list_projects() == ["alpha", "beta", "default"]
         default = SqlStore(database_url)
         assert (await default.list_runs()).items == []  # nothing was written to "default"
@@ -114,7 +115,7 @@ async def test_a_database_from_before_projects_upgrades_into_default(database_ur
         async with engine.connect() as connection:
             assert "project" not in await connection.run_sync(_columns, "runs")
         await migrate.upgrade(engine)
-        assert await current_revision(engine) == head_revision() == "0005"
+        assert await current_revision(engine) == head_revision() == "0006"
         async with engine.connect() as connection:
             projects = (await connection.execute(text("SELECT project FROM runs"))).scalars()
             assert list(projects) == ["default"]

@@ -92,7 +92,7 @@ async def _outcomes(db: Database, run_id: str) -> tuple[ComparedRun, list[Scenar
         rows = (
             await connection.execute(
                 select(_SCENARIOS.c.scenario_name, _SCENARIOS.c.status, _SCENARIOS.c.flaky)
-                .where(_SCENARIOS.c.run_id == run_id)
+                .where(_SCENARIOS.c.project == db.project, _SCENARIOS.c.run_id == run_id)
                 .order_by(_SCENARIOS.c.position)
             )
         ).all()

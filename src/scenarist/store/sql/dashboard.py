@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import DateTime, func, select, type_coerce
+from sqlalchemy import DateTime, and_, func, select, type_coerce
 
 from scenarist.formats.runlog import ScenarioRecord, decode_scenario_record
 from scenarist.model.status import FAILING
@@ -211,11 +211,10 @@ async def failure_messages(
             _CHECKS.c.message,
             _CHECKS.c.sort_at.label("at"),
         )
-        .join(_RUNS, _RUNS.c.run_id == _CHECKS.c.run_id)
         .where(
+            _CHECKS.c.project == db.project,
             _CHECKS.c.scenario_name == scenario_name,
             _CHECKS.c.status.in_(sorted(FAILING)),
-            _RUNS.c.project == db.project,
         )
         .order_by(
             _CHECKS.c.sort_at.desc(),
@@ -234,16 +233,23 @@ async def scenario_result(db: Database, run_id: str, position: int) -> StoredSce
     """One scenario of one run with its check verdicts and stored record."""
     query = (
         select(_SCENARIOS, _RUNS.c.kind.label("run_kind"), _RUNS.c.name.label("run_name"))
-        .join(_RUNS, _RUNS.c.run_id == _SCENARIOS.c.run_id)
+        .join(
+            _RUNS,
+            and_(_RUNS.c.project == _SCENARIOS.c.project, _RUNS.c.run_id == _SCENARIOS.c.run_id),
+        )
         .where(
+            _SCENARIOS.c.project == db.project,
             _SCENARIOS.c.run_id == run_id,
             _SCENARIOS.c.position == position,
-            _RUNS.c.project == db.project,
         )
     )
     checks_query = (
         select(_CHECKS)
-        .where(_CHECKS.c.run_id == run_id, _CHECKS.c.position == position)
+        .where(
+            _CHECKS.c.project == db.project,
+            _CHECKS.c.run_id == run_id,
+            _CHECKS.c.position == position,
+        )
         .order_by(_CHECKS.c.step_index, _CHECKS.c.check_index)
     )
     async with db._read() as connection:

@@ -381,8 +381,8 @@ class Database:
     def _upsert(self, table: Table, columns: Iterable[str], key: tuple[str, ...]) -> Any:
         """``INSERT ... ON CONFLICT (key) DO UPDATE`` of ``columns``, built once per dialect
         and shape (execute it with the row as parameters; SQLAlchemy caches its SQL). On a
-        table with projects, a row of another project is left as it is: ids are global,
-        and one project's writer never overwrites another's record."""
+        table with projects ``key`` starts with ``project``: ids are unique per project,
+        so the row updated is always the writer's own."""
         return _upsert_statement(self.dialect, table, tuple(columns), key)
 
 
@@ -402,14 +402,7 @@ def _upsert_statement(
 ) -> Any:
     statement = _dialect_insert(dialect, table)
     update = {name: statement.excluded[name] for name in columns if name not in key}
-    same_project = (
-        table.c.project == statement.excluded.project
-        if "project" in table.c and "project" in columns
-        else None
-    )
-    return statement.on_conflict_do_update(
-        index_elements=list(key), set_=update, where=same_project
-    )
+    return statement.on_conflict_do_update(index_elements=list(key), set_=update)
 
 
 async def _commit(engine: AsyncEngine, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:

@@ -7,6 +7,12 @@ re-deriving it, and new queries need only a migration that adds a column and an 
 Times are stored in UTC without a zone (``UTCDateTime``), the same on both back ends.
 ``sort_at`` is the start time, or the time of ingestion when a run or trace has none, so
 lists always have a total order (``sort_at``, then the id).
+
+Projects are tenants (``docs/design/projects.md``): every row of runs, scenario results,
+check results, traces, scenario items and snapshots has a ``project``, first in its
+primary key, so ids are unique per project and one project's writes can never meet
+another's rows. The column has no default: a write that forgets its project fails
+instead of landing in ``default``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -117,6 +124,7 @@ class RunRow(Base):
 
     __tablename__ = "runs"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))
     name: Mapped[str | None] = mapped_column(String)
@@ -141,9 +149,9 @@ class RunRow(Base):
     document: Mapped[str] = mapped_column(Text)
     extra: Mapped[str | None] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
-    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
+        PrimaryKeyConstraint("project", "run_id"),
         Index(None, "sort_at", "run_id"),
         Index(None, "kind", "name", "sort_at"),
         Index(None, "project", "sort_at", "run_id"),
@@ -155,6 +163,7 @@ class ScenarioResultRow(Base):
 
     __tablename__ = "scenario_results"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     scenario_name: Mapped[str] = mapped_column(String)
@@ -170,10 +179,12 @@ class ScenarioResultRow(Base):
     check_count: Mapped[int] = mapped_column(Integer)
     no_checks: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str | None] = mapped_column(Text)
-    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
-        ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+        PrimaryKeyConstraint("project", "run_id", "position"),
+        ForeignKeyConstraint(
+            ["project", "run_id"], ["runs.project", "runs.run_id"], ondelete="CASCADE"
+        ),
         Index(None, "scenario_name", "sort_at"),
         Index(None, "sort_at"),
         Index(None, "project", "scenario_name", "sort_at"),
@@ -185,6 +196,7 @@ class CheckResultRow(Base):
 
     __tablename__ = "check_results"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     step_index: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -197,9 +209,14 @@ class CheckResultRow(Base):
     sort_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
     __table_args__ = (
+        PrimaryKeyConstraint("project", "run_id", "position", "step_index", "check_index"),
         ForeignKeyConstraint(
-            ["run_id", "position"],
-            ["scenario_results.run_id", "scenario_results.position"],
+            ["project", "run_id", "position"],
+            [
+                "scenario_results.project",
+                "scenario_results.run_id",
+                "scenario_results.position",
+            ],
             ondelete="CASCADE",
         ),
         Index(None, "scenario_name", "check_name", "sort_at"),
@@ -211,6 +228,7 @@ class TraceRow(Base):
 
     __tablename__ = "traces"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     trace_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     agent_name: Mapped[str | None] = mapped_column(String)
     status: Mapped[str] = mapped_column(String(32))
@@ -223,9 +241,9 @@ class TraceRow(Base):
     is_replay: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
-    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
+        PrimaryKeyConstraint("project", "trace_id"),
         Index(None, "sort_at", "trace_id"),
         Index(None, "agent_name", "sort_at"),
         Index(None, "status", "sort_at"),
@@ -238,6 +256,7 @@ class ScenarioItemRow(Base):
 
     __tablename__ = "scenario_items"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     item_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     scenario_name: Mapped[str] = mapped_column(String)
     position: Mapped[int] = mapped_column(Integer)
@@ -245,20 +264,22 @@ class ScenarioItemRow(Base):
     trace_id: Mapped[str | None] = mapped_column(String(200))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     document: Mapped[str] = mapped_column(Text)
-    project: Mapped[str] = mapped_column(String(64), server_default="default")
 
     __table_args__ = (
+        PrimaryKeyConstraint("project", "item_id"),
         Index(None, "scenario_name", "position"),
-        Index(None, "trace_id"),
+        Index(None, "project", "trace_id"),
         Index(None, "project", "scenario_name", "position"),
     )
 
 
 class SnapshotRow(Base):
-    """One version of a named snapshot; the highest version is the current one."""
+    """One version of a named snapshot of one project; the highest version is the
+    current one."""
 
     __tablename__ = "snapshots"
 
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String, primary_key=True)
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     trace_id: Mapped[str | None] = mapped_column(String(200))
@@ -266,7 +287,10 @@ class SnapshotRow(Base):
     pinned: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str] = mapped_column(Text)
 
-    __table_args__ = (Index(None, "trace_id"),)
+    __table_args__ = (
+        PrimaryKeyConstraint("project", "name", "version"),
+        Index(None, "project", "trace_id"),
+    )
 
 
 def table_of(model: type[Base]) -> Table:

@@ -1,9 +1,12 @@
 """Retention: pins, and pruning runs and traces older than a cutoff.
 
-What pruning never deletes: a pinned run or trace; a trace that a scenario item refers
-to (``scenario_items.trace_id``, a trace-backed item would stop replaying) or that a
-snapshot was taken from (``snapshots.trace_id``, any version). Items and snapshots are
-never pruned: they are curated by people, not produced by runs.
+What pruning never deletes: a pinned run or trace; a trace that a scenario item of its
+own project refers to (``scenario_items.trace_id``, a trace-backed item would stop
+replaying) or that a snapshot of its own project was taken from (``snapshots.trace_id``,
+any version). A reference from another project keeps nothing: ids are per project, so
+it names that project's trace. Items and snapshots are never pruned: they are curated by
+people, not produced by runs. Pruning covers the store's project, or every project when
+the server applies its retention policy (at start, ``scenarist db prune``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, exists, select, update
 
 from scenarist.errors import UserError
 from scenarist.store.sql.engine import Database
@@ -79,36 +82,51 @@ class RetentionQueries(Database):
             )
         return bool(done.rowcount)
 
-    async def prune(self, older_than: datetime) -> PruneResult:
-        """Delete runs and traces whose time (``sort_at``) is before ``older_than``,
-        except pinned ones and traces that items or snapshots refer to (one transaction)."""
-        old_runs = select(_RUNS.c.run_id).where(
+    async def prune(self, older_than: datetime, *, every_project: bool = False) -> PruneResult:
+        """Delete runs and traces of this project whose time (``sort_at``) is before
+        ``older_than``, except pinned ones and traces that items or snapshots of the same
+        project refer to (one transaction). ``every_project``: the same in every project
+        (the server's start and ``scenarist db prune``: the retention policy is the
+        server's), each trace still kept only for its own project's references."""
+        old_runs = select(_RUNS.c.project, _RUNS.c.run_id).where(
             _RUNS.c.sort_at < older_than, _RUNS.c.pinned.is_(False)
         )
-        referenced = (
-            select(_ITEMS.c.trace_id)
-            .where(_ITEMS.c.trace_id.is_not(None))
-            .union(select(_SNAPSHOTS.c.trace_id).where(_SNAPSHOTS.c.trace_id.is_not(None)))
-        )
+        old_traces = [_TRACES.c.sort_at < older_than, _TRACES.c.pinned.is_(False)]
+        if not every_project:
+            old_runs = old_runs.where(_RUNS.c.project == self.project)
+            old_traces.append(_TRACES.c.project == self.project)
+        referenced = [
+            exists().where(
+                table.c.project == _TRACES.c.project, table.c.trace_id == _TRACES.c.trace_id
+            )
+            for table in (_ITEMS, _SNAPSHOTS)
+        ]
         async with self._write() as connection:
-            run_ids = [row[0] for row in (await connection.execute(old_runs)).all()]
-            for start in range(0, len(run_ids), 1000):
-                batch = run_ids[start : start + 1000]
-                for table in (_CHECKS, _SCENARIOS, _RUNS):
-                    await connection.execute(delete(table).where(table.c.run_id.in_(batch)))
+            runs = [tuple(row) for row in (await connection.execute(old_runs)).all()]
+            by_project: dict[str, list[str]] = {}
+            for project, run_id in runs:
+                by_project.setdefault(project, []).append(run_id)
+            for project, run_ids in by_project.items():
+                for start in range(0, len(run_ids), 1000):
+                    batch = run_ids[start : start + 1000]
+                    for table in (_CHECKS, _SCENARIOS, _RUNS):
+                        await connection.execute(
+                            delete(table).where(
+                                table.c.project == project, table.c.run_id.in_(batch)
+                            )
+                        )
             traces = await connection.execute(
-                delete(_TRACES).where(
-                    _TRACES.c.sort_at < older_than,
-                    _TRACES.c.pinned.is_(False),
-                    _TRACES.c.trace_id.not_in(referenced),
-                )
+                delete(_TRACES).where(*old_traces, *(~found for found in referenced))
             )
         return PruneResult(
-            cutoff=older_than, runs_deleted=len(run_ids), traces_deleted=traces.rowcount or 0
+            cutoff=older_than, runs_deleted=len(runs), traces_deleted=traces.rowcount or 0
         )
 
-    async def prune_older_than_days(self, days: float | None) -> PruneResult:
+    async def prune_older_than_days(
+        self, days: float | None, *, every_project: bool = False
+    ) -> PruneResult:
         """:meth:`prune` with a cutoff ``days`` ago; nothing when ``days`` is ``None``."""
         if days is None:
             return PruneResult(cutoff=None)
-        return await self.prune(datetime.now(UTC) - timedelta(days=days))
+        cutoff = datetime.now(UTC) - timedelta(days=days)
+        return await self.prune(cutoff, every_project=every_project)

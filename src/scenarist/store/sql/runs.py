@@ -60,8 +60,7 @@ class RunQueries(Database):
         """
         run, scenarios, checks = run_log_rows(log, datetime.now(UTC))
         project = log.header.project or self.project
-        run["project"] = project
-        for row in scenarios:
+        for row in (run, *scenarios, *checks):
             row["project"] = project
         result = IngestResult(
             run_id=run["run_id"],
@@ -74,28 +73,30 @@ class RunQueries(Database):
             inserted = await connection.execute(
                 self._insert(_RUNS)
                 .values(run)
-                .on_conflict_do_nothing(index_elements=["run_id"])
+                .on_conflict_do_nothing(index_elements=["project", "run_id"])
                 .returning(_RUNS.c.run_id)
             )
             if inserted.first() is None:
                 existing = (
                     await connection.execute(
                         select(_RUNS.c.complete, _RUNS.c.pinned).where(
-                            _RUNS.c.run_id == run["run_id"]
+                            _RUNS.c.project == project, _RUNS.c.run_id == run["run_id"]
                         )
                     )
                 ).first()
                 if existing is None or existing.complete or not run["complete"]:
                     return result.model_copy(update={"created": False})
-                await self._delete_run(connection, run["run_id"])
+                await self._delete_run(connection, project, run["run_id"])
                 await connection.execute(_RUNS.insert(), [{**run, "pinned": existing.pinned}])
             await _insert_many(connection, _SCENARIOS, scenarios)
             await _insert_many(connection, _CHECKS, checks)
         return result
 
-    async def _delete_run(self, connection: AsyncConnection, run_id: str) -> None:
+    async def _delete_run(self, connection: AsyncConnection, project: str, run_id: str) -> None:
         for table in (_CHECKS, _SCENARIOS, _RUNS):
-            await connection.execute(delete(table).where(table.c.run_id == run_id))
+            await connection.execute(
+                delete(table).where(table.c.project == project, table.c.run_id == run_id)
+            )
 
     async def save_scenario_run(
         self, run: ScenarioRunRecord, *, extra: dict[str, Any] | None = None
@@ -104,8 +105,8 @@ class RunQueries(Database):
         run_row, result_row = scenario_run_rows(run, datetime.now(UTC), extra)
         run_row["project"] = result_row["project"] = self.project
         upserts = [
-            (self._upsert(_RUNS, run_row, ("run_id",)), run_row),
-            (self._upsert(_SCENARIOS, result_row, ("run_id", "position")), result_row),
+            (self._upsert(_RUNS, run_row, ("project", "run_id")), run_row),
+            (self._upsert(_SCENARIOS, result_row, ("project", "run_id", "position")), result_row),
         ]
 
         async def write(connection: AsyncConnection) -> None:
@@ -191,14 +192,14 @@ class RunQueries(Database):
             scenarios = (
                 await connection.execute(
                     select(_SCENARIOS)
-                    .where(_SCENARIOS.c.run_id == run_id)
+                    .where(_SCENARIOS.c.project == self.project, _SCENARIOS.c.run_id == run_id)
                     .order_by(_SCENARIOS.c.position)
                 )
             ).all()
             checks = (
                 await connection.execute(
                     select(_CHECKS)
-                    .where(_CHECKS.c.run_id == run_id)
+                    .where(_CHECKS.c.project == self.project, _CHECKS.c.run_id == run_id)
                     .order_by(_CHECKS.c.position, _CHECKS.c.step_index, _CHECKS.c.check_index)
                 )
             ).all()
@@ -224,7 +225,13 @@ class RunQueries(Database):
         first; ``pass_rate`` is over the returned points that passed, failed or errored."""
         query = (
             select(_SCENARIOS, _RUNS.c.kind)
-            .join(_RUNS, _RUNS.c.run_id == _SCENARIOS.c.run_id)
+            .join(
+                _RUNS,
+                and_(
+                    _RUNS.c.project == _SCENARIOS.c.project,
+                    _RUNS.c.run_id == _SCENARIOS.c.run_id,
+                ),
+            )
             .where(
                 _SCENARIOS.c.project == self.project, _SCENARIOS.c.scenario_name == scenario_name
             )

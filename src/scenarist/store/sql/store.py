@@ -74,7 +74,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
     async def save_trace(self, record: TraceRecord) -> None:
         """Store (or replace) one agent run, with its total (``with_total``)."""
         row = {**trace_row(record, datetime.now(UTC)), "project": self.project}
-        statement = self._upsert(_TRACES, row, ("trace_id",))
+        statement = self._upsert(_TRACES, row, ("project", "trace_id"))
 
         async def write(connection: AsyncConnection) -> None:
             await ensure_project(self, connection, row["project"])
@@ -88,11 +88,14 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         twice keeps its last record, as two ``save_trace`` calls would."""
         if not records:
             return
-        now = datetime.now(UTC)
+        now, project = datetime.now(UTC), self.project
         rows = list({r.trace_id: trace_row(r, now) for r in records}.values())
-        statement = self._upsert(_TRACES, rows[0], ("trace_id",))
+        for row in rows:
+            row["project"] = project
+        statement = self._upsert(_TRACES, rows[0], ("project", "trace_id"))
 
         async def write(connection: AsyncConnection) -> None:
+            await ensure_project(self, connection, project)
             await connection.execute(statement, rows)
 
         await self._batched(write)
@@ -232,33 +235,42 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         Saving the same content as the latest version adds no version, so a re-sent
         upload is stored once."""
         check_name(name, "snapshot name")  # before the name is looked up
+        project = self.project
         for attempt in range(5):
             try:
                 async with self._write() as connection:
-                    await self._insert_snapshot(connection, name, snapshot, pinned)
+                    await ensure_project(self, connection, project)
+                    await self._insert_snapshot(connection, project, name, snapshot, pinned)
                 return
             except IntegrityError:  # a concurrent save took that version: take the next
                 if attempt == 4:
                     raise
 
     async def _insert_snapshot(
-        self, connection: AsyncConnection, name: str, snapshot: SnapshotData, pinned: bool
+        self,
+        connection: AsyncConnection,
+        project: str,
+        name: str,
+        snapshot: SnapshotData,
+        pinned: bool,
     ) -> None:
+        mine = and_(_SNAPSHOTS.c.project == project, _SNAPSHOTS.c.name == name)
         latest = (
             await connection.execute(
                 select(_SNAPSHOTS.c.version, _SNAPSHOTS.c.document, _SNAPSHOTS.c.pinned)
-                .where(_SNAPSHOTS.c.name == name)
+                .where(mine)
                 .order_by(_SNAPSHOTS.c.version.desc())
                 .limit(1)
             )
         ).first()
         row = snapshot_row(name, (latest.version if latest else 0) + 1, snapshot, pinned)
+        row["project"] = project
         if latest is not None and latest.document == row["document"]:
             # the same snapshot again (a retried or re-sent upload): no new version
             if pinned and not latest.pinned:
                 await connection.execute(
                     update(_SNAPSHOTS)
-                    .where(_SNAPSHOTS.c.name == name, _SNAPSHOTS.c.version == latest.version)
+                    .where(mine, _SNAPSHOTS.c.version == latest.version)
                     .values(pinned=True)
                 )
             return
@@ -269,7 +281,7 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
 
         query = (
             select(_SNAPSHOTS.c.document)
-            .where(_SNAPSHOTS.c.name == name)
+            .where(_SNAPSHOTS.c.project == self.project, _SNAPSHOTS.c.name == name)
             .order_by(_SNAPSHOTS.c.version.desc())
             .limit(1)
         )
@@ -280,9 +292,10 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
     async def list_snapshots(
         self, *, cursor: str | None = None, limit: int = 50
     ) -> Page[SnapshotInfo]:
-        """The latest version of every snapshot, by name."""
+        """The latest version of every snapshot of this project, by name."""
         latest = (
             select(_SNAPSHOTS.c.name, func.max(_SNAPSHOTS.c.version).label("version"))
+            .where(_SNAPSHOTS.c.project == self.project)
             .group_by(_SNAPSHOTS.c.name)
             .subquery()
         )
@@ -294,7 +307,11 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
             _SNAPSHOTS.c.pinned,
         ).join(
             latest,
-            and_(_SNAPSHOTS.c.name == latest.c.name, _SNAPSHOTS.c.version == latest.c.version),
+            and_(
+                _SNAPSHOTS.c.project == self.project,
+                _SNAPSHOTS.c.name == latest.c.name,
+                _SNAPSHOTS.c.version == latest.c.version,
+            ),
         )
         if cursor is not None:
             (after,) = decode_cursor(cursor, size=1)

@@ -247,6 +247,27 @@ def test_uploads_the_key_cannot_send_are_set_aside_with_the_reason(
     assert "sent 0 spooled" in again.output
     assert len(wrapper.posts) == posts  # not retried
 
+    _, wider = admin.create_key(["ingest"], projects=["gamma"], database_url=database_url)
+    retried = _sync(server.url, wider, "--retry-rejected")  # the user fixed the key
+    assert retried.exit_code == 0 and "sent 1" in retried.output, retried.output
+    assert run_sync(SqlStore(database_url, project="gamma").get_run, "run-gamma") is not None
+
+
+def test_a_spooled_upload_changed_afterwards_is_not_sent(
+    switchable: tuple[Switchable, LiveServer], decoy: Decoy, database_url: str
+) -> None:
+    wrapper, server = switchable
+    _, key = admin.create_key(["ingest", "read"], database_url=database_url)
+    _spool_while_down(wrapper, server.url, key, None, "run-1")
+    [path] = sorted(_spool_dir().glob("*.json"))
+    document = json.loads(path.read_text())
+    document["origin"] = f"http://127.0.0.12:{decoy.port}"  # sent there on purpose...
+    path.write_text(json.dumps(document))
+    done = _sync(f"http://127.0.0.12:{decoy.port}", key)  # ...by a sync pointed there
+    assert decoy.received == []
+    assert "signature does not match" in done.output, done.output
+    assert wrapper.posts == []
+
 
 def test_a_key_the_server_refuses_moves_nothing(
     switchable: tuple[Switchable, LiveServer], database_url: str

@@ -190,13 +190,17 @@ def sync(
     from_server: Annotated[
         list[str] | None,
         typer.Option(
-            help="Also send here the uploads spooled for this other server (its URL; "
-            "repeatable): for a server that moved."
+            help="Also send here the uploads spooled for this other server (repeatable): "
+            "for a server that moved. Without it, uploads go only to the server they were "
+            "spooled for.",
         ),
     ] = None,
     retry_rejected: Annotated[
         bool,
-        typer.Option(help="Put the uploads set aside in spool/rejected/ back first."),
+        typer.Option(
+            "--retry-rejected",
+            help="Put the uploads set aside in spool/rejected/ back first (checked again).",
+        ),
     ] = False,
 ) -> None:
     """Send the uploads spooled for the configured server (each with its project).

@@ -427,7 +427,8 @@ async def _send_all(
         except FileNotFoundError:  # replaced by a newer version meanwhile
             continue
         except UntrustedUpload as exc:
-            result.untrusted.append(SetAside(file=spool.set_aside(path).name, reason=str(exc)))
+            if _set_aside(spool, path):
+                result.untrusted.append(SetAside(file=path.name, reason=str(exc)))
             continue
         if upload.origin not in accepted:
             result.other_origins[upload.origin] = result.other_origins.get(upload.origin, 0) + 1
@@ -446,8 +447,10 @@ async def _send_all(
             elif exc.status_code in _REFUSED_FOR_GOOD:
                 label = f"{upload.kind.replace('_', ' ')} {upload.payload_id[:80]!r}"
                 where = f" for project {upload.project!r}" if upload.project else ""
-                reason = f"{label}{where}: {exc}"
-                result.rejected.append(SetAside(file=spool.set_aside(path).name, reason=reason))
+                if _set_aside(spool, path):
+                    result.rejected.append(
+                        SetAside(file=path.name, reason=f"{label}{where}: {exc}")
+                    )
                 continue
             else:
                 result.error = str(exc)
@@ -456,3 +459,13 @@ async def _send_all(
             continue
         path.unlink(missing_ok=True)
         result.sent.append(path.name)
+
+
+def _set_aside(spool: Spool, path: Path) -> bool:
+    """Move ``path`` to ``rejected/``; ``False`` when it is gone (a newer version of the
+    same upload replaced it meanwhile: that one waits for its own turn)."""
+    try:
+        spool.set_aside(path)
+    except FileNotFoundError:
+        return False
+    return True

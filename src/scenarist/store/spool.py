@@ -54,10 +54,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SetAside",
     "Spool",
-    "SpoolBusy",
     "SpooledUpload",
     "SyncResult",
-    "UntrustedUpload",
     "UploadKind",
     "default_spool_dir",
     "server_origin",
@@ -131,20 +129,20 @@ def upload_path(kind: str, body: Any) -> str:
     is percent-encoded whole, so it stays one path segment of that route."""
     route = _ROUTES.get(kind)
     if route is None:
-        raise UntrustedUpload(f"unknown upload kind {kind!r}")
+        raise _Untrusted(f"unknown upload kind {kind!r}")
     if kind != "scenario_run":
         return route
     name = body.get("scenario_name") if isinstance(body, dict) else None
     if not isinstance(name, str) or not name or len(name) > 1000:
-        raise UntrustedUpload("a scenario run without a valid scenario_name")
+        raise _Untrusted("a scenario run without a valid scenario_name")
     return route.format(name=quote(name, safe=""))
 
 
-class UntrustedUpload(ValueError):
+class _Untrusted(ValueError):
     """A spool file that must not be sent: unreadable, old format, or not signed here."""
 
 
-class SpoolBusy(RuntimeError):
+class _Busy(RuntimeError):
     """Another ``scenarist sync`` holds the spool."""
 
 
@@ -297,36 +295,36 @@ class Spool:
         )
 
     def read(self, path: Path) -> SpooledUpload:
-        """The upload in ``path``, checked: :class:`UntrustedUpload` (with the reason) for
+        """The upload in ``path``, checked: a ``ValueError`` (with the reason) for
         a file that must not be sent; ``FileNotFoundError`` when it is gone."""
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UntrustedUpload(f"unreadable ({exc})") from exc
+            raise _Untrusted(f"unreadable ({exc})") from exc
         if not isinstance(document, dict):
-            raise UntrustedUpload("unreadable (not a JSON object)")
+            raise _Untrusted("unreadable (not a JSON object)")
         if "method" in document or "path" in document:
             request = f"{document.get('method', '?')} {document.get('path', '?')}"
-            raise UntrustedUpload(
+            raise _Untrusted(
                 f"written by an older scenarist, or planted: it names a request "
                 f"({request[:200]!r}) where a spooled upload names only its kind. If you "
                 "spooled it yourself, upload that run again"
             )
         if document.get("spool_format") != SPOOL_FORMAT:
-            raise UntrustedUpload(
+            raise _Untrusted(
                 f"spool format {str(document.get('spool_format'))[:20]!r}, not "
                 f"{SPOOL_FORMAT}: written by another scenarist version"
             )
         signature = document.pop("signature", None)
         secret = self._secret(create=False)
         if secret is None or not isinstance(signature, str):
-            raise UntrustedUpload(
+            raise _Untrusted(
                 f"no signature from this account's spool secret ({self.secret_file}): it "
                 "was not spooled here (a file shipped with a repository, or copied from "
                 "another account)"
             )
         if not hmac.compare_digest(signature, self._sign(document, secret)):
-            raise UntrustedUpload(
+            raise _Untrusted(
                 f"its signature does not match this account's spool secret "
                 f"({self.secret_file}): it was not spooled here, or was changed since (a "
                 "file shipped with a repository, or copied from another account)"
@@ -335,7 +333,7 @@ class Spool:
             upload = SpooledUpload.model_validate(document)
             upload_path(upload.kind, upload.body)
         except ValidationError as exc:
-            raise UntrustedUpload(f"unreadable ({exc.error_count()} invalid field(s))") from exc
+            raise _Untrusted(f"unreadable ({exc.error_count()} invalid field(s))") from exc
         return upload
 
     def set_aside(self, path: Path) -> Path:
@@ -359,7 +357,7 @@ class Spool:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the spool for one sync: :class:`SpoolBusy` when another holds it. A lock
+        """Hold the spool for one sync; raises when another sync holds it. A lock
         on the folder itself (no lock file left behind), released by the system if the
         process dies. Without ``fcntl`` (not POSIX), one sync at a time is the user's."""
         try:
@@ -372,7 +370,7 @@ class Spool:
             try:
                 fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
-                raise SpoolBusy(
+                raise _Busy(
                     f"another `scenarist sync` is sending the spool {self.directory} now; "
                     "nothing sent by this one (run it again when that one is done)"
                 ) from exc
@@ -410,7 +408,7 @@ async def sync_spool(
             if retry_rejected:
                 spool.retry_rejected()
             await _send_all(store, spool, accepted, result)
-    except SpoolBusy as exc:
+    except _Busy as exc:
         result.busy = True
         result.error = str(exc)
         result.remaining = len(spool.pending())
@@ -426,7 +424,7 @@ async def _send_all(
             upload = spool.read(path)
         except FileNotFoundError:  # replaced by a newer version meanwhile
             continue
-        except UntrustedUpload as exc:
+        except _Untrusted as exc:
             if _set_aside(spool, path):
                 result.untrusted.append(SetAside(file=path.name, reason=str(exc)))
             continue

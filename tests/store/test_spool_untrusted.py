@@ -305,3 +305,28 @@ def test_two_syncs_at_once_send_each_upload_once(
     assert "another `scenarist sync`" in second.stdout + second.stderr
     assert b"sent 4" in out
     assert run_sync(SqlStore(database_url).count_runs) == 4
+
+
+def test_a_run_that_uploads_never_sends_planted_files(
+    decoy: Decoy, live_server: LiveServer, database_url: str, tmp_path: Path
+) -> None:
+    """The store sends its server's spool after its first successful upload: the path a
+    plain `scenarist run` in a cloned repository takes."""
+    _, key = admin.create_key(["ingest", "read", "admin"], database_url=database_url)
+    _plant(
+        "00000000000000000001-trace-planted.json",
+        {"spool_format": 1, "kind": "trace", "payload_id": "t", "method": "POST",
+         "path": f"@127.0.0.12:{decoy.port}/x", "body": {}, "server_url": live_server.url},
+    )  # fmt: skip
+    suite = tmp_path / "suite_uploaded.py"
+    suite.write_text(
+        "from scenarist import Equals, Scenario\n"
+        'ok = Scenario("s").interact("hi", "hi").check(Equals(expected_value="hi"))\n'
+    )
+    env = {"SCENARIST_URL": live_server.url, "SCENARIST_API_KEY": key}
+    done = CliRunner().invoke(cli, ["run", str(suite)], env=env)
+    assert done.exit_code == 0, done.output
+    assert decoy.received == []
+    assert [p.name for p in (_spool_dir() / "rejected").iterdir()] == [
+        "00000000000000000001-trace-planted.json"
+    ]

@@ -24,6 +24,7 @@ from tests.server.conftest import LiveServer, make_run_log
 from typer.testing import CliRunner
 
 from scenarist._sync import run_sync
+from scenarist.errors import UserError
 from scenarist.cli.app import app as cli
 from scenarist.server.app import create_app
 from scenarist.store import admin
@@ -330,3 +331,26 @@ def test_a_run_that_uploads_never_sends_planted_files(
     assert [p.name for p in (_spool_dir() / "rejected").iterdir()] == [
         "00000000000000000001-trace-planted.json"
     ]
+
+
+def test_a_spool_file_is_signed_data_and_the_secret_is_the_accounts(tmp_path: Path) -> None:
+    from scenarist.server.threaded import free_port
+    from scenarist.store.spool import spool_secret_path
+
+    down = f"http://user:pw@LOCALHOST:{free_port()}/"
+    store = RemoteStore(down, "sk_scen_x", retries=0, project="alpha")
+    uploaded = run_sync(store.upload_run_log, make_run_log("run-1"))
+    assert uploaded.spooled is not None
+    document = json.loads(Path(uploaded.spooled).read_text())
+    assert sorted(document) == [
+        "body", "kind", "origin", "payload_id", "project", "reason", "signature",
+        "spool_format", "spooled_at",
+    ]  # fmt: skip
+    assert document["kind"] == "run_log" and document["project"] == "alpha"
+    assert document["origin"] == f"http://localhost:{store.origin.rsplit(':', 1)[1]}"
+    assert "pw" not in document["origin"]
+    secret = spool_secret_path()
+    assert secret.parent != _spool_dir() and (secret.stat().st_mode & 0o777) == 0o600
+    secret.write_text("")
+    with pytest.raises(UserError, match=r"spool secret .* is empty"):
+        run_sync(store.upload_run_log, make_run_log("run-2"))

@@ -235,24 +235,22 @@ class Spool:
         return self._secret_file or spool_secret_path()
 
     def _secret(self, *, create: bool) -> bytes | None:
+        """The account's spool secret; made on first use when ``create`` (else ``None``
+        when there is none)."""
         path = self.secret_file
         try:
-            text = path.read_text(encoding="ascii").strip()
+            secret = path.read_bytes().strip()
         except FileNotFoundError:
             if not create:
                 return None
-            owner_only_dir(path.parent)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(handle, "w", encoding="ascii") as file:  # mkstemp: mode 0600
-                    file.write(secrets.token_hex(32))
-                os.link(temporary, path)  # atomic, and never over a secret made meanwhile
-            except FileExistsError:
-                pass
-            finally:
-                Path(temporary).unlink(missing_ok=True)
-            text = path.read_text(encoding="ascii").strip()
-        return text.encode() if text else None
+            _make_secret(path)
+            secret = path.read_bytes().strip()
+        if not secret and create:
+            raise UserError(
+                f"the spool secret {path} is empty; delete it and a new one is made (files "
+                "spooled with the old one can no longer be sent)"
+            )
+        return secret or None
 
     def _sign(self, document: dict[str, Any], secret: bytes) -> str:
         return hmac.new(secret, _canonical(document), hashlib.sha256).hexdigest()
@@ -261,7 +259,7 @@ class Spool:
         """Write ``upload`` atomically and signed; replaces an older file of the same
         kind, id, server and project."""
         secret = self._secret(create=True)
-        assert secret is not None
+        assert secret is not None  # made, or a UserError
         owner_only_dir(self.directory)
         digest = _digest(upload.kind, upload.payload_id, upload.origin, upload.project)
         suffix = f"-{upload.kind}-{digest}.json"
@@ -457,6 +455,32 @@ async def _send_all(
             continue
         path.unlink(missing_ok=True)
         result.sent.append(path.name)
+
+
+def _make_secret(path: Path) -> None:
+    """32 random bytes (hex) in ``path``, mode ``0600``, unless another process made it
+    first: written to a temporary file and hard-linked into place, so no process ever
+    reads a half-written secret or replaces one already in use."""
+    owner_only_dir(path.parent)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")  # mode 0600
+    try:
+        with os.fdopen(handle, "w", encoding="ascii") as file:
+            file.write(secrets.token_hex(32))
+            file.flush()
+            os.fsync(file.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: create-if-absent, then write
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return
+            with os.fdopen(fd, "w", encoding="ascii") as file:
+                file.write(Path(temporary).read_text(encoding="ascii"))
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def _set_aside(spool: Spool, path: Path) -> bool:

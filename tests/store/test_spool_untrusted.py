@@ -24,8 +24,8 @@ from tests.server.conftest import LiveServer, make_run_log
 from typer.testing import CliRunner
 
 from scenarist._sync import run_sync
-from scenarist.errors import UserError
 from scenarist.cli.app import app as cli
+from scenarist.errors import UserError
 from scenarist.server.app import create_app
 from scenarist.store import admin
 from scenarist.store.remote import RemoteStore

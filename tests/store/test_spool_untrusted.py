@@ -333,9 +333,14 @@ def test_a_run_that_uploads_never_sends_planted_files(
     ]
 
 
-def test_a_spool_file_is_signed_data_and_the_secret_is_the_accounts(tmp_path: Path) -> None:
+def test_a_spool_file_is_signed_data_and_the_secret_is_the_accounts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from scenarist.server.threaded import free_port
     from scenarist.store.spool import spool_secret_path
+
+    monkeypatch.delenv("SCENARIST_SPOOL_SECRET_FILE")  # the default place, in a home here
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
     down = f"http://user:pw@LOCALHOST:{free_port()}/"
     store = RemoteStore(down, "sk_scen_x", retries=0, project="alpha")
@@ -350,6 +355,7 @@ def test_a_spool_file_is_signed_data_and_the_secret_is_the_accounts(tmp_path: Pa
     assert document["origin"] == f"http://localhost:{store.origin.rsplit(':', 1)[1]}"
     assert "pw" not in document["origin"]
     secret = spool_secret_path()
+    assert secret == tmp_path / "config" / "scenarist" / "spool-secret"
     assert secret.parent != _spool_dir() and (secret.stat().st_mode & 0o777) == 0o600
     secret.write_text("")
     with pytest.raises(UserError, match=r"spool secret .* is empty"):

@@ -114,6 +114,16 @@ def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     reset_settings()
 
 
+@pytest.fixture(autouse=True)
+def _private_spool_secret(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool signs its files with a secret of the account (``~/.config``): the tests'
+    is their own, never the user's."""
+    folder = tmp_path_factory.getbasetemp() / "user-config"
+    monkeypatch.setenv("SCENARIST_SPOOL_SECRET_FILE", str(folder / "spool-secret"))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -23,7 +23,7 @@ from scenarist.replay.snapshots import SnapshotData
 from scenarist.server.app import create_app
 from scenarist.store import admin
 from scenarist.store.remote import RemoteStore
-from scenarist.store.spool import Spool, SpooledPayload
+from scenarist.store.spool import Spool, SpooledUpload, server_origin
 from scenarist.store.sql.store import SqlStore
 
 ITEMS = [ScenarioItem(name="ok", input="refund?"), ScenarioItem(name="ko", input="x")]
@@ -85,7 +85,10 @@ def test_server_stopped_mid_run_spools_then_sync_counts_each_run_once(
     assert "run `scenarist sync`" in caplog.text
 
     with LiveServer(create_app(database_url)) as back:  # a new process, a new port
-        result = admin.sync(back.url)
+        elsewhere = admin.sync(back.url)  # spooled for another origin: kept
+        assert elsewhere.sent == [] and elsewhere.other_origins == {server.url: 3}
+        assert f"--from-server {server.url}" in elsewhere.summary()
+        result = admin.sync(back.url, from_servers=[server.url])  # moved, on purpose
         assert (len(result.sent), result.remaining, result.rejected) == (3, 0, [])
         assert admin.sync(back.url).sent == []  # the spool is empty now
     assert _count(database_url, "billing") == 2
@@ -143,11 +146,11 @@ def test_store_sends_its_servers_spool_after_its_first_successful_write(
 ) -> None:
     spool = Spool(tmp_path / "spool")
     record = from_veval(VEVAL_TRACE)
-    mine = SpooledPayload(
-        kind="trace", payload_id=record.trace_id, method="POST", path="/v1/traces",
-        body=VEVAL_TRACE, server_url=live_server.url,
+    mine = SpooledUpload(
+        kind="trace", payload_id=record.trace_id, body=VEVAL_TRACE,
+        origin=server_origin(live_server.url),
     )  # fmt: skip
-    other = mine.model_copy(update={"server_url": "http://elsewhere:8480", "payload_id": "x"})
+    other = mine.model_copy(update={"origin": "http://elsewhere:8480", "payload_id": "x"})
     spool.put(mine)
     spool.put(other)
     store = RemoteStore(live_server.url, spool=spool)
@@ -155,17 +158,17 @@ def test_store_sends_its_servers_spool_after_its_first_successful_write(
     server_side = SqlStore(database_url)
     assert run_sync(server_side.get_trace, record.trace_id) == record
     remaining = [spool.read(p) for p in spool.pending()]
-    assert [p.server_url for p in remaining] == ["http://elsewhere:8480"]  # not ours to send
+    assert [p.origin for p in remaining] == ["http://elsewhere:8480"]  # not ours to send
 
 
 def test_spool_files_are_atomic_replaced_by_id_and_refusals_set_aside(
     live_server: LiveServer, tmp_path: Path
 ) -> None:
     spool = Spool(tmp_path / "spool")
-    base = {"kind": "trace", "method": "POST", "path": "/v1/traces"}
-    spool.put(SpooledPayload(payload_id="t1", body={"trace_id": "t1"}, **base))  # type: ignore[arg-type]
-    spool.put(SpooledPayload(payload_id="t1", body={"trace_id": "t1", "x": 1}, **base))  # type: ignore[arg-type]
-    spool.put(SpooledPayload(payload_id="bad", body={"steps": "nope"}, **base))  # type: ignore[arg-type]
+    base = {"kind": "trace", "origin": server_origin(live_server.url)}
+    spool.put(SpooledUpload(payload_id="t1", body={"trace_id": "t1"}, **base))  # type: ignore[arg-type]
+    spool.put(SpooledUpload(payload_id="t1", body={"trace_id": "t1", "x": 1}, **base))  # type: ignore[arg-type]
+    spool.put(SpooledUpload(payload_id="bad", body={"steps": "nope"}, **base))  # type: ignore[arg-type]
     assert len(spool.pending()) == 2  # t1 once, its newer version
     assert not list(spool.directory.glob(".tmp-*"))
     result = run_sync(RemoteStore(live_server.url, spool=spool).sync)
@@ -200,11 +203,12 @@ def test_sync_command(live_server: LiveServer, tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert "sent 0 spooled payload(s), 0 still spooled" in done.output
 
+    down_url = f"http://127.0.0.1:{free_port()}"
     Spool().put(
-        SpooledPayload(kind="trace", payload_id="t", method="POST", path="/v1/traces",
-                       body={"trace_id": "t"})
+        SpooledUpload(kind="trace", payload_id="t", origin=server_origin(down_url),
+                      body={"trace_id": "t"})
     )  # fmt: skip
-    down = runner.invoke(app, ["sync", "--url", f"http://127.0.0.1:{free_port()}"])
+    down = runner.invoke(app, ["sync", "--url", down_url])
     assert down.exit_code == 2
     assert "1 still spooled" in down.output
     missing = runner.invoke(app, ["sync"])

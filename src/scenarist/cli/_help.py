@@ -57,6 +57,7 @@ _METAVARS = {
     "target": "MODULE:FUNCTION",
     "database_url": "URL",
     "url": "URL",
+    "from_server": "URL",
     "api_key": "KEY",
     "allowed_host": "HOST",
     "trusted_proxy": "ADDRESS",

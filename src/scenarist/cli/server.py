@@ -187,11 +187,31 @@ def sync(
     api_key: Annotated[
         str | None, typer.Option(help="API key (default: SCENARIST_API_KEY).")
     ] = None,
+    from_server: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Also send here the uploads spooled for this other server (repeatable): "
+            "for a server that moved. Without it, uploads go only to the server they were "
+            "spooled for.",
+        ),
+    ] = None,
+    retry_rejected: Annotated[
+        bool,
+        typer.Option(
+            "--retry-rejected",
+            help="Put the uploads set aside in spool/rejected/ back first (checked again).",
+        ),
+    ] = False,
 ) -> None:
-    """Send spooled runs to the configured server."""
-    result = _admin("sync", url, api_key)
+    """Send the uploads spooled for the configured server (each with its project).
+
+    Exits 2 when uploads are still waiting, or were set aside in spool/rejected/.
+    """
+    result = _admin(
+        "sync", url, api_key, from_servers=from_server or (), retry_rejected=retry_rejected
+    )
     typer.echo(result.summary())
-    if result.remaining:
+    if result.needs_attention:
         raise typer.Exit(2)
 
 

@@ -142,14 +142,22 @@ def prune(url: str | None = None, *, retention_days: float | None = None) -> Pru
 
 
 def sync(
-    url: str | None = None, api_key: str | None = None, *, spool_dir: str | None = None
+    url: str | None = None,
+    api_key: str | None = None,
+    *,
+    spool_dir: str | None = None,
+    from_servers: Sequence[str] = (),
+    retry_rejected: bool = False,
 ) -> SyncResult:
-    """Send every spooled upload to the server at ``url`` (default ``SCENARIST_URL``),
-    oldest first, deleting each file once the server acknowledged it.
+    """Send the uploads spooled for the server at ``url`` (default ``SCENARIST_URL``) to
+    it, oldest first, each with its project, deleting each file once the server
+    acknowledged it. Uploads spooled for another server are kept, unless that server is
+    named in ``from_servers`` (sent here on purpose); ``retry_rejected`` puts the files
+    set aside in ``rejected/`` back first.
 
     ``api_key`` defaults to ``SCENARIST_API_KEY``, ``spool_dir`` to
-    ``$SCENARIST_HOME/spool``. The result says what was sent and what is still waiting
-    (``remaining``, with the ``error`` that stopped the pass).
+    ``$SCENARIST_HOME/spool``. The result says what was sent, what was set aside and why,
+    and what is still waiting (``remaining``, with the ``error`` that stopped the pass).
     """
     import os
 
@@ -165,5 +173,7 @@ def sync(
         url, api_key or os.environ.get("SCENARIST_API_KEY"), spool=spool_dir,
         raise_on_send_failure=True,
     )  # fmt: skip
-    result: SyncResult = run_sync(store.sync)
+    result: SyncResult = run_sync(
+        store.sync, from_servers=from_servers, retry_rejected=retry_rejected
+    )
     return result

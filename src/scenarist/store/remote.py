@@ -12,10 +12,11 @@ with backoff, honouring ``Retry-After`` up to 10 s); then a read raises
 
 Writes that carry results (traces, scenario runs, run logs, snapshots) are never lost:
 when they still cannot be delivered after the retries (no connection, a timeout, 408,
-429 or 5xx) they are written to the spool (:mod:`scenarist.store.spool`), a warning is
-logged (logger ``scenarist.remote``) and the file is added to :attr:`RemoteStore.spooled`;
+429 or 5xx) they are written to the spool (:mod:`scenarist.store.spool`) as data (kind,
+body, this server's origin, the project), a warning is logged (logger
+``scenarist.remote``) and the file is added to :attr:`RemoteStore.spooled`;
 ``scenarist sync`` sends them later, and so does this store after its first successful
-write (the payloads that were meant for the same server). A refusal the payload itself
+write (the uploads that were meant for the same server). A refusal the payload itself
 caused (4xx: a bad key, an invalid body) raises :class:`~scenarist.errors.SendError`:
 sending it again would not help. With ``raise_on_send_failure=True`` every failed write
 raises instead of spooling.
@@ -28,9 +29,10 @@ import functools
 import json
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel
 
@@ -38,7 +40,15 @@ from scenarist._jsonable import to_json_value
 from scenarist.errors import RequestError, SendError
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
 from scenarist.model.record import TraceRecord
-from scenarist.store.spool import PayloadKind, Spool, SpooledPayload, SyncResult, sync_spool
+from scenarist.store.spool import (
+    Spool,
+    SpooledUpload,
+    SyncResult,
+    UploadKind,
+    server_origin,
+    sync_spool,
+    upload_path,
+)
 from scenarist.tracing.http._network_guard import unguarded
 
 if TYPE_CHECKING:
@@ -48,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["RemoteStore", "UploadResult", "http_library", "read_run_log_records"]
 
 _RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
+_STORE_PROJECT: Any = object()  # the project header from the store (or SCENARIST_PROJECT)
 logger = logging.getLogger("scenarist.remote")
 
 
@@ -117,6 +128,7 @@ class RemoteStore:
         from scenarist.store.projects import check_project
 
         self.base_url = base_url.rstrip("/")
+        self.origin = server_origin(self.base_url)  # what the spool compares servers by
         # None: the server's choice (the key's only project, else "default"), unless
         # SCENARIST_PROJECT names one when a request is made
         self.project = None if project is None else check_project(project)
@@ -137,11 +149,16 @@ class RemoteStore:
         body: Any = None,
         params: dict[str, Any] | None = None,
         allow_404: bool = False,
+        project: str | None = _STORE_PROJECT,
     ) -> Any:
         http = http_library()
         error_class = RequestError if method == "GET" else SendError
+        url = f"{self.base_url}{path}"
+        if not path.startswith("/") or urlsplit(url).netloc != urlsplit(self.base_url).netloc:
+            raise error_class(f"refusing to send to {url!r}: not a route of {self.base_url}")
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        project = self.project or os.environ.get("SCENARIST_PROJECT", "").strip() or None
+        if project is _STORE_PROJECT:
+            project = self._project()
         if project:
             from scenarist.store.projects import PROJECT_HEADER
 
@@ -151,7 +168,6 @@ class RemoteStore:
             options["transport"] = self._transport
         elif (context := _tls_context(http)) is not None:
             options["verify"] = context
-        url = f"{self.base_url}{path}"
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
@@ -181,21 +197,26 @@ class RemoteStore:
 
     # -- writes: delivered, or spooled ----------------------------------------------
 
-    async def _send(
-        self, kind: PayloadKind, payload_id: str, method: str, path: str, body: Any
-    ) -> tuple[Any, Path | None]:
-        """Deliver one write; on a delivery failure spool it (unless strict). Returns the
-        server's answer, or ``None`` and the spool file."""
+    def _project(self) -> str | None:
+        """The project this store names (``None``: the server's choice)."""
+        return self.project or os.environ.get("SCENARIST_PROJECT", "").strip() or None
+
+    async def _send(self, kind: UploadKind, payload_id: str, body: Any) -> tuple[Any, Path | None]:
+        """Deliver one upload (POSTed to its kind's route); on a delivery failure spool it
+        (unless strict). Returns the server's answer, or ``None`` and the spool file."""
+        project = self._project()
         try:
-            answer = await self._request(method, path, body=body)
+            answer = await self._request(
+                "POST", upload_path(kind, body), body=body, project=project
+            )
         except SendError as exc:
             if self.raise_on_send_failure or not _undelivered(exc):
                 raise
-            payload = SpooledPayload(
-                kind=kind, payload_id=payload_id, method=method, path=path, body=body,
-                server_url=self.base_url, reason=str(exc),
+            upload = SpooledUpload(
+                kind=kind, payload_id=payload_id, origin=self.origin, project=project,
+                body=body, reason=str(exc),
             )  # fmt: skip
-            spooled = self.spool.put(payload)
+            spooled = self.spool.put(upload)
             self.spooled.append(spooled)
             logger.warning(
                 "scenarist: could not upload %s %r (%s); kept in %s, run `scenarist sync` "
@@ -211,27 +232,34 @@ class RemoteStore:
     async def _sync_own_spool(self) -> None:
         """Send what earlier runs spooled for this server (the server is up again)."""
         try:
-            result = await sync_spool(self, server_url=self.base_url)
+            result = await sync_spool(self)
         except Exception as exc:  # a broken spool must not break the run that found it
             logger.warning("scenarist: could not send spooled uploads: %s", exc)
             return
-        if result.sent or result.rejected or result.error:
+        if result.busy:  # another sync is sending them
+            return
+        if result.sent or result.rejected or result.untrusted or result.error:
             logger.warning("scenarist: %s", result.summary())
 
-    async def send_payload(self, payload: SpooledPayload) -> Any:
-        """Send a spooled payload once more (retried, never spooled again)."""
-        return await self._request(payload.method, payload.path, body=payload.body)
+    async def send_upload(self, upload: SpooledUpload) -> Any:
+        """Send a spooled upload once more, to its kind's route with its project
+        (retried, never spooled again). It must have been spooled for this server or
+        named on purpose: :func:`~scenarist.store.spool.sync_spool` checks that."""
+        path = upload_path(upload.kind, upload.body)
+        return await self._request("POST", path, body=upload.body, project=upload.project)
 
-    async def sync(self) -> SyncResult:
-        """Send every spooled payload to this server, oldest first (see
-        :func:`~scenarist.store.spool.sync_spool`)."""
+    async def sync(
+        self, *, from_servers: Iterable[str] = (), retry_rejected: bool = False
+    ) -> SyncResult:
+        """Send the uploads spooled for this server (and for ``from_servers``, named on
+        purpose) to it, oldest first (see :func:`~scenarist.store.spool.sync_spool`)."""
         self._spool_synced = True
-        return await sync_spool(self)
+        return await sync_spool(self, from_servers=from_servers, retry_rejected=retry_rejected)
 
     async def save_trace(self, record: TraceRecord) -> None:
         from scenarist.model.veval_wire import to_veval
 
-        await self._send("trace", record.trace_id, "POST", "/v1/traces", to_veval(record))
+        await self._send("trace", record.trace_id, to_veval(record))
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         from scenarist.model.veval_wire import from_veval
@@ -240,8 +268,7 @@ class RemoteStore:
         return None if data is None else from_veval(data)
 
     async def save_scenario_run(self, run: ScenarioRunRecord) -> None:
-        path = f"/v1/scenarios/{_name(run.scenario_name)}/runs"
-        await self._send("scenario_run", run.run_id, "POST", path, _json(run))
+        await self._send("scenario_run", run.run_id, _json(run))
 
     async def list_scenario_runs(self, scenario_name: str) -> list[ScenarioRunRecord]:
         runs: list[ScenarioRunRecord] = []
@@ -266,7 +293,7 @@ class RemoteStore:
     async def save_snapshot(self, name: str, snapshot: SnapshotData) -> None:
         body = {"name": name, "snapshot": _json(snapshot)}
         payload_id = f"{name}\0{json.dumps(body['snapshot'], sort_keys=True)}"
-        await self._send("snapshot", payload_id, "POST", "/v1/snapshots", body)
+        await self._send("snapshot", payload_id, body)
 
     async def upload_run_log(self, source: RunLog | str | os.PathLike[str]) -> UploadResult:
         """Upload a run log (a :class:`~scenarist.formats.runlog.RunLog` or a JSON Lines file).
@@ -287,7 +314,7 @@ class RemoteStore:
         run_id = source.header.run_id
         footer = source.footer
         scenarios = source.scenarios
-        answer, spooled = await self._send("run_log", run_id, "POST", "/api/runs", body)
+        answer, spooled = await self._send("run_log", run_id, body)
         return UploadResult(
             run_id=run_id,
             created=None if answer is None else bool(answer.get("created")),

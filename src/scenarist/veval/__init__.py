@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     )
     from scenarist.veval.results import ItemRunResult, ScenarioRunResult
     from scenarist.veval.snapshot_check import MatchesSnapshot
+    from scenarist.veval.steps import Step, StepData
     from scenarist.veval.trace_assert import CustomAssertion, TraceAssert, TraceAssertionFn
 
 __getattr__, __dir__ = lazy_attributes(
@@ -45,6 +46,8 @@ __getattr__, __dir__ = lazy_attributes(
         "run_scenario": "scenarist.veval.default_client",
         "run_scenario_async": "scenarist.veval.default_client",
         "set_client": "scenarist.veval.default_client",
+        "Step": "scenarist.veval.steps",
+        "StepData": "scenarist.veval.steps",
         "to_veval": "scenarist.model.veval_wire",
     },
 )
@@ -60,6 +63,8 @@ __all__ = [
     "ScenarioItem",
     "ScenarioRunRecord",
     "ScenarioRunResult",
+    "Step",
+    "StepData",
     "TraceAssert",
     "TraceAssertionFn",
     "VevalOptions",

@@ -3,7 +3,8 @@ and the client construction change, nothing else.
 
 The Veval import (``from veval import ...``, marked ``# IMPORT``) becomes a scenarist
 import that keeps every name the program uses, renamed names aliased back
-(``from scenarist import RunContext as VevalExecutionContext``); the line marked
+(``from scenarist import RunContext as VevalExecutionContext``; ``Step`` and ``StepData``
+from ``scenarist.veval``, under their own names); the line marked
 ``# CLIENT`` becomes ``TestClient(ClientOptions(...))`` with the same options. A program
 whose agent calls a model (its own fake server on 127.0.0.1) marks it ``# CLIENT live``:
 Veval's test double lets the call through, scenarist's blocks live calls unless the client
@@ -16,17 +17,18 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["RENAMED", "port"]
+__all__ = ["FROM_VEVAL_PACKAGE", "RENAMED", "port"]
 
 RENAMED = {
     "VevalExecutionContext": "RunContext",
     "TraceData": "TraceRecord",
-    "StepData": "Span",
-    "Step": "Span",
     "VevalRequestError": "RequestError",
     "VevalSendError": "SendError",
 }
 _CLIENT_NAMES = {"VevalSdk", "VevalTestSdk"}
+# Veval's step constructors keep their names, from scenarist.veval: the table's rename of
+# both to Span cannot keep both positional orders (Step(name, ...), StepData(step_id, ...)).
+FROM_VEVAL_PACKAGE = {"Step", "StepData"}
 
 
 def port(source: str) -> str:
@@ -41,11 +43,14 @@ def port(source: str) -> str:
     if not any("# IMPORT" in line for line in lines[node.lineno - 1 : node.end_lineno]):
         raise ValueError("mark the Veval import with `# IMPORT`")
     names = [a.name for a in node.names if a.name not in _CLIENT_NAMES]
-    ported = [f"{RENAMED[n]} as {n}" if n in RENAMED else n for n in names]
+    steps = [n for n in names if n in FROM_VEVAL_PACKAGE]
+    ported = [f"{RENAMED[n]} as {n}" if n in RENAMED else n for n in names if n not in steps]
     replacement = [
         "from scenarist import " + ", ".join([*ported, "ClientOptions"]),
         "from scenarist.testing import TestClient",
     ]
+    if steps:
+        replacement.append("from scenarist.veval import " + ", ".join(steps))
     lines[node.lineno - 1 : node.end_lineno] = replacement
     text = "\n".join(lines) + "\n"
     client = re.compile(r"^(\w+) = VevalTestSdk\(VevalOptions\((.*)\)\)\s*# CLIENT( live)?$", re.M)

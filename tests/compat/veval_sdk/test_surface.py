@@ -12,9 +12,11 @@ import inspect
 from typing import Any
 
 import pytest
+from tests.compat.veval_sdk.porting import FROM_VEVAL_PACKAGE
 
 import scenarist
 import scenarist.testing
+import scenarist.veval
 
 # Veval name -> scenarist name (``10-compat.md``'s table; the rest keep their names).
 RENAMES = {
@@ -30,15 +32,14 @@ RENAMES = {
 
 # "Name" or "Name.member" (or "Name.__init__") -> why scenarist differs on purpose.
 ALLOWED = {
-    "Step.__init__": "Step and StepData are both Span (the compat table) and their positional "
-    "orders conflict: Step(name, parent_step_id) vs StepData(step_id, parent_step_id, name, ...); "
-    "Span takes StepData's, and Veval's Step by keyword (Span(name=..., parent_step_id=...))",
     "VevalSdk.__init__": "the compat table: VevalSdk(VevalOptions(api_key=...)) becomes "
     "Client(api_key=..., base_url=...) (or Client(ClientOptions(...)))",
 }
 
 
 def ours(veval_name: str) -> Any:
+    if veval_name in FROM_VEVAL_PACKAGE:  # Step(name, ...) and StepData(step_id, ...)
+        return getattr(scenarist.veval, veval_name)
     name = RENAMES.get(veval_name, veval_name)
     for module in (scenarist, scenarist.testing):
         if hasattr(module, name):
@@ -52,7 +53,7 @@ def sample(veval_name: str) -> Any:
 
     return {
         "VevalExecutionContext": lambda: scenarist.RunContext("tr_1"),
-        "Step": lambda: Span(span_id="s_1", name="classify"),
+        "Step": lambda: scenarist.veval.Step("classify"),
         "VevalSdk": lambda: scenarist.testing.TestClient(),
         "VevalTestSdk": lambda: scenarist.testing.TestClient(),
         "VevalRequestError": lambda: scenarist.RequestError("boom", 401),

@@ -113,9 +113,8 @@ async def main():
     result["broken"] = await evaluate_all(await finished_run("broken"))
     result["explode"] = await evaluate_all(await finished_run("explode"))
 
-    # any object with Veval's steps will do as the context (Step by keyword: its positional
-    # order conflicts with StepData's, and both are scenarist's Span)
-    built = types.SimpleNamespace(steps=[Step(name="hand-made")], output=None)
+    # any object with Veval's steps will do as the context
+    built = types.SimpleNamespace(steps=[Step("hand-made")], output=None)
     result["duck_ctx"] = [
         await TraceAssert.max_steps(0).evaluate_async(built),
         await TraceAssert.step_exists("hand-made").evaluate_async(built),
@@ -199,7 +198,8 @@ async def main():
         "positional": StepData("s1", None, "plan", "tool").type,
     }
 
-    root = Step(name="agent")
+    root = Step("agent")
+    sub = Step("side", root.step_id)  # by position, as Veval's Step takes them
     child = root.create_step("lookup")
     child.complete({"order": 42})
     root.fail("timeout")
@@ -207,6 +207,7 @@ async def main():
         "root": [root.status, root.error, root.completed_at is not None],
         "child": [child.name, child.status, child.output, child.parent_step_id == root.step_id],
         "children": [c.name for c in root.children],
+        "by_position": [sub.name, sub.parent_step_id == root.step_id, sub.status, len(sub.step_id)],
         "duration_type": type(child.duration_ms).__name__,
     }
 

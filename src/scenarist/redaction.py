@@ -271,7 +271,8 @@ def _redact_error(error: Any, fields: frozenset[str]) -> Any:
         return error
     if not hasattr(error, "type"):
         return redacted
-    return type(error)(redacted, error.type)
+    span_error: Any = type(error)  # the model's SpanError (this leaf cannot import it)
+    return span_error(redacted, error.type)
 
 
 def redact_attributes(

@@ -434,3 +434,20 @@ def test_an_exported_error_status_keeps_its_secret_out(
     stored = _get(server, alpha, f"/v1/traces/{trace_id}")
     assert stored.status_code == 200, stored.text
     assert "SECRET-" not in stored.text and "SECRET-" not in _database_text(database_url)
+
+
+def test_what_retrying_cannot_store_is_a_4xx_never_a_503(
+    server: LiveServer, database_url: str
+) -> None:
+    """OTLP exporters retry 503 (and 429, 502, 504) for ever: a trace that no retry can
+    store is answered 4xx, naming the field."""
+    alpha = _key(database_url, ["ingest"], ["alpha"])
+    too_long = TraceRecord(trace_id="tr_" + "a" * 2000, agent_name="x", steps=[])
+    nul = TraceRecord(trace_id="tr_nul", agent_name="a\x00b", steps=[])
+    for record, field in ((too_long, "trace_id"), (nul, "agent_name")):
+        document = to_otlp_json([record])
+        document["resourceSpans"][0]["scopeSpans"][0]["spans"] = [d.span(1, "s", {})]
+        response = _post(server, alpha, document)
+        assert 400 <= response.status_code < 500, response.text
+        assert "retry-after" not in response.headers
+        assert field in response.text

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from sqlalchemy import delete, select, update
 
 from scenarist.errors import UserError
+from scenarist.store.sql._batches import batches
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import (
     CheckResultRow,
@@ -92,8 +93,7 @@ class RetentionQueries(Database):
         )
         async with self._write() as connection:
             run_ids = [row[0] for row in (await connection.execute(old_runs)).all()]
-            for start in range(0, len(run_ids), 1000):
-                batch = run_ids[start : start + 1000]
+            for batch in batches(run_ids):  # under the drivers' argument limits
                 for table in (_CHECKS, _SCENARIOS, _RUNS):
                     await connection.execute(delete(table).where(table.c.run_id.in_(batch)))
             traces = await connection.execute(

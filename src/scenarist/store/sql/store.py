@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, bindparam, delete, func, select, text, update
+from sqlalchemy import and_, bindparam, delete, false, func, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from scenarist.model.items import ScenarioItem
@@ -109,8 +109,8 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         replaced by a later batch of its spans.
 
         Read, merge and write are one transaction, and the stored rows are locked as they
-        are read (PostgreSQL ``FOR UPDATE``; SQLite holds its write lock from the first
-        statement), so batches of one trace arriving at once (services exporting their
+        are read (PostgreSQL ``FOR UPDATE``; SQLite takes its one write lock before
+        reading), so batches of one trace arriving at once (services exporting their
         spans of one distributed trace) all land. A new trace inserted meanwhile by
         another request is read again and merged. Ids are read :data:`~._batches.IN_BATCH`
         at a time (any number of traces, under the drivers' argument limits)."""
@@ -136,7 +136,10 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         project, now = self.project, datetime.now(UTC)
         ids = sorted(incoming)  # rows locked and inserted in one order: no deadlock between two
         async with self._write() as connection:
-            await ensure_project(self, connection, project)  # (SQLite: the write lock, first)
+            if self.dialect == "sqlite":  # a write first: the database's write lock, so
+                # no other process writes between the reads and the writes below
+                await connection.execute(update(_TRACES).where(false()).values(pinned=False))
+            await ensure_project(self, connection, project)
             await self._plan_each_list(connection)
             stored = await _traces_for_update(connection, ids, project)
             fresh = [

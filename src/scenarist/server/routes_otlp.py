@@ -3,8 +3,9 @@
 ``POST /otlp/v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``, needs the ``otel`` extra on the server) or OTLP/JSON
 (``application/json``), with the API's ``ingest`` scope, body limit and rate limit, and
-stores its traces (:mod:`scenarist.otel.ingest`: one trace per OTel trace id, merged
-across requests). ``POST /v1/traces`` is Veval's trace upload; :class:`OtlpDispatch`
+stores its traces in the request's project (the key's only one when the request names
+none, as on every route) (:mod:`scenarist.otel.ingest`: one trace per OTel trace id,
+merged across requests, redacted before storage). ``POST /v1/traces`` is Veval's trace upload; :class:`OtlpDispatch`
 sends it here when the body is OTLP (a protobuf content type, or JSON with
 ``resourceSpans``), so an exporter pointed at the server's base URL works as well.
 

@@ -99,11 +99,24 @@ RESPONSE_DATA_FIELDS = frozenset({"token"})
 generated ``token``. (In a request, ``token`` is a credential.)"""
 
 _QUERY_WORDS = ("key", "token", "secret", "sig", "password", "passwd", "pwd", "auth", "credential")
-_PAIR_ENDINGS = ("password", "passwd", "pwd", "secret", "_key", "apikey", "accountkey", "token")
+_PAIR_ENDINGS = (
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "accountkey",
+    "private_key",
+    "secret_key",
+)
 """A ``name=value`` pair that opens a text or follows a space or comma (a connection
 string's first pair, libpq's ``password=...``) is redacted when its name is a redacted
 field or ends with one of these: stricter than a query string (whose names guess wide), as
-free text says ``max_tokens=5``."""
+free text says ``max_tokens=5`` and a repr ``target_key=...``."""
 
 _configured: frozenset[str] = frozenset()
 

@@ -235,6 +235,11 @@ def test_a_response_keeps_its_logprob_tokens(logprobs_url: str, tmp_path: Path) 
         ("host=db user=app password=K1 dbname=a", "host=db user=app password=[redacted] dbname=a"),
         ("AccountName=a;AccountKey=K1", "AccountName=a;AccountKey=[redacted]"),
         ("max_tokens=5 is over, id=3, token=K1", "max_tokens=5 is over, id=3, token=[redacted]"),
+        ("Equals(a, target_key=trace.last)", "Equals(a, target_key=trace.last)"),
+        (
+            "SharedAccessKeyName=n,SharedAccessKey=K1",
+            "SharedAccessKeyName=n,SharedAccessKey=[redacted]",
+        ),
     ],
 )
 def test_urls_quoted_in_error_text_lose_their_credentials(text: str, expected: str) -> None:

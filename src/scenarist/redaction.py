@@ -17,7 +17,16 @@ becomes ``"[redacted]"``; the key stays, so a reader sees that something was sen
 Request headers are never recorded at all (cassettes keep four response headers:
 ``content-type``, ``x-request-id``, ``request-id``, ``x-should-retry``). An error recorded
 as text (a span's error, a step's message and traceback) has the URLs quoted in it
-redacted as a recorded URL is (:func:`redact_text`).
+redacted as a recorded URL is, and the credentials of connection strings
+(``Server=db;Password=...``, ``host=db password=...``, ``postgresql://user:pass@db``)
+(:func:`redact_text`).
+
+A trace that reached us without passing our capture (an OTLP export, a Veval upload, a
+file) is redacted the same way before it is stored (:func:`redact_received`): its LLM
+requests and responses as captured ones, and its OpenTelemetry attributes at any depth
+(key-value lists, arrays, JSON held as text): an entry whose name is a redacted field
+(``api_key``, ``http.request.header.authorization``), and every text through
+:func:`redact_text` (``url.full``, ``db.connection_string``, an exception's message).
 
 Names match case-insensitively, with ``-`` and ``_`` alike (``X-Api-Key`` is
 ``x_api_key``). The defaults are :data:`DEFAULT_REDACTED_FIELDS`; add your own with the
@@ -50,6 +59,7 @@ __all__ = [
     "RESPONSE_DATA_FIELDS",
     "TOO_DEEP",
     "redact",
+    "redact_attributes",
     "redact_body",
     "redact_received",
     "redact_text",
@@ -88,7 +98,25 @@ RESPONSE_DATA_FIELDS = frozenset({"token"})
 """Names a response uses for data, never redacted there: OpenAI's logprobs give each
 generated ``token``. (In a request, ``token`` is a credential.)"""
 
-_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth", "credential")
+_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "passwd", "pwd", "auth", "credential")
+_PAIR_ENDINGS = (
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "accountkey",
+    "private_key",
+    "secret_key",
+)
+"""A ``name=value`` pair that opens a text or follows a space or comma (a connection
+string's first pair, libpq's ``password=...``) is redacted when its name is a redacted
+field or ends with one of these: stricter than a query string (whose names guess wide), as
+free text says ``max_tokens=5`` and a repr ``target_key=...``."""
 
 _configured: frozenset[str] = frozenset()
 
@@ -228,10 +256,9 @@ Received = TypeVar("Received", bound=_HasSpans)
 def redact_received(record: Received) -> Received:
     """``record`` (a trace that reached us without passing our capture: an upload to
     ``POST /v1/traces``, an OTLP export or file) redacted as our capture would have, in
-    place: each LLM span's request (its input) and response (its output), and every
-    span's recorded OTel attributes whose name ends in a redacted field
-    (``http.request.header.authorization``) or whose JSON text holds one
-    (``llm.invocation_parameters``). Returns ``record``."""
+    place: each LLM span's request (its input) and response (its output), every span's
+    error message and the record's (:func:`redact_text`), and every span's recorded OTel
+    attributes (:func:`redact_attributes`). Returns ``record``."""
     fields = redacted_fields()
     answers = response_fields(fields)
     for span in record.spans:
@@ -240,24 +267,75 @@ def redact_received(record: Received) -> Received:
             span.output = _redact(span.output, answers, MAX_DEPTH)
         attributes = span.metadata.get("otel_attributes")
         if isinstance(attributes, dict):
-            span.metadata["otel_attributes"] = {
-                k: REDACTED
-                if _normal_key(str(k).rpartition(".")[2]) in fields
-                else _redact_json_text(v, fields)
-                for k, v in attributes.items()
-            }
+            span.metadata["otel_attributes"] = redact_attributes(attributes, fields)
+        span.error = _redact_error(span.error, fields)
+    if hasattr(record, "error"):
+        record.error = _redact_error(record.error, fields)
     return record
 
 
-def _redact_json_text(value: Any, fields: frozenset[str]) -> Any:
-    """An attribute holding JSON as text (``llm.invocation_parameters``), redacted inside."""
-    if not isinstance(value, str) or value[:1] not in ("{", "["):
-        return value
+def _redact_error(error: Any, fields: frozenset[str]) -> Any:
+    """A span's or record's error (a ``SpanError``: a ``str`` with a ``type``), its
+    message through :func:`redact_text`; as it is when nothing changes."""
+    if not isinstance(error, str):
+        return error
+    redacted = redact_text(str(error), fields)
+    if redacted == str(error):
+        return error
+    if not hasattr(error, "type"):
+        return redacted
+    span_error: Any = type(error)  # the model's SpanError (this leaf cannot import it)
+    return span_error(redacted, error.type)
+
+
+def redact_attributes(
+    attributes: dict[str, Any], fields: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """OpenTelemetry attributes (span, event or resource) with their secrets redacted, at
+    any depth; a copy. An entry whose name, or its last dotted part, is a redacted field
+    becomes ``"[redacted]"`` (``http.request.header.authorization``, an ``api_key`` in a
+    key-value list); every text goes through :func:`redact_text` (a URL's user info and
+    credential-like query values, a connection string's password: ``url.full``,
+    ``db.connection_string``); a text holding JSON is redacted inside
+    (``llm.invocation_parameters``). A value nested deeper than
+    :data:`~scenarist._json_limits.MAX_DEPTH` becomes ``"[nested too deep]"``."""
+    names = redacted_fields() if fields is None else fields
+    redacted = _redact_attribute(attributes, names, MAX_DEPTH)
+    assert isinstance(redacted, dict)
+    return redacted
+
+
+def _secret_name(name: Any, fields: frozenset[str]) -> bool:
+    return _normal_key(str(name).rpartition(".")[2]) in fields
+
+
+def _redact_attribute(value: Any, fields: frozenset[str], depth_left: int) -> Any:
+    if isinstance(value, str):
+        if value[:1] in ("{", "["):
+            return _redact_json_text(value, fields)
+        return redact_text(value, fields)
+    if isinstance(value, dict):
+        if depth_left < 1:
+            return TOO_DEEP
+        return {
+            k: REDACTED if _secret_name(k, fields) else _redact_attribute(v, fields, depth_left - 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        if depth_left < 1:
+            return TOO_DEEP
+        return [_redact_attribute(v, fields, depth_left - 1) for v in value]
+    return value
+
+
+def _redact_json_text(value: str, fields: frozenset[str]) -> str:
+    """An attribute holding JSON as text (``llm.invocation_parameters``), redacted inside
+    (names and texts, as attributes are); as it is when nothing changes."""
     try:
         parsed = fast_loads(value)
     except (ValueError, RecursionError):
-        return value
-    redacted = _redact(parsed, fields, MAX_DEPTH)
+        return redact_text(value, fields)
+    redacted = _redact_attribute(parsed, fields, MAX_DEPTH)
     return value if redacted == parsed else json.dumps(redacted, ensure_ascii=False)
 
 
@@ -281,13 +359,19 @@ def _redact_url(url: str, fields: frozenset[str]) -> str:
 
 _URL_SECRETS = re.compile(
     r"(?P<lead>[?&;](?P<name>[\w.\-%\[\]]+)=)(?P<value>[^&;#\s'\"()<>]*)"
-    r"|(?P<scheme>\b[a-zA-Z][\w+.\-]*://)(?P<userinfo>[^/\s@'\"]+@)"
+    r"|(?P<scheme>\b[a-zA-Z][\w+.\-]*://)(?P<userinfo>[^/?#\s'\"<>]+@)"
+    r"|(?P<pair>(?:^|(?<=[\s,]))(?P<key>[A-Za-z][\w.\-]*)[ \t]*=[ \t]*)"
+    r"(?P<secret>[^;&,#\s'\"()<>]*)"
 )
 
 
 def redact_text(text: str, fields: frozenset[str] | None = None) -> str:
-    """``text`` (an error message, a traceback) with the URLs in it redacted as
-    :func:`redact_url` redacts one: credential-like query values and user info.
+    """``text`` (an error message, a traceback, an attribute) with the URLs in it
+    redacted as :func:`redact_url` redacts one (credential-like query values and user
+    info), and a connection string's credentials: a ``;``-separated pair named like a
+    query credential (``Server=db;Password=...``), and a pair that opens the text or
+    follows a space or comma whose name is a redacted field or ends like a password,
+    secret, key or token (``Pwd=...;Server=db``, libpq's ``host=db password=...``).
 
     HTTP clients quote the URL they failed on (``requests``: ``Max retries exceeded
     with url: /v1/chat/completions?key=...``), so an error recorded as text would hold
@@ -300,6 +384,10 @@ def redact_text(text: str, fields: frozenset[str] | None = None) -> str:
     def replace(match: re.Match[str]) -> str:
         if match["scheme"] is not None:
             return f"{match['scheme']}{REDACTED}@"
+        if match["pair"] is not None:
+            key = _normal(match["key"])
+            secret = key in names or key.endswith(_PAIR_ENDINGS)
+            return f"{match['pair']}{REDACTED}" if secret and match["secret"] else match[0]
         if _secret_parameter(match["name"], names):
             return f"{match['lead']}{REDACTED}"
         return match[0]

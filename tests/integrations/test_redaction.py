@@ -226,7 +226,40 @@ def test_a_response_keeps_its_logprob_tokens(logprobs_url: str, tmp_path: Path) 
         ),
         ("x = f(a=1) and mail a@b.c", "x = f(a=1) and mail a@b.c"),
         ("no url here", "no url here"),
+        ("https://bob:p@ss@h/x", "https://[redacted]@h/x"),  # an @ in the password too
+        (
+            "Server=db;User Id=sa;Password=K1;Pwd=K2",
+            "Server=db;User Id=sa;Password=[redacted];Pwd=[redacted]",
+        ),
+        ("Password=K1;Server=db", "Password=[redacted];Server=db"),
+        ("host=db user=app password=K1 dbname=a", "host=db user=app password=[redacted] dbname=a"),
+        ("AccountName=a;AccountKey=K1", "AccountName=a;AccountKey=[redacted]"),
+        ("max_tokens=5 is over, id=3, token=K1", "max_tokens=5 is over, id=3, token=[redacted]"),
+        ("Equals(a, target_key=trace.last)", "Equals(a, target_key=trace.last)"),
+        (
+            "SharedAccessKeyName=n,SharedAccessKey=K1",
+            "SharedAccessKeyName=n,SharedAccessKey=[redacted]",
+        ),
     ],
 )
 def test_urls_quoted_in_error_text_lose_their_credentials(text: str, expected: str) -> None:
     assert redact_text(text) == expected
+
+
+def test_received_attributes_are_redacted_at_any_depth() -> None:
+    from scenarist.redaction import redact_attributes
+
+    attributes = {
+        "http.request.header.x-api-key": "K1",
+        "config": {"endpoint": "https://h", "nested": [{"client_secret": "K2"}, "ok"]},
+        "urls": ["https://h/?sig=K3", "https://u:K4@h/"],
+        "params": json.dumps({"auth": {"password": "K5"}, "url": "mysql://r:K6@db/a"}),
+        "count": 3,
+    }
+    redacted = redact_attributes(attributes)
+    text = json.dumps(redacted)
+    assert not [n for n in range(1, 7) if f"K{n}" in text], text
+    assert redacted["config"]["endpoint"] == "https://h"
+    assert redacted["config"]["nested"] == [{"client_secret": REDACTED}, "ok"]
+    assert redacted["count"] == 3
+    assert attributes["config"]["nested"][0]["client_secret"] == "K2"  # a copy

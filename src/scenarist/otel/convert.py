@@ -494,9 +494,18 @@ def records_from_spans(wires: list[WireSpan]) -> list[TraceRecord]:
 
 
 def merge_records(stored: TraceRecord, new: TraceRecord) -> TraceRecord:
-    """The spans of one trace received in two exports, as one record (new spans win)."""
+    """The spans of one trace received in two exports, as one record: the union of their
+    spans by span id, a span sent again replacing its first copy (never a batch replacing
+    the trace).
+
+    A record read from OTel spans has every trace-level field computed again from the
+    union (start, end, duration, status and error, cost, span count, agent name, input and
+    output); one that carries its own fields (scenarist's export, the resource's
+    ``scenarist.record``) keeps the newer batch's fields over the union of the spans."""
     spans = {s.span_id: s for s in stored.spans}
     spans.update({s.span_id: s for s in new.spans})
+    if new.metadata.get("source") != "otel":
+        return new.model_copy(update={"steps": _tree(list(spans.values()))})
     resource: dict[str, Any] = {}
     if "service_name" in new.metadata:
         resource["service.name"] = new.metadata["service_name"]

@@ -1,8 +1,10 @@
 """Storing OTLP traces: the one path the file import and the server's receiver share.
 
 A trace's spans often arrive in several export requests (a batch processor sends spans as
-they end, children before their parents), so a trace already stored from OpenTelemetry is
-merged with the new spans rather than replaced.
+they end, children before their parents; several services send their own spans of one
+trace), so a stored trace is merged with the new spans, never replaced
+(:func:`~scenarist.otel.convert.merge_records`). Attributes are redacted before anything
+is stored (:func:`~scenarist.redaction.redact_received`).
 """
 
 from __future__ import annotations
@@ -31,25 +33,21 @@ class Ingested:
 
 
 async def store_records(store: Store, records: list[TraceRecord]) -> None:
-    """Save ``records``, each merged with the stored OTel trace of the same id, if any."""
-    # One read and one write for the batch on the SQL store (a round trip per trace was
-    # most of the receiver's time); concurrent calls elsewhere.
-    ids = [r.trace_id for r in records]
-    get_many = getattr(store, "get_traces", None)  # the SQL store: one query for the batch
-    if get_many is not None:
-        found = await get_many(ids)
-        stored = [found.get(i) for i in ids]
-    else:
-        stored = list(await asyncio.gather(*(store.get_trace(i) for i in ids)))
+    """Save ``records``, each merged with the stored trace of the same id, if any.
+
+    On the SQL store the read, the merge and the write are one transaction
+    (:meth:`~scenarist.store.sql.store.SqlStore.merge_traces`), in the store's project;
+    elsewhere each trace is read, then written."""
+    merge_many = getattr(store, "merge_traces", None)
+    if merge_many is not None:
+        await merge_many(records, merge_records)
+        return
+    stored = await asyncio.gather(*(store.get_trace(r.trace_id) for r in records))
     merged = [
-        merge_records(old, new) if old is not None and old.metadata.get("source") == "otel" else new
+        new if old is None else merge_records(old, new)
         for old, new in zip(stored, records, strict=True)
     ]
-    save_many = getattr(store, "save_traces", None)  # the SQL store: one statement
-    if save_many is not None:
-        await save_many(merged)
-    else:
-        await asyncio.gather(*(store.save_trace(r) for r in merged))
+    await asyncio.gather(*(store.save_trace(r) for r in merged))
 
 
 async def ingest_otlp(store: Store, data: bytes, content_type: str | None = None) -> Ingested:

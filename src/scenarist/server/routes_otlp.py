@@ -3,10 +3,12 @@
 ``POST /otlp/v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``, needs the ``otel`` extra on the server) or OTLP/JSON
 (``application/json``), with the API's ``ingest`` scope, body limit and rate limit, and
-stores its traces (:mod:`scenarist.otel.ingest`: one trace per OTel trace id, merged
-across requests). ``POST /v1/traces`` is Veval's trace upload; :class:`OtlpDispatch`
-sends it here when the body is OTLP (a protobuf content type, or JSON with
-``resourceSpans``), so an exporter pointed at the server's base URL works as well.
+stores its traces in the request's project (the key's only one when the request names
+none, as on every route) (:mod:`scenarist.otel.ingest`: one trace per OTel trace id,
+merged across requests, redacted before storage). ``POST /v1/traces`` is Veval's trace
+upload; :class:`OtlpDispatch` sends it here when the body is OTLP (a protobuf content
+type, or JSON with ``resourceSpans``), so an exporter pointed at the server's base URL
+works as well.
 
 Answers: 200 with OTLP's (empty) ``ExportTraceServiceResponse`` in the request's encoding;
 400 for a payload that cannot be read, naming the field (OTLP says 400, and exporters do

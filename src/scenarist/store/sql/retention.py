@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from sqlalchemy import delete, exists, select, update
 
 from scenarist.errors import UserError
+from scenarist.store.sql._batches import batches
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import (
     CheckResultRow,
@@ -107,8 +108,7 @@ class RetentionQueries(Database):
             for project, run_id in runs:
                 by_project.setdefault(project, []).append(run_id)
             for project, run_ids in by_project.items():
-                for start in range(0, len(run_ids), 1000):
-                    batch = run_ids[start : start + 1000]
+                for batch in batches(run_ids):  # under the drivers' argument limits
                     for table in (_CHECKS, _SCENARIOS, _RUNS):
                         await connection.execute(
                             delete(table).where(

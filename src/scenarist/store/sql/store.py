@@ -12,14 +12,16 @@ to the latest version on first use.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, delete, func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import and_, bindparam, delete, false, func, select, text, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from scenarist.model.items import ScenarioItem
 from scenarist.model.record import TraceRecord, with_total
+from scenarist.store.sql._batches import batches
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
@@ -83,15 +85,14 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         await self._batched(write)
 
     async def save_traces(self, records: list[TraceRecord]) -> None:
-        """Store (or replace) several agent runs in one statement (the OTLP receiver's
-        batches): one ``executemany`` instead of a round trip per trace. A trace id given
-        twice keeps its last record, as two ``save_trace`` calls would."""
+        """Store (or replace) several agent runs in one statement: one ``executemany``
+        instead of a round trip per trace. A trace id given twice keeps its last record,
+        as two ``save_trace`` calls would."""
         if not records:
             return
         now, project = datetime.now(UTC), self.project
-        rows = list({r.trace_id: trace_row(r, now) for r in records}.values())
-        for row in rows:
-            row["project"] = project
+        last = {r.trace_id: r for r in records}.values()
+        rows = [{**trace_row(r, now), "project": project} for r in last]
         statement = self._upsert(_TRACES, rows[0], ("project", "trace_id"))
 
         async def write(connection: AsyncConnection) -> None:
@@ -99,6 +100,80 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
             await connection.execute(statement, rows)
 
         await self._batched(write)
+
+    async def merge_traces(
+        self, records: list[TraceRecord], merge: Callable[[TraceRecord, TraceRecord], TraceRecord]
+    ) -> None:
+        """Store ``records`` (the OTLP receiver's batches), each merged with the trace of
+        its id already stored in this project: ``merge(stored, new)``; a trace is never
+        replaced by a later batch of its spans.
+
+        Read, merge and write are one transaction, and the stored rows are locked as they
+        are read (PostgreSQL ``FOR UPDATE``; SQLite takes its one write lock before
+        reading), so batches of one trace arriving at once (services exporting their
+        spans of one distributed trace) all land. A new trace inserted meanwhile by
+        another request is read again and merged. Ids are read :data:`~._batches.IN_BATCH`
+        at a time (any number of traces, under the drivers' argument limits)."""
+        incoming: dict[str, TraceRecord] = {}
+        for record in records:
+            before = incoming.get(record.trace_id)
+            incoming[record.trace_id] = record if before is None else merge(before, record)
+        if not incoming:
+            return
+        for attempt in range(5):
+            try:
+                await self._merge_traces(incoming, merge)
+                return
+            except DBAPIError as exc:  # PostgreSQL chose this transaction to break a deadlock
+                if getattr(exc.orig, "sqlstate", None) not in ("40P01", "40001") or attempt == 4:
+                    raise
+
+    async def _merge_traces(
+        self,
+        incoming: dict[str, TraceRecord],
+        merge: Callable[[TraceRecord, TraceRecord], TraceRecord],
+    ) -> None:
+        project, now = self.project, datetime.now(UTC)
+        ids = sorted(incoming)  # rows locked and inserted in one order: no deadlock between two
+        async with self._write() as connection:
+            if self.dialect == "sqlite":  # a write first: the database's write lock, so
+                # no other process writes between the reads and the writes below
+                await connection.execute(update(_TRACES).where(false()).values(pinned=False))
+            await ensure_project(self, connection, project)
+            await self._plan_each_list(connection)
+            stored = await _traces_for_update(connection, ids, project)
+            fresh = [
+                {**trace_row(incoming[i], now), "project": project} for i in ids if i not in stored
+            ]
+            if fresh:
+                insert = self._insert(_TRACES).on_conflict_do_nothing()
+                if self.dialect == "postgresql":
+                    done = await connection.execute(insert.returning(_TRACES.c.trace_id), fresh)
+                    inserted = set(done.scalars().all())
+                    raced = [row["trace_id"] for row in fresh if row["trace_id"] not in inserted]
+                    if raced:  # inserted by a request that committed meanwhile: merge with it
+                        stored.update(await _traces_for_update(connection, raced, project))
+                else:
+                    await connection.execute(insert, fresh)
+            changed = []
+            for trace_id in ids:
+                if trace_id in stored:
+                    row = trace_row(merge(stored[trace_id], incoming[trace_id]), now)
+                    changed.append({**row, "old_trace_id": row.pop("trace_id")})
+            if changed:
+                statement = update(_TRACES).where(
+                    _TRACES.c.trace_id == bindparam("old_trace_id"),
+                    _TRACES.c.project == project,
+                )
+                await connection.execute(statement, changed)
+
+    async def _plan_each_list(self, connection: AsyncConnection) -> None:
+        """PostgreSQL plans each ``IN (...)`` of this transaction for its values: a
+        prepared statement's generic plan tests every row against every one of 900
+        parameters (0.6 s a batch at 9,000 rows, against 20 ms planned with the values,
+        which PostgreSQL then looks up in a hash)."""
+        if self.dialect == "postgresql":
+            await connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:
         async with self._read() as connection:
@@ -110,17 +185,18 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         return None if document is None else _load_trace(document)
 
     async def get_traces(self, trace_ids: list[str]) -> dict[str, TraceRecord]:
-        """The stored ones of ``trace_ids``, in one query (the OTLP receiver's batches)."""
-        if not trace_ids:
-            return {}
+        """The stored ones of ``trace_ids``: one query per :data:`~._batches.IN_BATCH` ids."""
+        found: dict[str, TraceRecord] = {}
         async with self._read() as connection:
-            rows = await connection.execute(
-                select(_TRACES.c.trace_id, _TRACES.c.document).where(
-                    _TRACES.c.trace_id.in_(sorted(set(trace_ids))),
-                    _TRACES.c.project == self.project,
+            await self._plan_each_list(connection)
+            for batch in batches(sorted(set(trace_ids))):  # under the drivers' argument limits
+                rows = await connection.execute(
+                    select(_TRACES.c.trace_id, _TRACES.c.document).where(
+                        _TRACES.c.trace_id.in_(batch), _TRACES.c.project == self.project
+                    )
                 )
-            )
-            return {trace_id: _load_trace(document) for trace_id, document in rows}
+                found.update((trace_id, _load_trace(document)) for trace_id, document in rows)
+        return found
 
     async def search_traces(
         self,
@@ -325,6 +401,24 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
             items=[SnapshotInfo.model_validate(dict(row._mapping)) for row in rows],
             next_cursor=encode_cursor(rows[-1].name) if rows and more else None,
         )
+
+
+async def _traces_for_update(
+    connection: AsyncConnection, trace_ids: list[str], project: str
+) -> dict[str, TraceRecord]:
+    """The stored ones of ``trace_ids`` (sorted) in ``project``, their rows locked until
+    the transaction ends (PostgreSQL; SQLite's one writer needs no row lock)."""
+    found: dict[str, TraceRecord] = {}
+    for batch in batches(trace_ids):
+        query = (
+            select(_TRACES.c.trace_id, _TRACES.c.document)
+            .where(_TRACES.c.trace_id.in_(batch), _TRACES.c.project == project)
+            .order_by(_TRACES.c.trace_id)
+            .with_for_update()
+        )
+        rows = await connection.execute(query)
+        found.update((trace_id, _load_trace(document)) for trace_id, document in rows)
+    return found
 
 
 def _load_trace(document: str) -> TraceRecord:

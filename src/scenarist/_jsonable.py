@@ -7,6 +7,7 @@ mapping is lossless for JSON values and explicit for everything else, never a si
 
 ================================  ==============================================
 JSON values (str, int, float...)  unchanged (non-finite floats become strings)
+an int too long for ``str()``     ``{"__int__": "0x<hex digits>"}`` (lossless; see below)
 dict / list / tuple               recursively (tuple becomes a list, keys become str)
 set / frozenset                   a sorted list when sortable, else a list
 pydantic model, dataclass         their JSON dump (``model_dump(mode="json")``)
@@ -20,6 +21,12 @@ nested deeper than 112 levels     ``{"__truncated__": "builtins.list"}`` below t
 anything else                     ``{"__repr__": repr(value), "__type__": "module.Name"}``
 ... whose ``repr`` raises         ``{"__repr__": null, "__type__": ..., "__error__": "..."}``
 ================================  ==============================================
+
+An int of more than 4,300 decimal digits (Python's default ``sys.int_info``
+limit on int/str conversion, which its JSON reader and writer obey) cannot be written
+as a number any reader of ours parses, so it is written as hexadecimal text, which has
+no such limit: ``int(marked["__int__"], 16)`` gives it back. As a mapping key it is
+the hexadecimal text alone.
 
 ``other=`` replaces the last two rows for readers that want text (the run log and the
 Hub payload write an unknown object as its ``str``; :func:`as_text` is that, marked like
@@ -35,6 +42,8 @@ import base64
 import dataclasses
 import json
 import math
+import re
+import sys
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -65,6 +74,27 @@ value is written in, so whatever a writer of ours wrote, our readers read."""
 
 _ATOMS = (int, bool, type(None))
 
+_MIN_INT_DIGITS = 640
+"""The lowest limit ``sys.set_int_max_str_digits`` accepts: shorter ints always convert."""
+_DEFAULT_INT_DIGITS = 4300
+"""Python's default limit on int/str conversion: what a reader in another process takes."""
+_long_digit_run = re.compile(f"(?<![0-9])[0-9]{{{_MIN_INT_DIGITS + 1}}}").search
+"""Finds a number in JSON text that may be too long for a reader (then the walk decides);
+anchored at the start of a run of digits, so the scan is linear."""
+
+
+def _int_too_long(value: int) -> bool:
+    """Whether ``str(value)`` fails here or a default reader elsewhere refuses its digits."""
+    if value.bit_length() <= 2 * _MIN_INT_DIGITS:  # under 10**640: always fine, and cheap
+        return False
+    limit = sys.get_int_max_str_digits()
+    digits = _DEFAULT_INT_DIGITS if limit == 0 else min(limit, _DEFAULT_INT_DIGITS)
+    return not -(10**digits) < value < 10**digits
+
+
+def _int_text(value: int) -> str:
+    return hex(value)  # power-of-two bases have no digit limit
+
 
 def to_json_value(
     value: Any, *, other: Callable[[Any], Any] | None = None, mark_text: bool = False
@@ -94,7 +124,11 @@ def json_text(value: Any) -> str:
     except (_NotPlain, ValueError, TypeError, RecursionError):
         pass
     else:
-        if not _spelled_key(text) and not _json_limits.too_deep_text(text, MAX_DEPTH):
+        if (
+            not _spelled_key(text)
+            and not _json_limits.too_deep_text(text, MAX_DEPTH)
+            and not _long_digits(text)
+        ):
             return text
     return json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"))
 
@@ -119,6 +153,12 @@ def _spelled_key(text: str) -> bool:
     return any(key in text for key in _SPELLED_KEYS)
 
 
+def _long_digits(text: str) -> bool:
+    """Whether JSON ``text`` may hold an int too long for a reader (a run of more than 640
+    digits, maybe inside a string: then the walk, which knows, writes the value)."""
+    return len(text) > _MIN_INT_DIGITS and _long_digit_run(text) is not None
+
+
 class _Walk:
     """One conversion: the containers on the current path (cycles) and the fallbacks."""
 
@@ -135,6 +175,8 @@ class _Walk:
                 return value
             return {"__text__": _escaped(value)}
         if isinstance(value, _ATOMS):
+            if isinstance(value, int) and _int_too_long(value):
+                return {"__int__": _int_text(value)}
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else str(value)
@@ -186,6 +228,8 @@ class _Walk:
         if isinstance(key, str):
             return key if not self._mark_text or _encodable(key) else _escaped(key)
         if isinstance(key, int) and not isinstance(key, bool):
+            if _int_too_long(key):
+                return _int_text(key)
             return int.__repr__(key)  # as json writes it, IntEnum members included
         text = as_text(key)
         return text if isinstance(text, str) else f"<{_type_name(key)}>"  # both raised
@@ -269,18 +313,18 @@ def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
     except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
         pass
     else:
-        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
+        # what we write, our readers must read: not too deep, no int too long to parse
+        if not _json_limits.too_deep_text(text) and not _long_digits(text):
             return text
     data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
     return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
 
 
 def dump_data(model: BaseModel) -> Any:
-    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
-    try:
-        return model.model_dump(mode="json", fallback=str)
-    except Exception:
-        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
+    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send):
+    what :func:`dump_json` writes, read back, so a body holds no value a JSON writer
+    refuses (an int too long for ``str()``) and NaN is ``null`` as in the run log."""
+    return _json_limits.fast_loads(dump_json(model))
 
 
 def _separators(indent: int | None) -> tuple[str, str]:

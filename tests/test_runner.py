@@ -340,6 +340,39 @@ def test_timeout_expires_as_error_with_phase_timeout() -> None:
     assert "timeout_s=0.05" in error.message
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_an_async_target_that_blocks_the_event_loop_past_its_timeout_is_an_error(
+    parallel: bool,
+) -> None:
+    """``time.sleep`` in an ``async def`` blocks the loop, so the deadline cannot cancel it;
+    when it returns, the interaction is recorded as timed out, never as a pass."""
+    import time
+
+    async def blocks(inputs: str) -> str:
+        time.sleep(2)  # blocks the event loop for ten times the timeout
+        return "good"
+
+    async def fine(inputs: str) -> str:
+        return "good"
+
+    scenario = Scenario("blocks", target=blocks, timeout_s=0.2).interact("a").check(
+        Equals(expected_value="good")
+    )
+    if parallel:
+        other = Scenario("fine", target=fine).interact("a").check(Equals(expected_value="good"))
+        suite = Suite(name="loop", scenarios=[scenario, other])
+        results = suite.run_sync(parallel=True, return_exception=True).results
+        assert results[1].status == ScenarioStatus.PASS
+        result = results[0]
+    else:
+        result = scenario.run_sync(return_exception=True)
+    assert result.status == ScenarioStatus.ERROR
+    error = result.steps[0].error
+    assert error is not None and error.phase == "timeout"
+    assert "did not finish within timeout_s=0.2" in error.message
+    assert "the event loop was blocked past the deadline" in error.message
+
+
 class Transcript(Trace[str, str]):
     @computed_field  # type: ignore[prop-decorator]
     @property

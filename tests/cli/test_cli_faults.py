@@ -78,6 +78,20 @@ second = Scenario("after", target=lambda i: "good").interact("q").check(
     Equals(expected_value="good"))
 """
 
+BLOCKS_LOOP = """
+import time
+from scenarist import Equals, Scenario
+
+async def blocks_loop(inputs):
+    time.sleep(2)  # blocks the event loop: the deadline cannot cancel this call
+    return "good"
+
+first = Scenario("blocks_loop", target=blocks_loop, timeout_s=0.2).interact("q").check(
+    Equals(expected_value="good"))
+second = Scenario("after", target=lambda i: "good").interact("q").check(
+    Equals(expected_value="good"))
+"""
+
 HOSTILE = r"""
 from scenarist import Equals, Scenario, Suite
 
@@ -247,6 +261,21 @@ def test_run_timeout_stops_a_target_that_blocks_forever_and_the_process_exits(
     assert line.startswith("scenarist: ERROR (exit 2): 1 scenario(s) errored"), done.stdout
     assert "2 scenarios: 1 passed, 0 failed, 1 errored" in line
     assert "did not finish within timeout_s=0.2" in done.stdout
+
+
+def test_run_records_an_async_target_that_blocks_the_loop_past_its_timeout_as_errored(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "blocks_loop.py").write_text(textwrap.dedent(BLOCKS_LOOP), encoding="utf-8")
+    done = _scenarist(tmp_path, "run", "blocks_loop.py", "--junit", "j.xml")
+    assert done.returncode == 2, done.stdout
+    line = last_line(done.stdout)
+    assert line.startswith("scenarist: ERROR (exit 2): 1 scenario(s) errored"), done.stdout
+    assert "2 scenarios: 1 passed, 0 failed, 1 errored" in line
+    assert "did not finish within timeout_s=0.2" in done.stdout
+    (case, _) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert case.find("error") is not None and case.find("failure") is None
+    assert "timeout_s=0.2" in (case.findtext("system-out") or "")
 
 
 def test_run_writes_unserialisable_outputs_marked_and_runs_every_scenario(

@@ -349,14 +349,16 @@ def test_an_async_target_that_blocks_the_event_loop_past_its_timeout_is_an_error
     import time
 
     async def blocks(inputs: str) -> str:
-        time.sleep(2)  # blocks the event loop for ten times the timeout
+        time.sleep(2)  # noqa: ASYNC251  (blocks the event loop: ten times the timeout)
         return "good"
 
     async def fine(inputs: str) -> str:
         return "good"
 
-    scenario = Scenario("blocks", target=blocks, timeout_s=0.2).interact("a").check(
-        Equals(expected_value="good")
+    scenario = (
+        Scenario("blocks", target=blocks, timeout_s=0.2)
+        .interact("a")
+        .check(Equals(expected_value="good"))
     )
     if parallel:
         other = Scenario("fine", target=fine).interact("a").check(Equals(expected_value="good"))

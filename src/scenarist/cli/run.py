@@ -165,6 +165,7 @@ class _Plan:
     quiet: bool
     executor: Any = None
     project: str | None = None
+    junit: Path | None = None
 
 
 def run(
@@ -302,7 +303,7 @@ def run(
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     plan = _Plan(
-        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project
+        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project, junit
     )
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
@@ -526,6 +527,15 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     tapes: list[CassetteStats] = []
     streaming = [True]  # off after a failed append (a full disk): the end rewrites it all
     ends = [sum(len(f.scenarios) for f in plan.files[: n + 1]) for n in range(len(plan.files))]
+    from scenarist.cli import _supervise
+
+    _supervise.announce(  # to the parent process, if any: what to report if this one dies
+        str(stream.resolve()),
+        str(plan.junit.resolve()) if plan.junit is not None else None,
+        [s.name for s in scenarios],
+        ends,
+        _cap(plan.parallel),
+    )
     adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
     progress = (
         None

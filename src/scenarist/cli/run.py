@@ -51,7 +51,8 @@ HELP = (
     "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
-    "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C. With "
+    "errored scenario (unless --fail-under is met); 3 the run's process ended without its "
+    "verdict (os._exit or a crash in user code); 130 interrupted by Ctrl-C. With "
     "--fail-on-vacuous, a scenario that passed with no interaction in its trace, or with "
     "an input generator that yielded none, fails the run (exit 1)."
 )

@@ -60,9 +60,16 @@ class _Watchdog:
         self._due: list[tuple[float, int, Watch]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self._compact_at = 1024
 
     def add(self, watch: Watch) -> None:
         with self._condition:
+            if len(self._due) >= self._compact_at:
+                # calls that ended early wait in the heap for their deadline: drop them
+                # (amortised: the threshold doubles with what stays)
+                self._due = [entry for entry in self._due if not entry[2].done]
+                heapq.heapify(self._due)
+                self._compact_at = max(1024, 2 * len(self._due))
             heapq.heappush(self._due, (watch.deadline, next(self._order), watch))
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -108,11 +115,30 @@ class _Watchdog:
 
 
 def _where(frame: Any) -> str:
-    """The innermost Python function a thread is running, with its file and line."""
+    """Where a thread is: the innermost function outside the standard library and installed
+    packages (the user's code that blocks), and the innermost one when it differs
+    (``agent (app.py:12), waiting in Condition.wait (threading.py:331)``)."""
     if frame is None:
         return "an unknown place"
+    libraries = _library_paths()
+    user = frame
+    while user is not None and user.f_code.co_filename.startswith(libraries):
+        user = user.f_back
+    if user is None or user is frame:
+        return _frame_text(frame)
+    return f"{_frame_text(user)}, waiting in {_frame_text(frame)}"
+
+
+def _frame_text(frame: Any) -> str:
     code = frame.f_code
     return f"{code.co_qualname} ({code.co_filename}:{frame.f_lineno})"
+
+
+def _library_paths() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
 _WATCHDOG = _Watchdog()

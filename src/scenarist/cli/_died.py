@@ -93,4 +93,4 @@ def _write_junit(
         to_junit_xml(result, path)
     except OSError as exc:
         return f"error: cannot write the JUnit file {path}: {exc.strerror or exc}"
-    return f"JUnit: {path} (from the run log; the interrupted scenario as an error)"
+    return f"JUnit: {path} (from the run log; each scenario that was running as an error)"

@@ -273,10 +273,16 @@ def as_text(value: Any) -> Any:
 
 
 def safe_repr(value: Any) -> str:
-    """``repr(value)`` for people; never raises (``<Name: repr() raised ...>`` instead)."""
+    """``repr(value)`` for people; never raises (``<Name: repr() raised ...>`` instead).
+
+    A value whose ``repr`` fails only because it holds an int too long for ``str()`` is
+    shown as its marked JSON (``{"__int__": "0x..."}`` where the int is), so the rest of
+    it stays readable."""
     try:
         return repr(value)
     except Exception as exc:
+        if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+            return json_text(value)
         return f"<{_type_name(value)}: repr() raised {_describe(exc)}>"
 
 

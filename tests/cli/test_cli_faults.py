@@ -328,6 +328,7 @@ def test_run_writes_values_json_cannot_hold_marked_and_keeps_the_verdict(tmp_pat
     assert line.startswith("scenarist: FAILED (exit 1)"), done.stdout
     assert "8 scenarios: 7 passed, 1 failed, 0 errored" in line
     assert "huge_fails" in done.stdout  # the report of the failure printed
+    assert 'Outputs: {"__int__":"0x31e2' in done.stdout  # its output, marked
     outputs = _outputs(tmp_path / "run.jsonl")
     assert outputs["huge_int"] == {"__int__": _HUGE_HEX}  # lossless: int(text, 16)
     assert int(outputs["huge_int"]["__int__"], 16) == 10**5000

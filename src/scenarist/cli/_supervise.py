@@ -54,11 +54,17 @@ _channel: int | None = None  # the child's end of the pipe, when supervised
 
 
 def supported() -> bool:
-    """Whether this platform can supervise a run (``os.fork``, ``signal.sigtimedwait``)."""
+    """Whether this run can be supervised: ``os.fork`` and ``signal.sigtimedwait`` exist,
+    ``SCENARIST_SUPERVISE`` is not ``0``, and the process has one thread (a fork copies
+    only the calling thread: a lock another one held, e.g. started by a
+    ``sitecustomize``, would stay locked in the child)."""
+    import threading
+
     return (
         hasattr(os, "fork")
         and hasattr(signal, "sigtimedwait")
         and os.environ.get("SCENARIST_SUPERVISE", "1") != "0"
+        and threading.active_count() == 1
     )
 
 

@@ -185,7 +185,7 @@ class InteractionContext:
             if watch is not None:
                 watch.done = True
         elapsed = time.monotonic() - started
-        if elapsed > timeout_s:  # the loop was blocked: the deadline could not cancel it
+        if elapsed > timeout_s:  # came back after the deadline, before its cancellation
             raise _late(name, timeout_s, elapsed, watch)
         return value
 
@@ -214,8 +214,11 @@ class InteractionContext:
 
 
 def _late(name: str, timeout_s: float, elapsed: float, watch: Any) -> StepTimeoutError:
-    """The timeout of a call that came back after its deadline, with where it blocked."""
-    where = f" in {watch.blocked_in}" if watch is not None and watch.blocked_in else ""
+    """The timeout of a call that came back after its deadline, with where it blocked (a
+    sync call in its thread, which has no watch, only came back before its cancellation)."""
+    if watch is None:
+        return StepTimeoutError(f"{name} did not finish within timeout_s={timeout_s}")
+    where = f" in {watch.blocked_in}" if watch.blocked_in else ""
     return StepTimeoutError(
         f"{name} did not finish within timeout_s={timeout_s}: it came back after "
         f"{elapsed:.1f} s because the event loop was blocked past the deadline{where}, so it "

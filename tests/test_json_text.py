@@ -110,3 +110,20 @@ def test_text_nested_past_the_limit_is_cut_as_the_walk_cuts_it() -> None:
     for _ in range(MAX_DEPTH - 1):
         shallow = [shallow]
     assert json.loads(json_text(shallow)) == shallow  # at the limit: kept whole
+
+
+def test_ints_too_long_for_a_reader_are_marked_as_hexadecimal_whatever_this_process_allows() -> (
+    None
+):
+    import sys
+
+    huge = -(10**4300)  # 4,301 digits: one past Python's default limit
+    expected = {"n": {"__int__": hex(huge)}, "ok": 10**4299, hex(huge): 1}
+    assert json.loads(json_text({"n": huge, "ok": 10**4299, huge: 1})) == expected
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # this process writes any int; readers elsewhere do not
+    try:
+        assert json.loads(json_text({"n": huge, "ok": 10**4299, huge: 1})) == expected
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert int(expected["n"]["__int__"], 16) == huge

@@ -340,6 +340,83 @@ def test_timeout_expires_as_error_with_phase_timeout() -> None:
     assert "timeout_s=0.05" in error.message
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_an_async_target_that_blocks_the_event_loop_past_its_timeout_is_an_error(
+    parallel: bool,
+) -> None:
+    """``time.sleep`` in an ``async def`` blocks the loop, so the deadline cannot cancel it;
+    when it returns, the interaction is recorded as timed out, never as a pass."""
+    import time
+
+    async def blocks(inputs: str) -> str:
+        time.sleep(2)  # noqa: ASYNC251  (blocks the event loop: ten times the timeout)
+        return "good"
+
+    async def fine(inputs: str) -> str:
+        return "good"
+
+    scenario = (
+        Scenario("blocks", target=blocks, timeout_s=0.2)
+        .interact("a")
+        .check(Equals(expected_value="good"))
+    )
+    if parallel:
+        other = Scenario("fine", target=fine).interact("a").check(Equals(expected_value="good"))
+        suite = Suite(name="loop", scenarios=[scenario, other])
+        results = suite.run_sync(parallel=True, return_exception=True).results
+        assert results[1].status == ScenarioStatus.PASS
+        result = results[0]
+    else:
+        result = scenario.run_sync(return_exception=True)
+    assert result.status == ScenarioStatus.ERROR
+    error = result.steps[0].error
+    assert error is not None and error.phase == "timeout"
+    assert "did not finish within timeout_s=0.2" in error.message
+    assert "the event loop was blocked past the deadline" in error.message
+
+
+def test_the_watchdog_names_the_code_blocking_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The target blocks the loop until the watchdog has spoken (no timing involved): its
+    stderr line and the timed-out error both name the blocking function."""
+    import sys
+    import threading
+
+    from tests.helpers.limits import HANG_S
+
+    spoken = threading.Event()
+    lines: list[str] = []
+
+    class Stderr:
+        def write(self, text: str) -> int:
+            lines.append(text)
+            if "the event loop is blocked" in text:
+                spoken.set()
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Stderr())
+
+    async def blocks_until_told(inputs: str) -> str:
+        spoken.wait(HANG_S)  # blocks the event loop (a threading wait in async code)
+        return "good"
+
+    result = (
+        Scenario("blocks", target=blocks_until_told, timeout_s=0.2)
+        .interact("a")
+        .check(Equals(expected_value="good"))
+        .run_sync(return_exception=True)
+    )
+    (line,) = [text for text in lines if "the event loop is blocked" in text]
+    assert "blocks_until_told (" in line and "timeout_s=0.2" in line
+    error = result.steps[0].error
+    assert result.status == ScenarioStatus.ERROR and error is not None
+    assert error.phase == "timeout" and "blocks_until_told (" in error.message
+
+
 class Transcript(Trace[str, str]):
     @computed_field  # type: ignore[prop-decorator]
     @property

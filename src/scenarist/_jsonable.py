@@ -7,6 +7,7 @@ mapping is lossless for JSON values and explicit for everything else, never a si
 
 ================================  ==============================================
 JSON values (str, int, float...)  unchanged (non-finite floats become strings)
+an int too long for ``str()``     ``{"__int__": "0x<hex digits>"}`` (lossless; see below)
 dict / list / tuple               recursively (tuple becomes a list, keys become str)
 set / frozenset                   a sorted list when sortable, else a list
 pydantic model, dataclass         their JSON dump (``model_dump(mode="json")``)
@@ -20,6 +21,12 @@ nested deeper than 112 levels     ``{"__truncated__": "builtins.list"}`` below t
 anything else                     ``{"__repr__": repr(value), "__type__": "module.Name"}``
 ... whose ``repr`` raises         ``{"__repr__": null, "__type__": ..., "__error__": "..."}``
 ================================  ==============================================
+
+An int of more than 4,300 decimal digits (Python's default ``sys.int_info``
+limit on int/str conversion, which its JSON reader and writer obey) cannot be written
+as a number any reader of ours parses, so it is written as hexadecimal text, which has
+no such limit: ``int(marked["__int__"], 16)`` gives it back. As a mapping key it is
+the hexadecimal text alone.
 
 ``other=`` replaces the last two rows for readers that want text (the run log and the
 Hub payload write an unknown object as its ``str``; :func:`as_text` is that, marked like
@@ -35,6 +42,7 @@ import base64
 import dataclasses
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -65,6 +73,26 @@ value is written in, so whatever a writer of ours wrote, our readers read."""
 
 _ATOMS = (int, bool, type(None))
 
+_MIN_INT_DIGITS = 640
+"""The lowest limit ``sys.set_int_max_str_digits`` accepts: shorter ints always convert."""
+_DEFAULT_INT_DIGITS = 4300
+"""Python's default limit on int/str conversion: what a reader in another process takes."""
+_DIGITS_AS_NINES = bytes.maketrans(b"0123456789", b"9" * 10)
+_LONG_RUN = b"9" * (_MIN_INT_DIGITS + 1)
+
+
+def _int_too_long(value: int) -> bool:
+    """Whether ``str(value)`` fails here or a default reader elsewhere refuses its digits."""
+    if value.bit_length() <= 2 * _MIN_INT_DIGITS:  # under 10**640: always fine, and cheap
+        return False
+    limit = sys.get_int_max_str_digits()
+    digits = _DEFAULT_INT_DIGITS if limit == 0 else min(limit, _DEFAULT_INT_DIGITS)
+    return not -(10**digits) < value < 10**digits
+
+
+def _int_text(value: int) -> str:
+    return hex(value)  # power-of-two bases have no digit limit
+
 
 def to_json_value(
     value: Any, *, other: Callable[[Any], Any] | None = None, mark_text: bool = False
@@ -94,7 +122,11 @@ def json_text(value: Any) -> str:
     except (_NotPlain, ValueError, TypeError, RecursionError):
         pass
     else:
-        if not _spelled_key(text) and not _json_limits.too_deep_text(text, MAX_DEPTH):
+        if (
+            not _spelled_key(text)
+            and not _json_limits.too_deep_text(text, MAX_DEPTH)
+            and not (_digits_unlimited() and _long_digits(text))
+        ):
             return text
     return json.dumps(to_json_value(value), ensure_ascii=False, separators=(",", ":"))
 
@@ -119,6 +151,25 @@ def _spelled_key(text: str) -> bool:
     return any(key in text for key in _SPELLED_KEYS)
 
 
+def _long_digits(text: str) -> bool:
+    """Whether JSON ``text`` may hold an int too long for a reader (a run of more than 640
+    digits, maybe inside a string: then the walk, which knows, writes the value).
+
+    Every digit becomes a ``9`` and the run of nines is searched for, both at C speed
+    (about 1 GB/s on ASCII text; a regular expression took 40 times longer).
+    """
+    if len(text) <= _MIN_INT_DIGITS:
+        return False
+    return _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_NINES)
+
+
+def _digits_unlimited() -> bool:
+    """Whether this process lets ``json.dumps`` write ints a default reader refuses (its
+    limit lifted or raised); otherwise ``json.dumps`` itself refuses them."""
+    limit = sys.get_int_max_str_digits()
+    return limit == 0 or limit > _DEFAULT_INT_DIGITS
+
+
 class _Walk:
     """One conversion: the containers on the current path (cycles) and the fallbacks."""
 
@@ -135,6 +186,8 @@ class _Walk:
                 return value
             return {"__text__": _escaped(value)}
         if isinstance(value, _ATOMS):
+            if isinstance(value, int) and _int_too_long(value):
+                return {"__int__": _int_text(value)}
             return value
         if isinstance(value, float):
             return value if math.isfinite(value) else str(value)
@@ -186,6 +239,8 @@ class _Walk:
         if isinstance(key, str):
             return key if not self._mark_text or _encodable(key) else _escaped(key)
         if isinstance(key, int) and not isinstance(key, bool):
+            if _int_too_long(key):
+                return _int_text(key)
             return int.__repr__(key)  # as json writes it, IntEnum members included
         text = as_text(key)
         return text if isinstance(text, str) else f"<{_type_name(key)}>"  # both raised
@@ -218,10 +273,16 @@ def as_text(value: Any) -> Any:
 
 
 def safe_repr(value: Any) -> str:
-    """``repr(value)`` for people; never raises (``<Name: repr() raised ...>`` instead)."""
+    """``repr(value)`` for people; never raises (``<Name: repr() raised ...>`` instead).
+
+    A value whose ``repr`` fails only because it holds an int too long for ``str()`` is
+    shown as its marked JSON (``{"__int__": "0x..."}`` where the int is), so the rest of
+    it stays readable."""
     try:
         return repr(value)
     except Exception as exc:
+        if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+            return json_text(value)
         return f"<{_type_name(value)}: repr() raised {_describe(exc)}>"
 
 
@@ -269,18 +330,18 @@ def dump_json(model: BaseModel, *, indent: int | None = None) -> str:
     except Exception:  # PydanticSerializationError, RecursionError, a raising __str__
         pass
     else:
-        if not _json_limits.too_deep_text(text):  # what we write, our readers must read
+        # what we write, our readers must read: not too deep, no int too long to parse
+        if not _json_limits.too_deep_text(text) and not _long_digits(text):
             return text
     data = to_json_value(model.model_dump(), other=as_text, mark_text=True)
     return json.dumps(data, ensure_ascii=False, indent=indent, separators=_separators(indent))
 
 
 def dump_data(model: BaseModel) -> Any:
-    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send)."""
-    try:
-        return model.model_dump(mode="json", fallback=str)
-    except Exception:
-        return to_json_value(model.model_dump(), other=as_text, mark_text=True)
+    """``model`` as JSON data, with the same forms as :func:`dump_json` (e.g. a body to send):
+    what :func:`dump_json` writes, read back, so a body holds no value a JSON writer
+    refuses (an int too long for ``str()``) and NaN is ``null`` as in the run log."""
+    return _json_limits.fast_loads(dump_json(model))
 
 
 def _separators(indent: int | None) -> tuple[str, str]:

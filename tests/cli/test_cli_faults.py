@@ -78,6 +78,20 @@ second = Scenario("after", target=lambda i: "good").interact("q").check(
     Equals(expected_value="good"))
 """
 
+BLOCKS_LOOP = """
+import time
+from scenarist import Equals, Scenario
+
+async def blocks_loop(inputs):
+    time.sleep(2)  # blocks the event loop: the deadline cannot cancel this call
+    return "good"
+
+first = Scenario("blocks_loop", target=blocks_loop, timeout_s=0.2).interact("q").check(
+    Equals(expected_value="good"))
+second = Scenario("after", target=lambda i: "good").interact("q").check(
+    Equals(expected_value="good"))
+"""
+
 HOSTILE = r"""
 from scenarist import Equals, Scenario, Suite
 
@@ -102,6 +116,47 @@ suite = Suite(name="hostile", scenarios=[
     Scenario(name, target=answer(value)).interact("q").check(Equals(expected_value="good"))
     for name, value in outputs.items()
 ])
+"""
+
+NOT_JSON = r"""
+from scenarist import FnCheck, Scenario, Suite
+
+class Unprintable:
+    def __str__(self):
+        raise ValueError("no str for you")
+
+    def __repr__(self):
+        raise ValueError("no repr for you")
+
+def nested(levels):
+    value = "bottom"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+def answer(value):
+    return lambda inputs: value
+
+huge = 10**5000
+outputs = {
+    "huge_int": huge,
+    "huge_in_dict": {"n": -huge, "unprintable": Unprintable(), "b": b"\x00"},
+    "huge_key": {huge: "value"},
+    "nan": float("nan"),
+    "inf": [float("inf"), float("-inf")],
+    "set": {3, 1, 2},
+    "deep": nested(300),
+}
+always = FnCheck(fn=lambda trace: True, name="always")
+scenarios = [
+    Scenario(name, target=answer(value)).interact("q").check(always)
+    for name, value in outputs.items()
+]
+scenarios.append(  # a failing one: the report prints its output
+    Scenario("huge_fails", target=answer(huge)).interact("q").check(
+        FnCheck(fn=lambda trace: trace.last.outputs == 1, name="is_one"))
+)
+suite = Suite(name="not_json", scenarios=scenarios)
 """
 
 PASSES = """
@@ -208,6 +263,21 @@ def test_run_timeout_stops_a_target_that_blocks_forever_and_the_process_exits(
     assert "did not finish within timeout_s=0.2" in done.stdout
 
 
+def test_run_records_an_async_target_that_blocks_the_loop_past_its_timeout_as_errored(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "blocks_loop.py").write_text(textwrap.dedent(BLOCKS_LOOP), encoding="utf-8")
+    done = _scenarist(tmp_path, "run", "blocks_loop.py", "--junit", "j.xml")
+    assert done.returncode == 2, done.stdout
+    line = last_line(done.stdout)
+    assert line.startswith("scenarist: ERROR (exit 2): 1 scenario(s) errored"), done.stdout
+    assert "2 scenarios: 1 passed, 0 failed, 1 errored" in line
+    assert "did not finish within timeout_s=0.2" in done.stdout
+    (case, _) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert case.find("error") is not None and case.find("failure") is None
+    assert "timeout_s=0.2" in (case.findtext("system-out") or "")
+
+
 def test_run_writes_unserialisable_outputs_marked_and_runs_every_scenario(
     cli: Cli, write: Write, home: Path
 ) -> None:
@@ -241,6 +311,47 @@ def test_run_writes_unserialisable_outputs_marked_and_runs_every_scenario(
         again = cli("report", str(stored), "--format", format)
         assert again.exit_code == 0, (format, again.output)
     assert "Summary: 7 total" in cli("report", str(stored)).stdout
+
+
+_HUGE_HEX = hex(10**5000)
+
+
+def test_run_writes_values_json_cannot_hold_marked_and_keeps_the_verdict(tmp_path: Path) -> None:
+    """Ints too long for ``str()`` (Python's 4,300-digit limit), NaN, infinities, sets,
+    unprintable objects, deep nesting: the verdict, the JUnit file, the run log and every
+    report of it hold, with each value in its marked form."""
+    (tmp_path / "not_json.py").write_text(textwrap.dedent(NOT_JSON), encoding="utf-8")
+    done = _scenarist(tmp_path, "run", "not_json.py", "--junit", "j.xml", "--json", "run.jsonl")
+    assert "scenarist bug" not in done.stdout and "Traceback" not in done.stdout, done.stdout
+    assert done.returncode == 1, done.stdout
+    line = last_line(done.stdout)
+    assert line.startswith("scenarist: FAILED (exit 1)"), done.stdout
+    assert "8 scenarios: 7 passed, 1 failed, 0 errored" in line
+    assert "huge_fails" in done.stdout  # the report of the failure printed
+    assert 'Outputs: {"__int__":"0x31e2' in done.stdout  # its output, marked
+    outputs = _outputs(tmp_path / "run.jsonl")
+    assert outputs["huge_int"] == {"__int__": _HUGE_HEX}  # lossless: int(text, 16)
+    assert int(outputs["huge_int"]["__int__"], 16) == 10**5000
+    assert outputs["huge_in_dict"]["n"] == {"__int__": "-" + _HUGE_HEX}
+    assert outputs["huge_in_dict"]["b"] == {"__bytes__": "AA=="}
+    assert outputs["huge_in_dict"]["unprintable"]["__repr__"] is None
+    assert list(outputs["huge_key"]) == [_HUGE_HEX]
+    assert outputs["set"] == [1, 2, 3]
+    assert outputs["huge_fails"] == {"__int__": _HUGE_HEX}
+    (stored,) = (tmp_path / "home" / "runs").glob("*.jsonl")
+    assert _outputs(stored) == outputs
+    cases = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert [c.get("name") for c in cases] == [*NOT_JSON_NAMES, "huge_fails"]
+    traces = [p.get("value") or "" for p in ET.parse(tmp_path / "j.xml").iter("property")]
+    assert any(json.dumps({"__int__": _HUGE_HEX}) in trace for trace in traces)
+    for format in ("console", "junit", "html", "json"):
+        again = _scenarist(tmp_path, "report", "last", "--format", format)
+        assert again.returncode == 0, (format, again.stdout)
+        assert "damaged" not in again.stdout and "Traceback" not in again.stdout
+    assert "Summary: 8 total, 1 failed, 7 passed" in _scenarist(tmp_path, "report", "last").stdout
+
+
+NOT_JSON_NAMES = ["huge_int", "huge_in_dict", "huge_key", "nan", "inf", "set", "deep"]
 
 
 class _Unprintable:

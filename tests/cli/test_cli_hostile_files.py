@@ -135,6 +135,22 @@ HOSTILE: list[tuple[str, bytes, list[str]]] = [
         ["its aliases expand to more than 1,000,000 values; use fewer nested aliases"],
     ),
     (
+        # few values (130) but long ones: an 8 KB text repeated 64 x 64 times is 33 MB
+        "bytes_bomb.scenario.yaml",
+        b"name: b\nannotations:\n  s: &s "
+        + b"x" * 8192
+        + b"\n  l: &l ["
+        + b", ".join([b"*s"] * 64)
+        + b"]\n  m: ["
+        + b", ".join([b"*l"] * 64)
+        + b"]\n",
+        [
+            "its aliases expand to more than 16 MB",
+            "an alias repeats the whole value it names",
+            "use fewer or smaller aliases",
+        ],
+    ),
+    (
         "self.scenario.yaml",
         b"name: s\nannotations: &loop\n  again: *loop\n",
         ["an alias refers to itself"],
@@ -323,3 +339,22 @@ def test_yaml_anchors_and_merge_keys_still_load(cli: Cli, home: Path) -> None:
     result = cli("run", "-q", "reuse.suite.yaml")
     assert result.exit_code == 0, result.output
     assert "| 2 scenarios: 2 passed" in result.stdout
+
+
+def test_yaml_aliases_of_long_values_load_while_the_expansion_stays_bounded(
+    cli: Cli, home: Path
+) -> None:
+    """A long text named once and used in a few places (a system prompt) is what aliases
+    are for: 200 KB used five times loads; only many times the file's size is refused."""
+    prompt = "You are a careful assistant. " * 7000  # 200 KB
+    scenario = (
+        "  - name: NAME\n    annotations: {prompt: *prompt}\n    steps:\n"
+        + GOOD_STEP.replace("\n  ", "\n      ").replace("  - ", "      - ", 1)
+    )
+    (home / "prompt.suite.yaml").write_text(
+        f"x-prompt: &prompt '{prompt}'\nname: s\nscenarios:\n"
+        + "".join(scenario.replace("NAME", f"s{n}") for n in range(5))
+    )
+    result = cli("run", "-q", "prompt.suite.yaml")
+    assert result.exit_code == 0, result.output
+    assert "| 5 scenarios: 5 passed" in result.stdout

@@ -75,3 +75,51 @@ async def test_a_local_run_shows_up_in_the_server_with_nothing_to_set_up(
             listed = (await http.get("/api/runs")).json()
     runs = listed.get("runs", listed.get("items", listed))
     assert len(runs) == 2
+
+
+NOT_JSON = """
+from scenarist import FnCheck, Scenario
+
+class Unprintable:
+    def __repr__(self):
+        raise ValueError("no repr for you")
+
+def agent(inputs):
+    return {"huge": 10**5000, "nan": float("nan"), "set": {2, 1}, "odd": Unprintable()}
+
+ok = Scenario("not_json", target=agent).interact("q").check(FnCheck(fn=lambda t: True, name="ok"))
+"""
+
+
+def test_run_uploads_values_json_cannot_hold_in_their_marked_form(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    """An int too long for ``str()`` and other values JSON cannot hold reach the server
+    marked, as the run log holds them; the run passes and is stored complete."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers.limits import HANG_S
+
+    (tmp_path / "not_json.py").write_text(NOT_JSON, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCENARIST_")}
+    env |= {"SCENARIST_HOME": str(tmp_path / "home"), "SCENARIST_URL": live_server.url}
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarist.cli", "run", "not_json.py", "--upload"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=HANG_S,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "scenarist bug" not in done.stdout and f"to {live_server.url}" in done.stdout
+    (run_id,) = [p.stem for p in (tmp_path / "home" / "runs").glob("*.jsonl")]
+    stored = httpx2.get(f"{live_server.url}/runs/{run_id}/scenarios/0.json")
+    assert stored.status_code == 200, stored.text
+    text = stored.text
+    assert '"status":"pass"' in text.replace(" ", "")
+    assert '{"__int__":"' + hex(10**5000) + '"}' in text.replace(" ", "")
+    assert '"__type__":"not_json.Unprintable"' in text.replace(" ", "")

@@ -22,15 +22,40 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         sys.stderr.write(MISSING_TYPER + "\n")
         return 2
+    args = list(sys.argv[1:] if argv is None else argv)
+    supervised = argv is None and _is_run(args)
+    if supervised:
+        from scenarist.cli import _supervise
+
+        if _supervise.supported():
+            code = _supervise.start()  # forks: the parent waits, the child goes on
+            if code is not None:
+                return code
+        else:
+            supervised = False
+    code = _run_app(args)
+    if supervised:
+        _supervise.finish(code)
+    return code
+
+
+def _run_app(args: list[str]) -> int:
     from scenarist.cli.app import app
 
-    args = bare_ray_flag(list(sys.argv[1:] if argv is None else argv))
     try:
-        app(args=args, prog_name="scenarist")
+        app(args=bare_ray_flag(args), prog_name="scenarist")
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     return 0
+
+
+def _is_run(args: list[str]) -> bool:
+    """Whether the command line is ``scenarist [global options] run ...`` (not its help):
+    the one command whose process runs user code, watched from a parent
+    (:mod:`scenarist.cli._supervise`)."""
+    command = next((arg for arg in args if not arg.startswith("-")), None)
+    return command == "run" and not {"-h", "--help", "--version"} & set(args)
 
 
 def bare_ray_flag(args: list[str]) -> list[str]:

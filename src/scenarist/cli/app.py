@@ -3,7 +3,9 @@
 Exit codes (every command): 0 success; 1 scenarios failed (``run``, ``replay``); 2 an
 error: a usage error (bad path, bad option value, a file that does not load), a
 scenario that errored, a feature that is not installed, or a file or database that
-cannot be written (a full disk, a read-only folder, a lock); 130 interrupted (Ctrl-C).
+cannot be written (a full disk, a read-only folder, a lock); 3 (``run``) the run's
+process ended without its verdict (``os._exit`` or a crash in user code; see
+:mod:`scenarist.cli._supervise`); 130 interrupted (Ctrl-C).
 Problems the user can fix are :class:`~scenarist.errors.UserError` and print as one
 ``error: ...`` line on stderr, without a traceback; ``--debug`` adds the traceback. An
 unexpected exception is reported the same way (exit 2) with a request to report it,
@@ -31,7 +33,8 @@ DEBUG_KEY = "scenarist.debug"
 EXIT_CODES_HELP = (
     "Exit codes: 0 passed (or pass rate at least --fail-under); 1 scenarios failed; "
     "2 errors: a usage error, a file that could not be loaded, an errored scenario, results "
-    "that could not be saved, or a feature that is not installed; 130 interrupted (Ctrl-C)."
+    "that could not be saved, or a feature that is not installed; 3 the run's process ended "
+    "without its verdict (os._exit or a crash in user code); 130 interrupted (Ctrl-C)."
 )
 
 

@@ -51,7 +51,8 @@ HELP = (
     "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
-    "errored scenario (unless --fail-under is met); 130 interrupted by Ctrl-C. With "
+    "errored scenario (unless --fail-under is met); 3 the run's process ended without its "
+    "verdict (os._exit or a crash in user code); 130 interrupted by Ctrl-C. With "
     "--fail-on-vacuous, a scenario that passed with no interaction in its trace, or with "
     "an input generator that yielded none, fails the run (exit 1)."
 )
@@ -165,6 +166,7 @@ class _Plan:
     quiet: bool
     executor: Any = None
     project: str | None = None
+    junit: Path | None = None
 
 
 def run(
@@ -302,7 +304,7 @@ def run(
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     plan = _Plan(
-        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project
+        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project, junit
     )
     ran = _execute(plan, _suite_name(found))
     result, header = ran.result, ran.header
@@ -526,6 +528,15 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     tapes: list[CassetteStats] = []
     streaming = [True]  # off after a failed append (a full disk): the end rewrites it all
     ends = [sum(len(f.scenarios) for f in plan.files[: n + 1]) for n in range(len(plan.files))]
+    from scenarist.cli import _supervise
+
+    _supervise.announce(  # to the parent process, if any: what to report if this one dies
+        str(stream.resolve()),
+        str(plan.junit.resolve()) if plan.junit is not None else None,
+        [s.name for s in scenarios],
+        ends,
+        _cap(plan.parallel),
+    )
     adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
     progress = (
         None

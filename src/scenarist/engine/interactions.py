@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr, field_serializer, field_validator
 
+from scenarist.engine import _watchdog
 from scenarist.engine._callables import Binding, bind
 from scenarist.engine._user_code import call_in_thread
 from scenarist.errors import (
@@ -160,16 +161,33 @@ class InteractionContext:
             if binding.is_async:  # the common case, one frame: awaited on the event loop
                 return await binding.invoke(trace, inputs)
             return await self._call(binding, trace, inputs)
+        return await self._timed_call(binding, trace, inputs, self.timeout_s)
+
+    async def _timed_call(self, binding: Binding, trace: Any, inputs: Any, timeout_s: float) -> Any:
+        """The call within ``timeout_s``: cancelled at the deadline, and recorded as timed
+        out when it comes back after it (async code that blocked the event loop cannot be
+        cancelled; see :mod:`scenarist.engine._watchdog`)."""
         import anyio
 
+        name = getattr(binding.fn, "__qualname__", "the call")
+        watch = _watchdog.watch(name, timeout_s) if binding.is_async else None
+        started = time.monotonic()
         try:
-            with anyio.fail_after(self.timeout_s):
-                return await self._call(binding, trace, inputs)
+            with anyio.fail_after(timeout_s):
+                value = await self._call(binding, trace, inputs)
         except TimeoutError:
-            raise StepTimeoutError(
-                f"{getattr(binding.fn, '__qualname__', 'the call')} did not finish within "
-                f"timeout_s={self.timeout_s}"
-            ) from None
+            raise StepTimeoutError(f"{name} did not finish within timeout_s={timeout_s}") from None
+        except Exception as exc:
+            if time.monotonic() - started <= timeout_s:
+                raise
+            raise _late(name, timeout_s, time.monotonic() - started, watch) from exc
+        finally:
+            if watch is not None:
+                watch.done = True
+        elapsed = time.monotonic() - started
+        if elapsed > timeout_s:  # came back after the deadline, before its cancellation
+            raise _late(name, timeout_s, elapsed, watch)
+        return value
 
     async def _call(self, binding: Binding, trace: Any, inputs: Any) -> Any:
         if binding.is_async:
@@ -193,6 +211,20 @@ class InteractionContext:
         if self.target is None:
             raise UserError(NO_TARGET_MESSAGE)
         return await self.call(self.target, inputs)
+
+
+def _late(name: str, timeout_s: float, elapsed: float, watch: Any) -> StepTimeoutError:
+    """The timeout of a call that came back after its deadline, with where it blocked (a
+    sync call in its thread, which has no watch, only came back before its cancellation)."""
+    if watch is None:
+        return StepTimeoutError(f"{name} did not finish within timeout_s={timeout_s}")
+    where = f" in {watch.blocked_in}" if watch.blocked_in else ""
+    return StepTimeoutError(
+        f"{name} did not finish within timeout_s={timeout_s}: it came back after "
+        f"{elapsed:.1f} s because the event loop was blocked past the deadline{where}, so it "
+        "could not be cancelled; in async code, await (asyncio.sleep, asyncio.to_thread) "
+        "instead of blocking, or make the target a plain def, which runs in a thread"
+    )
 
 
 class InteractionSpec(KindRegistered):

@@ -43,8 +43,8 @@ def read_data(path: Path) -> Any:
     UTF-8 with or without a byte-order mark (editors on Windows add one). A key given
     twice in one mapping is an error, not a silent overwrite (a second ``checks:`` would
     drop the first list of checks). Nesting deeper than the JSON limit, and YAML aliases
-    that expand past :data:`MAX_EXPANDED_VALUES` values or refer to themselves, are
-    refused before validation walks them.
+    that expand past :data:`MAX_EXPANDED_VALUES` values or past :func:`expansion_limit`
+    bytes, or refer to themselves, are refused before validation walks them.
     """
     if not path.is_file():
         what = "a folder, not a file" if path.is_dir() else "no such file"
@@ -63,7 +63,7 @@ def read_data(path: Path) -> Any:
     if not text.strip():
         return None  # empty: the caller says what the file should hold
     if path.suffix.lower() in {".yaml", ".yml"}:
-        data = _read_yaml(path, text)
+        data = _read_yaml(path, text, len(raw))
     else:
         try:
             data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
@@ -86,6 +86,21 @@ MAX_EXPANDED_VALUES = 1_000_000
 """Values a YAML file may hold once its aliases are expanded (a few aliases nested in
 each other can stand for billions, which validation would walk one by one)."""
 
+MAX_EXPANDED_BYTES = 16 * 1024 * 1024
+"""Bytes a YAML file may stand for once its aliases are expanded (see
+:func:`expansion_limit`): a long text repeated by aliases is few values but many bytes,
+which every scenario's trace, the run log and the store would copy."""
+
+EXPANSION_FACTOR = 4
+"""A file larger than a quarter of :data:`MAX_EXPANDED_BYTES` may expand to this many
+times its own size (a file without aliases stands for about its own size)."""
+
+
+def expansion_limit(file_bytes: int) -> int:
+    """The expanded size, in bytes of JSON text, allowed for a YAML file of ``file_bytes``."""
+    return max(MAX_EXPANDED_BYTES, EXPANSION_FACTOR * file_bytes)
+
+
 _EXPECTED = "write a scenario (a mapping with name and steps) or a suite (name and scenarios)"
 _FLATTEN = "flatten the value, or build it in Python"
 _TOO_DEEP = f"nested too deeply to read (the limit is 128 levels); {_FLATTEN}"
@@ -104,7 +119,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-def _read_yaml(path: Path, text: str) -> Any:
+def _read_yaml(path: Path, text: str, file_bytes: int) -> Any:
     try:
         import yaml
     except ImportError:
@@ -142,16 +157,24 @@ def _read_yaml(path: Path, text: str) -> Any:
         hint = "; indent with spaces, YAML does not allow tabs" if "'\\t'" in str(exc) else ""
         message = " ".join(str(exc).replace('"<unicode string>", ', "").split())
         raise UserError(f"{path}: not valid YAML: {message}{hint}") from exc
-    _check_expansion(path, data)
+    _check_expansion(path, data, expansion_limit(file_bytes))
     return data
 
 
-def _check_expansion(path: Path, data: Any) -> None:
-    """Refuse YAML whose aliases expand past :data:`MAX_EXPANDED_VALUES` or that refers
-    to itself; each distinct container is counted once (iterative: safe at any depth)."""
+def _check_expansion(path: Path, data: Any, max_bytes: int) -> None:
+    """Refuse YAML whose aliases expand past :data:`MAX_EXPANDED_VALUES` values or
+    ``max_bytes`` bytes, or that refers to itself.
+
+    Aliases make the loaded value a graph that shares nodes; this walks the graph once
+    (each distinct container counted once, iteratively: safe at any depth) and adds up,
+    for each container, what it stands for expanded: its values and the bytes it would
+    take as JSON text (:func:`_scalar_bytes`), so an alias counts the whole size of the
+    node it names.
+    """
     if not isinstance(data, dict | list):
         return
     sizes: dict[int, int] = {}
+    weights: dict[int, int] = {}
     open_: set[int] = set()
     stack: list[tuple[Any, bool]] = [(data, False)]
     while stack:
@@ -169,7 +192,17 @@ def _check_expansion(path: Path, data: Any) -> None:
                     f"{path}: its aliases expand to more than {MAX_EXPANDED_VALUES:,} values; "
                     "use fewer nested aliases"
                 )
+            weight = _node_bytes(node, weights)
+            if weight > max_bytes:
+                raise UserError(
+                    f"{path}: its aliases expand to more than {max_bytes // 1_000_000:,} MB "
+                    f"({max_bytes:,} bytes of JSON, the limit: the larger of "
+                    f"{MAX_EXPANDED_BYTES // 1_000_000} MB and {EXPANSION_FACTOR} times the "
+                    "file's size); an alias repeats the whole value it names, so use fewer "
+                    "or smaller aliases, or build the repeated values in Python"
+                )
             sizes[id(node)] = size
+            weights[id(node)] = weight
             continue
         if id(node) in sizes:
             continue
@@ -178,6 +211,35 @@ def _check_expansion(path: Path, data: Any) -> None:
         open_.add(id(node))
         stack.append((node, True))
         stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def _node_bytes(node: dict[Any, Any] | list[Any], weights: dict[int, int]) -> int:
+    """About the bytes ``node`` takes as JSON text, its containers' already in ``weights``."""
+    if isinstance(node, dict):
+        total = 2 + 2 * len(node)  # braces, and a colon and a comma per entry
+        for key, value in node.items():
+            total += _scalar_bytes(key) + _value_bytes(value, weights)
+        return total
+    return 2 + len(node) + sum(_value_bytes(value, weights) for value in node)
+
+
+def _value_bytes(value: Any, weights: dict[int, int]) -> int:
+    if isinstance(value, dict | list):
+        return weights[id(value)]
+    return _scalar_bytes(value)
+
+
+def _scalar_bytes(value: Any) -> int:
+    """About the bytes a YAML scalar takes as JSON text (its characters for a text)."""
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, bool) or value is None:
+        return 5
+    if isinstance(value, int):
+        return value.bit_length() // 3 + 2  # a decimal digit per 3.3 bits
+    if isinstance(value, bytes):  # !!binary, written as base64
+        return len(value) * 4 // 3 + 4
+    return 32  # a float, a date, a timestamp
 
 
 def load_model(model: type[M], path: str | Path) -> M:

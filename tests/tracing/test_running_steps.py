@@ -15,6 +15,7 @@ import pytest
 
 from scenarist import RunContext, ScenarioItem, TraceAssert
 from scenarist.model.record import TraceRecord
+from scenarist.replay.step_replay import ReplayOptions
 from scenarist.testing import TestClient
 
 pytestmark = pytest.mark.anyio
@@ -112,7 +113,8 @@ async def test_every_reader_accepts_a_running_step(tmp_path: Path) -> None:
     rows = page.waterfall.rows
     assert next((r.name, r.status, r.duration_ms) for r in rows) == ("ask", "running", None)
 
-    replayed = await TestClient().replay_async(record, agent)
+    mocked = ReplayOptions(mock_llm_responses=True)  # Veval's default replays live
+    replayed = await TestClient().replay_async(record, agent, mocked)
     assert replayed.passed, replayed.failures
     assert [s.status for s in replayed.replayed_context.steps] == ["success", "success"]
 

@@ -285,6 +285,7 @@ class Harness:
         self._store = SqlStore(database_url, pooled=False)
         self.foreign_key_ids: set[str] = set()
         self.beta_ids: set[str] = set()  # every id of beta's: alpha must never be shown one
+        self.claimed: set[str] = set()  # ids of beta's that alpha may use for its own objects
 
     def close(self) -> None:
         self.http.close()

@@ -173,9 +173,6 @@ ENTRIES: tuple[Entry, ...] = (
               Extra("a key for beta", lambda a, t, h: Call(
                   "POST", "/api/keys", json={"scopes": ["read"], "projects": [t.project]}),
                   as_free=False),
-              Extra("a key for every project", lambda a, t, h: Call(
-                  "POST", "/api/keys", json={"scopes": ["read"], "projects": None}),
-                  as_free=False),
           ),
           verify=_key_is_alphas),
     Entry("DELETE", "/api/keys/{key_id}", "admin", "admin",

@@ -498,31 +498,34 @@ class Harness:
 
         return run_sync(read)
 
-    def dump(self, obj: Obj) -> dict[str, Any]:
-        """Everything of ``obj`` as the global admin key reads it (status and bytes)."""
+    def dump(self, obj: Obj, kinds: frozenset[str] | None = None) -> dict[str, Any]:
+        """``obj``'s objects of ``kinds`` (default: all it was made with) as the global
+        admin key reads them: status and bytes."""
+        kinds = obj.kinds if kinds is None else kinds
         project = obj.project
         reads: dict[str, str] = {}
-        if obj.run_id and project != "*":
+        if obj.run_id and kinds & {"run", "runs", "old"}:
             reads["run"] = f"/api/runs/{quote(obj.run_id, safe='')}"
-        if obj.base_run_id:
+        if obj.base_run_id and "runs" in kinds:
             reads["base run"] = f"/api/runs/{quote(obj.base_run_id, safe='')}"
-        if obj.trace_id:
+        if obj.trace_id and kinds & {"trace", "old", "items", "snapshot"}:
             reads["trace"] = f"/v1/traces/{quote(obj.trace_id, safe='')}"
-        if obj.otlp_hex:
+        if obj.otlp_hex and "otlp" in kinds:
             reads["otlp trace"] = f"/v1/traces/{obj.otlp_trace_id}"
-        if obj.scenario:
-            scenario = quote(obj.scenario, safe="")
+        scenario = quote(obj.scenario, safe="")
+        if obj.scenario and "items" in kinds:
             reads["items"] = f"/v1/scenarios/{scenario}/items"
+        if obj.scenario and kinds & {"scenario_run", "run"}:
             reads["scenario runs"] = f"/v1/scenarios/{scenario}/runs"
-        if obj.snapshot:
+        if obj.snapshot and "snapshot" in kinds:
             reads["snapshot"] = f"/v1/snapshots/{quote(obj.snapshot, safe='')}"
         found: dict[str, Any] = {}
         for name, url in reads.items():
             reply = self.admin("GET", url, project)
             found[name] = (reply.status, reply.text)
-        if obj.key_id:
+        if obj.key_id and "key" in kinds:
             found["key"] = self._key_row(obj.key_id)
-        if obj.kinds & {"pinned", "unpinned"}:
+        if kinds & {"pinned", "unpinned"}:
             found["pins"] = self._pins(obj)
         return found
 

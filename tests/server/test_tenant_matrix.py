@@ -282,7 +282,7 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         assert not problems, "\n".join(problems)
         return
 
-    before = h.dump(target) if entry.changes else None
+    before = h.dump(target, entry.needs) if entry.changes else None
     free = free_obj(target.tag or "shared")
     if cell.variant == "id" or (cell.extra is not None and cell.extra.as_free):
         extra = cell.extra
@@ -312,7 +312,7 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
             problems += _created(matrix, cell, alpha, reply)
 
     if before is not None:
-        after = h.dump(target)
+        after = h.dump(target, entry.needs)
         problems += [f"beta's {name} changed: {before[name]!r:.300} -> {after.get(name)!r:.300}"
                      for name in before if after.get(name) != before[name]]  # fmt: skip
     if entry.changes and cell.allowed:

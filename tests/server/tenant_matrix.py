@@ -22,9 +22,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx2
+from anyio.from_thread import start_blocking_portal
 
 from scenarist import Equals, Scenario, Suite
-from scenarist._sync import run_sync
 from scenarist.formats.runlog import RunLog, run_log_from_suite_result
 from scenarist.store.sql.store import SqlStore
 
@@ -282,14 +282,21 @@ class Harness:
         self.csrf_token = ""
         self.shared: dict[str, Obj] = {}
         self.fingerprint: dict[str, Any] | None = None
-        self._store = SqlStore(database_url, pooled=False)
+        # the database reads (pins) run on one event loop of their own, so one pooled
+        # connection serves them all
+        self._portal_context = start_blocking_portal()
+        self._portal = self._portal_context.__enter__()
+        self._store = SqlStore(database_url)
         self.foreign_key_ids: set[str] = set()
         self.beta_ids: set[str] = set()  # every id of beta's: alpha must never be shown one
         self.claimed: set[str] = set()  # ids of beta's that alpha may use for its own objects
 
     def close(self) -> None:
         self.http.close()
-        run_sync(self._store.close)
+        try:
+            self._portal.call(self._store.close)
+        finally:
+            self._portal_context.__exit__(None, None, None)
 
     # -- requests ------------------------------------------------------------------------
 
@@ -496,7 +503,7 @@ class Harness:
                         found[f"{table} {object_id}"] = [bool(r[0]) for r in rows]
             return found
 
-        return run_sync(read)
+        return self._portal.call(read)
 
     def dump(self, obj: Obj, kinds: frozenset[str] | None = None) -> dict[str, Any]:
         """``obj``'s objects of ``kinds`` (default: all it was made with) as the global
@@ -506,6 +513,7 @@ class Harness:
         reads: dict[str, str] = {}
         if obj.run_id and kinds & {"run", "runs", "old"}:
             reads["run"] = f"/api/runs/{quote(obj.run_id, safe='')}"
+            reads["run page"] = f"/runs/{quote(obj.run_id, safe='')}.json"
         if obj.base_run_id and "runs" in kinds:
             reads["base run"] = f"/api/runs/{quote(obj.base_run_id, safe='')}"
         if obj.trace_id and kinds & {"trace", "old", "items", "snapshot"}:

@@ -45,7 +45,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -279,6 +279,8 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         problems += _shown(matrix, reply, call)
         if cell.allowed:
             problems += _created(matrix, cell, obj, reply)
+            if entry.changes:
+                problems += matrix.unchanged()
         assert not problems, "\n".join(problems)
         return
 
@@ -317,6 +319,29 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
                      for name in before if after.get(name) != before[name]]  # fmt: skip
     if entry.changes and cell.allowed:
         problems += matrix.unchanged()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_seeded_objects_are_where_they_were_put(matrix: Matrix) -> None:
+    """Each project's objects read back from that project with the global key, and not
+    from the other (else the cells above would test nothing)."""
+    h = matrix.harness
+    problems = []
+    for project, other in ((ALPHA, BETA), (BETA, ALPHA)):
+        obj = h.shared[project]
+        for name, found in h.dump(obj).items():
+            if name in ("key", "pins"):
+                continue
+            status, text = found
+            empty = name in ("items", "scenario runs") and '"items":[]' in text.replace(" ", "")
+            if status != 200 or empty:
+                problems.append(f"{project}'s {name} does not read back: {status} {text[:200]}")
+        for name, found in h.dump(replace(obj, project=other)).items():
+            if name not in ("key", "pins", "items", "scenario runs") and found[0] != 404:
+                problems.append(f"{project}'s {name} reads back from {other}: {status}")
+        pins = h.dump(obj)["pins"]
+        if any(values != [True] for values in pins.values()):
+            problems.append(f"{project}'s pins: {pins}")
     assert not problems, "\n".join(problems)
 
 

@@ -30,8 +30,8 @@ from scenarist.store.sql.store import SqlStore
 
 __all__ = [
     "ALPHA",
-    "COMMON",
     "BETA",
+    "COMMON",
     "KINDS",
     "SECRET",
     "Call",
@@ -361,7 +361,7 @@ class Harness:
             self.keys[scope], self.key_ids[scope] = self.make_key([scope], [ALPHA], scope)
         self.keys["sdk"], self.key_ids["sdk"] = self.make_key(["ingest", "read"], [ALPHA], "sdk")
         for scope in ("read", "admin"):
-            key, key_id = self.make_key([scope], [BETA], f"beta {scope} {SECRET}")
+            _, key_id = self.make_key([scope], [BETA], f"beta {scope} {SECRET}")
             self.foreign_key_ids.add(key_id)
         login_page = self.send(Call("GET", "/login", headers={"accept": "text/html"}))
         token = re.search(r'name="csrf_token" value="([^"]+)"', login_page.text)
@@ -497,7 +497,9 @@ class Harness:
                 ):
                     if object_id:
                         rows = await connection.execute(
-                            text(f"SELECT pinned FROM {table} WHERE {column} = :i AND project = :p"),
+                            text(
+                                f"SELECT pinned FROM {table} WHERE {column} = :i AND project = :p"
+                            ),
                             {"i": object_id, "p": obj.project},
                         )
                         found[f"{table} {object_id}"] = [bool(r[0]) for r in rows]
@@ -579,9 +581,6 @@ class Harness:
         if default.status != 404:
             problems.append(f"{url} landed in default ({default.status})")
         return problems
-
-    def keys_named(self, name: str) -> list[Any]:
-        return [k for k in self.admin("GET", "/api/keys", None).json() if k["name"] == name]
 
 
 def forbidden(reply: Reply, call: Call, beta_ids: set[str]) -> list[str]:

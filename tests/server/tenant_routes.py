@@ -52,6 +52,7 @@ class Extra:
     build: Callable[[Obj, Obj, Harness], Call]
     as_free: bool = True
     target: str = "beta"
+    lands: Callable[[Obj], str] | None = None  # what it creates, from the target's ids
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,10 @@ def _run_log_naming_beta(a: Obj, t: Obj, h: Harness) -> Call:
     return Call("POST", "/api/runs", json=log)
 
 
-def _compare(run_id: str, baseline: str, prefix: str = "/api") -> str:
-    return f"{prefix}/runs/{q(run_id)}/compare?baseline={q(baseline)}"
+def _compare(run_id: str, baseline: str, page: str | None = None) -> str:
+    """The API's compare (``page`` None), or the dashboard's (``page``: "" or ".json")."""
+    prefix = "/api" if page is None else ""
+    return f"{prefix}/runs/{q(run_id)}/compare{page or ''}?baseline={q(baseline)}"
 
 
 def _key_is_alphas(reply: Reply, o: Obj, h: Harness) -> list[str]:
@@ -119,9 +122,17 @@ def _key_is_alphas(reply: Reply, o: Obj, h: Harness) -> list[str]:
 
 
 def _settings_key_is_alphas(reply: Reply, o: Obj, h: Harness) -> list[str]:
-    name = f"made {o.tag}"
-    return [f"alpha's admin made the key {k}" for k in h.keys_named(name)
-            if k["projects"] != ["alpha"]]  # fmt: skip
+    """The settings page shows the key it made, once: that key opens alpha only."""
+    import re
+
+    made = set(re.findall(r"sk_scen_([0-9a-f]+)_", reply.text))
+    keys = h.admin("GET", "/api/keys", None).json()
+    return [f"alpha's admin made the key {k}" for k in keys
+            if k["key_id"] in made and k["projects"] != ["alpha"]]  # fmt: skip
+
+
+def _snapshot(o: Obj) -> str:
+    return f"/v1/snapshots/{q(o.snapshot)}"
 
 
 def _items(o: Obj) -> str:
@@ -164,10 +175,11 @@ ENTRIES: tuple[Entry, ...] = (
           201, _needs("snapshot"),
           extras=(Extra("alpha's trace, beta's snapshot name",
                         lambda a, t, h: Call("POST", f"/api/traces/{q(a.trace_id)}/snapshot",
-                                             json={"name": t.snapshot})),)),
+                                             json={"name": t.snapshot}), lands=_snapshot),)),
     Entry("GET", "/api/keys", "read", "admin", lambda o, h: Call("GET", "/api/keys"), 200),
     Entry("POST", "/api/keys", "admin", "admin",
-          lambda o, h: Call("POST", "/api/keys", json={"scopes": ["read"], "name": f"made {o.tag}"}),
+          lambda o, h: Call("POST", "/api/keys",
+                            json={"scopes": ["read"], "name": f"made {o.tag}"}),
           201,
           extras=(
               Extra("a key for beta", lambda a, t, h: Call(
@@ -194,7 +206,8 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("POST", "/api/retention/prune"), 200, _needs("old"),
           env={"SCENARIST_RETENTION_DAYS": "7"}),
     Entry("POST", "/v1/judge", "read", "ingest",
-          lambda o, h: Call("POST", "/v1/judge", json={"criteria": "polite", "trace_id": o.trace_id}),
+          lambda o, h: Call("POST", "/v1/judge",
+                            json={"criteria": "polite", "trace_id": o.trace_id}),
           200),
     # -- Veval /v1 -----------------------------------------------------------------------
     Entry("POST", "/v1/traces", "write", "ingest",
@@ -235,7 +248,8 @@ ENTRIES: tuple[Entry, ...] = (
           201, _needs("scenario_run", "run"),
           extras=(Extra("the id of beta's incomplete run log", lambda a, t, h: Call(
               "POST", f"/v1/scenarios/{q(a.scenario)}/runs",
-              json=scenario_run(t.run_id, ALPHA_TEXT))),),
+              json=scenario_run(t.run_id, ALPHA_TEXT)),
+              lands=lambda t: f"/api/runs/{q(t.run_id)}"),),
           lands=lambda o: f"/api/runs/{q(o.scenario_run_id)}"),
     Entry("GET", "/v1/scenarios/{name:path}/runs", "read", "read",
           lambda o, h: Call("GET", f"/v1/scenarios/{q(o.scenario)}/runs"), 200, named=True),
@@ -245,7 +259,8 @@ ENTRIES: tuple[Entry, ...] = (
           201, _needs("snapshot"),
           extras=(
               Extra("alpha's trace, beta's snapshot name", lambda a, t, h: Call(
-                  "POST", "/v1/snapshots", json={"name": t.snapshot, "trace_id": a.trace_id})),
+                  "POST", "/v1/snapshots", json={"name": t.snapshot, "trace_id": a.trace_id}),
+                  lands=_snapshot),
               Extra("beta's trace, alpha's snapshot name", lambda a, t, h: Call(
                   "POST", "/v1/snapshots", json={"name": a.snapshot, "trace_id": t.trace_id})),
           ),
@@ -260,7 +275,8 @@ ENTRIES: tuple[Entry, ...] = (
           200, _needs("otlp", "trace"),
           extras=(Extra("scenarist.record naming beta's trace", lambda a, t, h: Call(
               "POST", "/otlp/v1/traces",
-              json=otlp_document(a.otlp_hex, ALPHA_TEXT, record={"trace_id": t.trace_id}))),),
+              json=otlp_document(a.otlp_hex, ALPHA_TEXT, record={"trace_id": t.trace_id})),
+              lands=lambda t: f"/v1/traces/{q(t.trace_id)}"),),
           lands=lambda o: f"/v1/traces/{o.otlp_trace_id}"),
     # -- dashboard pages, their JSON twins, and forms ----------------------------------
     Entry("GET", "/", "read", "read", lambda o, h: Call("GET", "/", headers=HTML), 200),
@@ -299,19 +315,20 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("POST", f"/traces/{q(o.trace_id)}/snapshot", form={"name": o.snapshot}),
           303, _needs("snapshot"),
           extras=(Extra("alpha's trace, beta's snapshot name", lambda a, t, h: Call(
-              "POST", f"/traces/{q(a.trace_id)}/snapshot", form={"name": t.snapshot})),)),
+              "POST", f"/traces/{q(a.trace_id)}/snapshot", form={"name": t.snapshot}),
+              lands=_snapshot),)),
     Entry("GET", "/runs/{run_id}/compare", "read", "read",
           lambda o, h: Call("GET", _compare(o.run_id, o.base_run_id, ""), headers=HTML), 200,
           extras=(Extra("alpha's run, beta's baseline", lambda a, t, h: Call(
               "GET", _compare(a.run_id, t.base_run_id, ""), headers=HTML)),)),
     Entry("GET", "/runs/{run_id}/compare.json", "read", "read",
-          lambda o, h: Call("GET", _compare(o.run_id, o.base_run_id, "").replace(
-              "/compare?", "/compare.json?")), 200,
+          lambda o, h: Call("GET", _compare(o.run_id, o.base_run_id, ".json")), 200,
           extras=(Extra("alpha's run, beta's baseline", lambda a, t, h: Call(
-              "GET", _compare(a.run_id, t.base_run_id, "").replace("/compare?", "/compare.json?"))),)),
+              "GET", _compare(a.run_id, t.base_run_id, ".json"))),)),
     Entry("GET", "/settings", "read", "admin",
           lambda o, h: Call("GET", "/settings", headers=HTML), 200),
-    Entry("GET", "/settings.json", "read", "admin", lambda o, h: Call("GET", "/settings.json"), 200),
+    Entry("GET", "/settings.json", "read", "admin",
+          lambda o, h: Call("GET", "/settings.json"), 200),
     Entry("POST", "/settings", "admin", "admin",
           lambda o, h: Call("POST", "/settings",
                             form={"action": "create", "name": f"made {o.tag}", "scope": "read"}),

@@ -12,21 +12,45 @@ The routes come from the app itself (``fastapi.routing.iter_route_contexts``): a
 no entry in :mod:`tests.server.tenant_routes` fails
 ``test_every_route_has_a_matrix_entry``. The entries cover REST ``/api``, Veval ``/v1``,
 OTLP (``/otlp/v1/traces`` and OTLP bodies at ``/v1/traces``), the dashboard pages and their
-``.json`` twins, and the forms (items, trace actions, settings). Each cell is one entry,
-one of alpha's keys, one way of calling:
+``.json`` twins, and the forms (items, trace actions, settings). In short (the scope each
+needs in brackets):
 
-- ``own``: alpha's object → the entry's status when the key has the scope, else 403;
-  what it creates lands in alpha (not ``default``); a key it makes opens alpha only.
+- reads [read]: ``GET /api/runs``, ``/api/runs/{id}``, ``/api/runs/{id}/compare``,
+  ``/api/traces``, ``/api/scenarios/{name}/history``, ``/v1/traces/{id}`` (Veval and OTLP
+  traces), ``/v1/scenarios/{name}/items`` and ``…/runs``, ``/v1/snapshots[/{name}]``;
+  ``POST /v1/judge`` reads a trace too [ingest];
+- writes that create with an id the caller chooses [ingest]: ``POST /api/runs``,
+  ``POST /v1/traces`` (a Veval body, an OTLP body), ``POST /otlp/v1/traces``,
+  ``POST /v1/scenarios/{name}/runs``, ``POST /v1/snapshots``;
+- changes and deletes [ingest]: scenario items (``PUT``/``POST …/items``,
+  ``PUT``/``DELETE …/items/{id}``), trace actions (``POST /api/traces/{id}/item`` and
+  ``…/snapshot``), pins (``POST``/``DELETE /api/runs|traces/{id}/pin``);
+- admin [admin]: ``GET``/``POST /api/keys``, ``DELETE /api/keys/{id}``,
+  ``POST /api/retention/prune``, ``GET /settings[.json]``, ``POST /settings`` (create,
+  revoke);
+- dashboard pages and their ``.json`` twins [read]: ``/``, ``/index.json``,
+  ``/suites/{name}``, ``/runs/{id}`` (``/scenarios/{n}``, ``/compare[.json]``),
+  ``/traces/{id}``, ``/scenarios/{name}``, ``/items/{name}``; forms [ingest]:
+  ``POST /items/{name}`` (create, delete), ``POST /traces/{id}/item`` and ``…/snapshot``;
+- public, no project data: ``/docs``, ``/redoc``, ``/openapi.json``, ``/api/health``,
+  ``/login``, ``/logout``, ``/static``.
+
+Each cell is one entry, one of alpha's keys, one way of calling:
+
+- ``own`` (and ``own session``, through alpha's dashboard session): alpha's object →
+  the entry's status when the key has the scope, else 403; what it creates lands in
+  alpha (not ``default``); a key it makes opens alpha only.
 - ``common``: the name both projects hold → alpha's object only.
 - ``id``: beta's object by its id or name, naming no project → the same status and body
-  shape as a free id gets (an id taken in beta must look free), nothing of beta's shown.
+  shape as a free id gets (an id taken in beta must look free), and what it creates is
+  alpha's own object of that id.
 - ``query`` / ``header`` / ``cookie`` / ``session``: beta named by ``?project=beta``,
   ``X-Scenarist-Project: beta``, the ``scenarist_project`` cookie, or alpha's session
   with that cookie → 403 or 404.
 - extras: alpha's run against beta's baseline, an item naming beta's trace, a snapshot of
   alpha's trace under beta's snapshot name, a scenario run with the id of beta's
   incomplete run log, an OTLP ``scenarist.record`` naming beta's trace, a run log whose
-  header names beta, a key for beta or every project, revoking a global key.
+  header names beta, a key for beta, revoking a key that opens every project.
 
 In every cell nothing of beta's shows (its secret, ids, key ids) unless the request sent
 it, and a cell that can change data leaves beta's objects byte-identical (read back with
@@ -149,7 +173,9 @@ class Matrix:
                 self.objects[cell.id] = (alpha, alpha)
                 continue
             target = cell.extra.target if cell.extra is not None else BETA
-            alpha = self.harness.make(ALPHA, needs, tag) if cell.extra else self.harness.shared[ALPHA]
+            alpha = self.harness.shared[ALPHA]
+            if cell.extra is not None:
+                alpha = self.harness.make(ALPHA, needs, tag)
             made = self.harness.make(target, needs, tag)
             self.objects[cell.id] = (alpha, made)
             if cell.variant == "id" or (cell.extra is not None and cell.extra.as_free):
@@ -169,6 +195,7 @@ class Matrix:
 
 def _diff(before: Any, after: Any) -> str:
     if isinstance(before, list) and isinstance(after, list):
+
         def ids(items: list[Any]) -> dict[str, Any]:
             found = {}
             for item in items:
@@ -243,12 +270,14 @@ def _send(matrix: Matrix, cell: Cell, call: Call, naming: str | None = None) -> 
 
 
 def _created(matrix: Matrix, cell: Cell, obj: Obj, reply: Reply) -> list[str]:
-    """What alpha's successful call stored is alpha's, and what it made opens alpha."""
+    """What alpha's successful call stored is alpha's, and what it made opens alpha
+    (``obj``: the objects whose ids the call used)."""
     if not 200 <= reply.status < 400:
         return []
     problems = []
-    if cell.entry.lands is not None:
-        problems += matrix.harness.lands_in_alpha(cell.entry.lands(obj))
+    lands = cell.entry.lands if cell.extra is None else cell.extra.lands
+    if lands is not None:
+        problems += matrix.harness.lands_in_alpha(lands(obj))
     if cell.entry.verify is not None:
         problems += cell.entry.verify(reply, obj, matrix.harness)
     return problems
@@ -302,7 +331,8 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
             )
         problems += _shown(matrix, taken, taken_call)
         if cell.allowed:
-            problems += _created(matrix, cell, target if extra is None else alpha, taken)
+            problems += _created(matrix, cell, target, taken)
+            problems += _created(matrix, cell, free, answer)
     else:
         naming = cell.variant if cell.variant in NAMING else None
         call = entry.build(target, h) if cell.extra is None else cell.extra.build(alpha, target, h)
@@ -416,7 +446,9 @@ def test_real_veval_sdk_with_alphas_key_sees_and_changes_only_alpha(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    problems = [f"the SDK was shown beta's data: {done.stdout[-2000:]}"] if SECRET in done.stdout else []
+    problems = []
+    if SECRET in done.stdout:
+        problems.append(f"the SDK was shown beta's data: {done.stdout[-2000:]}")
     for name in ("beta_trace", "beta_otlp_trace", "beta_snapshot"):
         if seen[name] is not None:
             problems.append(f"the SDK read {name}: {seen[name]}")
@@ -453,9 +485,7 @@ def _ids(trace_ids: list[int]) -> Any:
 
 
 @pytest.mark.parametrize("path", ["/v1/traces", "/otlp/v1/traces"])
-def test_real_otel_exporter_with_alphas_key_lands_in_alpha_only(
-    matrix: Matrix, path: str
-) -> None:
+def test_real_otel_exporter_with_alphas_key_lands_in_alpha_only(matrix: Matrix, path: str) -> None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider

@@ -314,6 +314,12 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         return
 
     before = h.dump(target, entry.needs) if entry.changes else None
+    if before is not None and cell.fresh:  # made for this cell: all there, or it tests nothing
+        gone = [name for name, found in before.items()
+                if (isinstance(found, tuple) and found[0] != 200) or found == []]  # fmt: skip
+        if gone:
+            problems.append(f"beta's {gone} missing before the call (lost by the seeding or "
+                            "by an earlier cell)")  # fmt: skip
     free = free_obj(target.tag or "shared")
     if cell.variant == "id" or (cell.extra is not None and cell.extra.as_free):
         extra = cell.extra

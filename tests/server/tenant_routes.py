@@ -1,11 +1,12 @@
 """The tenant matrix's route table: one :class:`Entry` (or more) for every route of the app.
 
 An entry says what the route does (``read``, ``write``, ``delete``, ``admin``, or
-``public``: no project data), the scope it needs, how to call it for the objects of a
-project (:class:`~tests.server.tenant_matrix.Obj`), the status a caller with the scope gets
-on its own project's objects, which objects a changing call needs fresh (``needs``), and
-the other ways it can reach another project's data (``extras``: alpha's run compared
-with beta's baseline, an item naming beta's trace, a key with no project limit...).
+``public``: no project data), the scope it needs (or scopes: ingest and read for a write
+that answers what it read), how to call it for the objects of a project
+(:class:`~tests.server.tenant_matrix.Obj`), the status a caller with the scope gets on its
+own project's objects, which objects a changing call needs fresh (``needs``), and the
+other ways it can reach another project's data (``extras``: alpha's run compared with
+beta's baseline, an item naming beta's trace, a key for beta...).
 ``test_every_route_has_a_matrix_entry`` fails for a route with no entry here.
 """
 
@@ -60,7 +61,7 @@ class Entry:
     method: str
     path: str
     action: Action
-    scope: Scope
+    scope: Scope | tuple[Scope, ...]
     build: Build
     ok: int
     needs: frozenset[str] = frozenset()
@@ -78,6 +79,10 @@ class Entry:
     @property
     def name(self) -> str:
         return f"{self.method} {self.path}" + (f" ({self.label})" if self.label else "")
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        return self.scope if isinstance(self.scope, tuple) else (self.scope,)
 
     @property
     def changes(self) -> bool:
@@ -205,7 +210,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("POST", "/api/retention/prune", "delete", "admin",
           lambda o, h: Call("POST", "/api/retention/prune"), 200, _needs("old"),
           env={"SCENARIST_RETENTION_DAYS": "7"}),
-    Entry("POST", "/v1/judge", "read", "ingest",
+    # judging a stored trace reads it: ingest and read (issue 29, item 6)
+    Entry("POST", "/v1/judge", "read", ("ingest", "read"),
           lambda o, h: Call("POST", "/v1/judge",
                             json={"criteria": "polite", "trace_id": o.trace_id}),
           200),
@@ -253,7 +259,8 @@ ENTRIES: tuple[Entry, ...] = (
           lands=lambda o: f"/api/runs/{q(o.scenario_run_id)}"),
     Entry("GET", "/v1/scenarios/{name:path}/runs", "read", "read",
           lambda o, h: Call("GET", f"/v1/scenarios/{q(o.scenario)}/runs"), 200, named=True),
-    Entry("POST", "/v1/snapshots", "write", "ingest",
+    # a snapshot of a stored trace (trace_id) answers its steps: ingest and read (item 6)
+    Entry("POST", "/v1/snapshots", "write", ("ingest", "read"),
           lambda o, h: Call("POST", "/v1/snapshots",
                             json={"name": o.snapshot, "trace_id": o.trace_id}),
           201, _needs("snapshot"),

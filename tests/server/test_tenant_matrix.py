@@ -18,10 +18,11 @@ needs in brackets):
 - reads [read]: ``GET /api/runs``, ``/api/runs/{id}``, ``/api/runs/{id}/compare``,
   ``/api/traces``, ``/api/scenarios/{name}/history``, ``/v1/traces/{id}`` (Veval and OTLP
   traces), ``/v1/scenarios/{name}/items`` and ``…/runs``, ``/v1/snapshots[/{name}]``;
-  ``POST /v1/judge`` reads a trace too [ingest];
+  ``POST /v1/judge`` of a stored trace reads it [ingest and read];
 - writes that create with an id the caller chooses [ingest]: ``POST /api/runs``,
   ``POST /v1/traces`` (a Veval body, an OTLP body), ``POST /otlp/v1/traces``,
-  ``POST /v1/scenarios/{name}/runs``, ``POST /v1/snapshots``;
+  ``POST /v1/scenarios/{name}/runs``; ``POST /v1/snapshots`` of a stored trace, which
+  answers its steps [ingest and read];
 - changes and deletes [ingest]: scenario items (``PUT``/``POST …/items``,
   ``PUT``/``DELETE …/items/{id}``), trace actions (``POST /api/traces/{id}/item`` and
   ``…/snapshot``), pins (``POST``/``DELETE /api/runs|traces/{id}/pin``);
@@ -111,7 +112,7 @@ class Cell:
 
     @property
     def allowed(self) -> bool:
-        return self.key == "admin" or self.key == self.entry.scope
+        return self.key == "admin" or set(self.entry.scopes) <= {self.key}
 
     @property
     def fresh(self) -> bool:

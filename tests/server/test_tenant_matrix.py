@@ -273,7 +273,7 @@ def _send(matrix: Matrix, cell: Cell, call: Call, naming: str | None = None) -> 
 def _created(matrix: Matrix, cell: Cell, obj: Obj, reply: Reply) -> list[str]:
     """What alpha's successful call stored is alpha's, and what it made opens alpha
     (``obj``: the objects whose ids the call used)."""
-    if not 200 <= reply.status < 400:
+    if not _succeeded(reply):
         return []
     problems = []
     lands = cell.entry.lands if cell.extra is None else cell.extra.lands
@@ -282,6 +282,10 @@ def _created(matrix: Matrix, cell: Cell, obj: Obj, reply: Reply) -> list[str]:
     if cell.entry.verify is not None:
         problems += cell.entry.verify(reply, obj, matrix.harness)
     return problems
+
+
+def _succeeded(reply: Reply) -> bool:
+    return 200 <= reply.status < 400
 
 
 def _shown(matrix: Matrix, reply: Reply, call: Call) -> list[str]:
@@ -309,8 +313,8 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         problems += _shown(matrix, reply, call)
         if cell.allowed:
             problems += _created(matrix, cell, obj, reply)
-            if entry.changes:
-                problems += matrix.unchanged()
+        if entry.changes and (cell.allowed or _succeeded(reply)):
+            problems += matrix.unchanged()
         assert not problems, "\n".join(problems)
         return
 
@@ -340,6 +344,7 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         if cell.allowed:
             problems += _created(matrix, cell, target, taken)
             problems += _created(matrix, cell, free, answer)
+        succeeded = _succeeded(taken) or _succeeded(answer)
     else:
         naming = cell.variant if cell.variant in NAMING else None
         call = entry.build(target, h) if cell.extra is None else cell.extra.build(alpha, target, h)
@@ -349,12 +354,13 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
         problems += _shown(matrix, reply, call)
         if cell.allowed:
             problems += _created(matrix, cell, alpha, reply)
+        succeeded = _succeeded(reply)
 
     if before is not None:
         after = h.dump(target, entry.needs)
         problems += [f"beta's {name} changed: {before[name]!r:.300} -> {after.get(name)!r:.300}"
                      for name in before if after.get(name) != before[name]]  # fmt: skip
-    if entry.changes and cell.allowed:
+    if entry.changes and (cell.allowed or succeeded):  # a refused call changes nothing
         problems += matrix.unchanged()
     assert not problems, "\n".join(problems)
 

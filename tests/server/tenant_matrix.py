@@ -15,7 +15,6 @@ import json
 import re
 import secrets
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,14 +29,23 @@ from scenarist.store.sql.store import SqlStore
 
 __all__ = [
     "ALPHA",
+    "ALPHA_TEXT",
     "BETA",
     "COMMON",
+    "DEFAULT",
     "KINDS",
     "SECRET",
     "Call",
     "Harness",
     "Obj",
     "Reply",
+    "forbidden",
+    "free_obj",
+    "otlp_document",
+    "placeholders",
+    "scenario_run",
+    "shape",
+    "veval_trace",
 ]
 
 ALPHA, BETA, DEFAULT = "alpha", "beta", "default"
@@ -108,11 +116,6 @@ def free_obj(tag: str) -> Obj:
         snapshot=f"{stem}-snap",
         key_id=secrets.token_hex(6),
     )
-
-
-def mix(own: Obj, other: Obj, fields: tuple[str, ...]) -> Obj:
-    """``own`` with ``fields`` taken from ``other`` (alpha's run, beta's baseline...)."""
-    return replace(own, **{name: getattr(other, name) for name in fields})
 
 
 @dataclass(frozen=True)
@@ -621,7 +624,3 @@ def placeholders(obj: Obj) -> dict[str, str]:
              "item_id", "scenario_run_id", "snapshot", "key_id")  # fmt: skip
     pairs = {getattr(obj, n): f"<{n}>" for n in names if getattr(obj, n)}
     return dict(sorted(pairs.items(), key=lambda kv: -len(kv[0])))
-
-
-def iter_variants() -> Iterator[str]:
-    yield from ("own", "id", "query", "header", "cookie", "session")

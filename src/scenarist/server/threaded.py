@@ -38,6 +38,10 @@ class ThreadedServer:
         # test worker) can take the port between choosing it and listening on it.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit TCP_NODELAY from this socket. Without it an answer
+        # written in two parts (headers, then body) waits for the client's delayed ACK:
+        # about 40 ms a request on Linux, where uvicorn binding its own socket takes 2 ms.
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"

@@ -5,6 +5,11 @@ import, the server's receiver and the tests. JSON follows the OTLP/JSON rules (h
 ``lowerCamelCase`` keys, 64-bit integers as strings); protobuf needs the ``otel`` extra
 (``opentelemetry-proto``, imported only here, on first use). A malformed payload raises
 :class:`OtlpError` naming the field, e.g. ``resourceSpans[0].scopeSpans[0].spans[2].traceId``.
+
+Limits, each an :class:`OtlpError` naming the field: timestamps are OTLP's ``fixed64``
+nanoseconds (0 to 2**64 - 1, which every reader turns into a date); attribute values nest
+at most :data:`MAX_VALUE_DEPTH` arrays and key-value lists; ``max_spans`` (the server's cap
+per request) raises :class:`OtlpTooLarge` before any span is converted.
 """
 
 from __future__ import annotations
@@ -17,9 +22,36 @@ from typing import Any
 from scenarist._json_limits import fast_loads
 from scenarist.errors import OtlpError
 
-__all__ = ["OtlpError", "WireSpan", "decode", "decode_json", "decode_protobuf", "detect_format"]
+__all__ = [
+    "MAX_VALUE_DEPTH",
+    "OtlpError",
+    "OtlpTooLarge",
+    "WireSpan",
+    "count_spans",
+    "decode",
+    "decode_json",
+    "decode_protobuf",
+    "detect_format",
+]
 
 _HEX = re.compile(r"[0-9a-fA-F]*")
+_MAX_NS = 2**64 - 1  # OTLP's fixed64: year 2554
+MAX_VALUE_DEPTH = 32
+"""Arrays and key-value lists nested in one attribute value (deeper: :class:`OtlpError`)."""
+
+
+class OtlpTooLarge(OtlpError):
+    """A request with more spans than the receiver takes at once (answered 413)."""
+
+    def __init__(self, spans: int, limit: int) -> None:
+        self.spans = spans
+        self.limit = limit
+        super().__init__(
+            f"the request holds {spans} spans, more than this server's limit of {limit} spans "
+            "per request (SCENARIST_OTLP_MAX_SPANS): send smaller batches (the SDK's "
+            "BatchSpanProcessor max_export_batch_size, the Collector's batch "
+            "send_batch_max_size)"
+        )
 
 
 @dataclass(slots=True)
@@ -51,17 +83,40 @@ def detect_format(data: bytes, content_type: str | None = None) -> str:
     return "json" if data.lstrip()[:1] in (b"{", b"[") else "protobuf"
 
 
-def decode(data: bytes, content_type: str | None = None) -> list[WireSpan]:
-    """The spans of an OTLP export request in either encoding."""
+def decode(
+    data: bytes, content_type: str | None = None, *, max_spans: int | None = None
+) -> list[WireSpan]:
+    """The spans of an OTLP export request in either encoding; more than ``max_spans``
+    spans raise :class:`OtlpTooLarge` once the message is parsed, before any is read."""
     if detect_format(data, content_type) == "protobuf":
-        return decode_protobuf(data)
+        return decode_protobuf(data, max_spans=max_spans)
     try:
         document = fast_loads(data)
     except ValueError as exc:
         raise OtlpError(f"not OTLP JSON: {exc}") from exc
     except RecursionError:  # JSON nested thousands of levels deep
         raise OtlpError("not OTLP JSON: nested too deeply") from None
+    if max_spans is not None:
+        _check_count(count_spans(document), max_spans)
     return decode_json(document)
+
+
+def _check_count(spans: int, limit: int) -> None:
+    if spans > limit:
+        raise OtlpTooLarge(spans, limit)
+
+
+def count_spans(document: Any) -> int:
+    """The spans of a parsed OTLP/JSON document (what is not a list of them counts 0:
+    :func:`decode_json` names it)."""
+    total = 0
+    resources = document.get("resourceSpans") if isinstance(document, dict) else None
+    for resource_spans in resources if isinstance(resources, list) else ():
+        scopes = resource_spans.get("scopeSpans") if isinstance(resource_spans, dict) else None
+        for scope_spans in scopes if isinstance(scopes, list) else ():
+            spans = scope_spans.get("spans") if isinstance(scope_spans, dict) else None
+            total += len(spans) if isinstance(spans, list) else 0
+    return total
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -96,9 +151,19 @@ def _int(value: Any, where: str) -> int | None:
         raise OtlpError(f"{where}: expected an integer, got {value!r}") from None
 
 
+def _time_ns(value: Any, where: str) -> int | None:
+    ns = _int(value, where)
+    if ns is not None and not 0 <= ns <= _MAX_NS:
+        raise OtlpError(
+            f"{where}: {value!r} is not a time in nanoseconds since 1970 (OTLP's fixed64: "
+            f"0 to {_MAX_NS})"
+        )
+    return ns
+
+
 def _any_value(value: Any, where: str, depth: int = 0) -> Any:
-    if depth > 32:
-        raise OtlpError(f"{where}: values nested deeper than 32 levels")
+    if depth > MAX_VALUE_DEPTH:
+        raise OtlpError(f"{where}: values nested deeper than {MAX_VALUE_DEPTH} levels")
     _expect(value, dict, where)
     if not value:
         return None
@@ -184,7 +249,7 @@ def _json_span(span: Any, where: str, resource: dict[str, Any], scope: str) -> W
         events.append(
             (
                 str(event.get("name") or ""),
-                _int(event.get("timeUnixNano"), f"{ewhere}.timeUnixNano"),
+                _time_ns(event.get("timeUnixNano"), f"{ewhere}.timeUnixNano"),
                 _attributes(event.get("attributes", []), f"{ewhere}.attributes"),
             )
         )
@@ -200,8 +265,8 @@ def _json_span(span: Any, where: str, resource: dict[str, Any], scope: str) -> W
         span_id=_hex_id(span.get("spanId"), 16, f"{where}.spanId") or "",
         parent_id=_hex_id(span.get("parentSpanId"), 16, f"{where}.parentSpanId", optional=True),
         name=_expect(name, str, f"{where}.name"),
-        start_ns=_int(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
-        end_ns=_int(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
+        start_ns=_time_ns(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
+        end_ns=_time_ns(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
         attributes=_attributes(span.get("attributes", []), f"{where}.attributes"),
         events=events,
         status_code=code,
@@ -214,10 +279,16 @@ def _json_span(span: Any, where: str, resource: dict[str, Any], scope: str) -> W
 # -- protobuf ------------------------------------------------------------------------------
 
 
+class _TooDeep(Exception):
+    """An attribute value nested past MAX_VALUE_DEPTH (named by the span that holds it)."""
+
+
 def _proto_value(value: Any, depth: int = 0) -> Any:
     kind = value.WhichOneof("value")
     if kind is None:
         return None
+    if depth >= MAX_VALUE_DEPTH and kind in ("array_value", "kvlist_value"):
+        raise _TooDeep
     if kind == "array_value":
         return [_proto_value(v, depth + 1) for v in value.array_value.values]
     if kind == "kvlist_value":
@@ -240,8 +311,9 @@ def _proto_attributes(items: Any) -> dict[str, Any]:
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
 
 
-def decode_protobuf(data: bytes) -> list[WireSpan]:
-    """The spans of a protobuf ``ExportTraceServiceRequest`` (extra ``otel``)."""
+def decode_protobuf(data: bytes, *, max_spans: int | None = None) -> list[WireSpan]:
+    """The spans of a protobuf ``ExportTraceServiceRequest`` (extra ``otel``); more than
+    ``max_spans`` raise :class:`OtlpTooLarge`."""
     from scenarist._extras import missing_extra
 
     try:
@@ -256,6 +328,21 @@ def decode_protobuf(data: bytes) -> list[WireSpan]:
         request.ParseFromString(data)
     except DecodeError as exc:
         raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from exc
+    if max_spans is not None:
+        _check_count(
+            sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans),
+            max_spans,
+        )
+    try:
+        return _proto_spans(request)
+    except _TooDeep:
+        raise OtlpError(
+            f"an attribute value nests arrays or key-value lists deeper than "
+            f"{MAX_VALUE_DEPTH} levels"
+        ) from None
+
+
+def _proto_spans(request: Any) -> list[WireSpan]:
     spans: list[WireSpan] = []
     for r, resource_spans in enumerate(request.resource_spans):
         resource = _proto_attributes(resource_spans.resource.attributes)

@@ -323,12 +323,16 @@ def decode_protobuf(data: bytes, *, max_spans: int | None = None) -> list[WireSp
         )
     except ImportError as exc:
         raise missing_extra("otel", exc) from exc
+    if max_spans is not None:  # counted on the wire: no message built for a refusal
+        counted = _proto_span_count(data)
+        if counted is not None:
+            _check_count(counted, max_spans)
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(data)
     except DecodeError as exc:
         raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from exc
-    if max_spans is not None:
+    if max_spans is not None:  # (when the count above could not be made)
         _check_count(
             sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans),
             max_spans,
@@ -340,6 +344,58 @@ def decode_protobuf(data: bytes, *, max_spans: int | None = None) -> list[WireSp
             f"an attribute value nests arrays or key-value lists deeper than "
             f"{MAX_VALUE_DEPTH} levels"
         ) from None
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _submessages(data: bytes, start: int, end: int, number: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each length-delimited field ``number`` in ``data[start:end]``
+    (protobuf's wire format; other fields skipped)."""
+    found = []
+    at = start
+    while at < end:
+        tag, at = _varint(data, at)
+        kind = tag & 7
+        if kind == 2:
+            size, at = _varint(data, at)
+            if tag >> 3 == number:
+                found.append((at, at + size))
+            at += size
+        elif kind == 0:
+            _, at = _varint(data, at)
+        elif kind in (1, 5):
+            at += 8 if kind == 1 else 4
+        else:
+            raise ValueError(f"wire type {kind}")
+    if at != end:
+        raise ValueError("a field runs past its message")
+    return found
+
+
+def _proto_span_count(data: bytes) -> int | None:
+    """The spans of a serialised ``ExportTraceServiceRequest``, counted without parsing
+    it (a request over the cap is refused before the parser, which holds the
+    interpreter's lock while it builds every span); ``None`` if the bytes are not
+    well-formed (the parser then says what is wrong)."""
+    try:
+        return sum(
+            len(_submessages(data, s_start, s_end, 2))
+            for r_start, r_end in _submessages(data, 0, len(data), 1)
+            for s_start, s_end in _submessages(data, r_start, r_end, 2)
+        )
+    except (IndexError, ValueError):
+        return None
 
 
 def _proto_spans(request: Any) -> list[WireSpan]:

@@ -74,7 +74,7 @@ def _or_unavailable(handler: Any) -> Any:
 def _driver_errors() -> tuple[type[Exception], ...]:
     """asyncpg's own errors (raised outside SQLAlchemy's wrapping, as while connecting)."""
     try:
-        import asyncpg
+        import asyncpg  # type: ignore[import-untyped]
     except ImportError:
         return ()
     return (asyncpg.PostgresError, asyncpg.InterfaceError)

@@ -11,6 +11,7 @@ to the latest version on first use.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -89,7 +90,13 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         if not records:
             return
         now = datetime.now(UTC)
-        rows = list({r.trace_id: trace_row(r, now) for r in records}.values())
+
+        def rows_of() -> list[dict[str, Any]]:
+            return list({r.trace_id: trace_row(r, now) for r in records}.values())
+
+        # Serialising a receiver's batch takes seconds at tens of thousands of spans: in a
+        # worker thread, so the event loop keeps serving other requests meanwhile.
+        rows = await asyncio.to_thread(rows_of)
         statement = self._upsert(_TRACES, rows[0], ("trace_id",))
 
         async def write(connection: AsyncConnection) -> None:

@@ -15,7 +15,8 @@ Spans come in traces of ``--per-trace`` (a root and its children), bare (ids, a 
 start: about 33 bytes each, as the issue's 9.9 MB) or with ``--genai`` the GenAI
 attributes and messages ``otlp_ingest.py`` writes (about 370 bytes each). Printed per
 phase: the request's status and seconds, the health polls' count, p50, p99 and max
-latency, and the server's resident memory (VmRSS, and the peak VmHWM) after it. Target (issue 29): health p99 <= 100 ms on SQLite.
+latency, and the server's resident memory (VmRSS, and the peak VmHWM) after it. Target
+(issue 29): health p99 <= 100 ms on SQLite.
 
     .venv/bin/python bench/otlp_flood.py [--spans 300000] [--cap 50000] [--per-trace 100]
         [--genai]

@@ -314,3 +314,30 @@ async def test_a_veval_trace_with_resource_spans_inside_is_a_veval_trace(
     document = {"extra": {"resourceSpans": 1}, **_doc()}
     response = await app_client.post("/v1/traces", json=document)
     assert (response.status_code, response.json()) == (200, {})
+
+
+async def test_veval_traces_have_the_same_depth_limit(app_client: httpx2.AsyncClient) -> None:
+    """One rule for every trace from outside: a Veval trace nested past the limit is 422
+    naming the step (600 levels were a 500), one at the limit is stored and reads back."""
+    from scenarist.model.trace import MAX_SPAN_DEPTH
+
+    def chain(n: int) -> list[dict[str, Any]]:
+        return [
+            {"step_id": f"s{i}", "parent_step_id": f"s{i - 1}" if i else None, "name": "x"}
+            for i in range(n)
+        ]
+
+    ok = await app_client.post(
+        "/v1/traces", json={"trace_id": "ok", "steps": chain(MAX_SPAN_DEPTH)}
+    )
+    assert ok.status_code == 201, ok.text
+    assert (await app_client.get("/traces/ok.json")).status_code == 200
+    for n in (MAX_SPAN_DEPTH + 1, 600):
+        response = await app_client.post(
+            "/v1/traces", json={"trace_id": f"deep{n}", "steps": chain(n)}
+        )
+        assert response.status_code == 422, (n, response.text[:300])
+        error = response.json()["error"]
+        assert error["fields"][0]["field"] == f"steps.{MAX_SPAN_DEPTH}.parent_step_id"
+        assert f"limit of {MAX_SPAN_DEPTH}" in error["message"]
+        assert (await app_client.get(f"/v1/traces/deep{n}")).status_code == 404

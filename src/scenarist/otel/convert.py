@@ -26,7 +26,7 @@ from scenarist._json_limits import fast_loads, too_deep_text
 from scenarist.errors import OtlpError
 from scenarist.model._construct import construct
 from scenarist.model.record import TraceRecord, with_total
-from scenarist.model.trace import Span, SpanError
+from scenarist.model.trace import MAX_SPAN_DEPTH, Span, SpanError, first_too_deep
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
 
@@ -38,8 +38,6 @@ __all__ = [
     "span_from_wire",
 ]
 
-MAX_SPAN_DEPTH = 32
-"""Spans nested in one trace (a root alone is 1): 65 JSON levels as stored."""
 MAX_CONTENT_DEPTH = 48
 """JSON levels of an attribute read as JSON (a span's input or output); deeper: its text."""
 
@@ -455,30 +453,16 @@ def _in_cycle(span: Span, by_id: dict[str, Span]) -> bool:
 def _check_depth(trace_hex: str, spans: list[Span]) -> None:
     """Raise :class:`OtlpError` if ``spans`` nest deeper than :data:`MAX_SPAN_DEPTH`
     (parents followed as :func:`_tree` does; a cycle counts as a root)."""
-    by_id = {s.span_id: s for s in spans}
-    depth: dict[str, int] = {}
-    for span in spans:
-        chain: list[str] = []
-        seen: set[str] = set()
-        current: str | None = span.span_id
-        while current is not None and current not in depth and current not in seen:
-            chain.append(current)
-            seen.add(current)
-            parent = by_id[current].parent_id
-            current = parent if parent in by_id else None
-        level = depth[current] if current is not None and current in depth else 0
-        for span_id in reversed(chain):
-            level += 1
-            depth[span_id] = level
-            if level > MAX_SPAN_DEPTH:
-                deepest = by_id[span_id]
-                shown = deepest.metadata.get("otel_span_id", span_id)
-                raise OtlpError(
-                    f"trace {trace_hex}: span {shown!r} ({deepest.name!r}) is nested "
-                    f"{level} spans deep, more than the limit of {MAX_SPAN_DEPTH} levels "
-                    "(counting the spans already stored for this trace); nothing of this "
-                    "request was stored"
-                )
+    found = first_too_deep([(s.span_id, s.parent_id) for s in spans])
+    if found is None:
+        return
+    deepest = spans[found[0]]
+    shown = deepest.metadata.get("otel_span_id", deepest.span_id)
+    raise OtlpError(
+        f"trace {trace_hex}: span {shown!r} ({deepest.name!r}) is nested {found[1]} spans "
+        f"deep, more than the limit of {MAX_SPAN_DEPTH} levels (counting the spans already "
+        "stored for this trace); nothing of this request was stored"
+    )
 
 
 def _last_user_text(span: Span) -> Any:

@@ -18,7 +18,7 @@ phase: the request's status and seconds, the health polls' count, p50, p99 and m
 latency, and the server's resident memory (VmRSS, and the peak VmHWM) after it. Target
 (issue 29): health p99 <= 100 ms on SQLite.
 
-    .venv/bin/python bench/otlp_flood.py [--spans 300000] [--cap 50000] [--per-trace 100]
+    .venv/bin/python bench/otlp_flood.py [--spans 300000] [--cap 20000] [--per-trace 100]
         [--genai]
 """
 
@@ -173,7 +173,7 @@ def _summary(latencies: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=300_000)
-    parser.add_argument("--cap", type=int, default=50_000)
+    parser.add_argument("--cap", type=int, default=20_000)
     parser.add_argument("--per-trace", type=int, default=100)
     parser.add_argument("--idle-s", type=float, default=3.0)
     parser.add_argument(

@@ -71,7 +71,7 @@ def create_app(
     ``SCENARIST_ALLOWED_HOSTS``; see :mod:`._request_guard`, which also refuses writes
     from other origins). ``otlp_max_spans``, ``otlp_max_bytes``: what one OTLP request
     may hold (default ``SCENARIST_OTLP_MAX_SPANS``, ``SCENARIST_OTLP_MAX_BYTES``, else
-    50,000 spans and 32 MiB decompressed; see :mod:`.routes_otlp`). Bodies sent with
+    20,000 spans and 32 MiB decompressed; see :mod:`.routes_otlp`). Bodies sent with
     ``Content-Encoding: gzip`` or ``deflate`` are inflated, the body limit applying to
     the inflated bytes too (:mod:`._encoding`).
     """

@@ -46,8 +46,9 @@ __all__ = [
 ]
 
 OTLP_PATH = "/otlp/v1/traces"
-DEFAULT_OTLP_MAX_SPANS = 50_000
-"""Spans per OTLP request (the SDK sends 512 a batch, the Collector 8,192 by default)."""
+DEFAULT_OTLP_MAX_SPANS = 20_000
+"""Spans per OTLP request (the SDK sends 512 a batch, the Collector 8,192 by default;
+50,000 GenAI spans held the event loop past 100 ms: ``bench/otlp_flood.py``)."""
 DEFAULT_OTLP_MAX_BYTES = 32 * 1024 * 1024
 """Bytes per OTLP request, decompressed."""
 MAX_SPANS_ENV = "SCENARIST_OTLP_MAX_SPANS"

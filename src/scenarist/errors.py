@@ -6,6 +6,7 @@
     │   ├── RunLogError            a run log that cannot be read (names the file, line, field)
     │   ├── CassetteError          a cassette file that cannot be used (corrupt, newer, outside)
     │   ├── OtlpError              an OTLP trace payload that cannot be read (names the field)
+    │   │   └── OtlpTooLarge       more spans than the receiver takes a request (otel.wire)
     │   ├── ScenarioSourceError    a suite's streamed scenarios raised or yielded a non-scenario
     │   └── PathSyntaxError        a ``trace.…`` path that cannot be parsed
     ├── StepGenerationError        a step could not be produced (carried as data on results)

@@ -64,6 +64,7 @@ class PgCluster:
         self.port = free_port()
         self.data = _cluster_folder()
         self.template = "scenarist_template"
+        self.options = ""
 
     def run(self, *command: str) -> None:
         subprocess.run(command, check=True, capture_output=True, timeout=HANG_S)
@@ -81,12 +82,8 @@ class PgCluster:
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} -c fsync=off"
             " -c max_wal_size=128MB"  # in memory: WAL recycled early, not a default 1 GB
         )
-        self.run(
-            *_as_postgres(
-                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
-                str(self.data / "server.log"), "-w", "-t", PG_CTL_WAIT, "-o", options, "start",
-            )
-        )  # fmt: skip
+        self.options = options
+        self.start_server()
         self.createdb(self.template)
         import anyio
 
@@ -97,6 +94,36 @@ class PgCluster:
     async def _migrate(store: SqlStore) -> None:
         await store.engine()
         await store.close()
+
+    def start_server(self) -> None:
+        """Start the cluster's server (again, after :meth:`stop_server`)."""
+        self.run(
+            *_as_postgres(
+                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
+                str(self.data / "server.log"), "-w", "-t", PG_CTL_WAIT, "-o", self.options,
+                "start",
+            )
+        )  # fmt: skip
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server, keeping the cluster's files (an outage; see :meth:`start_server`)."""
+        self.run(
+            *_as_postgres(
+                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t",
+                PG_CTL_WAIT, "stop",
+            )
+        )  # fmt: skip
+
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart``: ``fast`` ends sessions cleanly, ``immediate`` as a crash does.
+        (The server's output goes to its log: a pipe left open would keep ``run`` waiting.)"""
+        self.run(
+            *_as_postgres(
+                str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l",
+                str(self.data / "server.log"), "-m", mode, "-w", "-t", PG_CTL_WAIT,
+                "-o", self.options, "restart",
+            )
+        )  # fmt: skip
 
     def createdb(self, name: str, template: str | None = None) -> None:
         extra = ["-T", template] if template else []

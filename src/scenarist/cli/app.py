@@ -77,7 +77,7 @@ class _Group(TyperGroup):
 def _database_unavailable(exc: Exception) -> str | None:
     """The one line for a database that is locked, gone or unreachable (else ``None``)."""
     engine = sys.modules.get("scenarist.store.sql.engine")  # loaded if a database was used
-    if engine is None or not isinstance(exc, engine.UNAVAILABLE_ERRORS):
+    if engine is None or not engine.is_unavailable(exc):
         return None
     return (
         f"error: the database is unavailable (locked, gone or unreachable): "

@@ -40,12 +40,14 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
 __all__ = [
+    "MAX_SPAN_DEPTH",
     "Interaction",
     "InteractionLog",
     "RecordedInteractions",
     "Span",
     "SpanError",
     "Trace",
+    "first_too_deep",
     "trace_type_from_annotations",
 ]
 
@@ -720,4 +722,37 @@ def trace_type_from_annotations(fn: Any) -> type[Trace[Any, Any]] | None:
         origin = typing.get_origin(hint) or hint
         if isinstance(origin, type) and issubclass(origin, Trace) and origin is not Trace:
             return hint if isinstance(hint, type) else origin
+    return None
+
+
+MAX_SPAN_DEPTH = 32
+"""Spans nested in a trace that arrives from outside (a root alone is 1). Stored, a span
+costs two JSON levels (itself and its ``children``) and every JSON reader of scenarist
+stops at 128 (``_json_limits.MAX_DEPTH``): 32 leaves room for what the spans hold."""
+
+
+def first_too_deep(
+    links: list[tuple[str, str | None]], limit: int = MAX_SPAN_DEPTH
+) -> tuple[int, int] | None:
+    """``(index, depth)`` of the first of ``links`` (``(span id, parent id)``, in order)
+    nested deeper than ``limit``, else ``None``. A parent id not among the links makes a
+    root; a cycle counts as a root, as the tree builders treat them (iterative: safe at
+    any depth)."""
+    parents = dict(links)
+    depth: dict[str, int] = {}
+    for index, (span_id, _) in enumerate(links):
+        chain: list[str] = []
+        seen: set[str] = set()
+        current: str | None = span_id
+        while current is not None and current not in depth and current not in seen:
+            chain.append(current)
+            seen.add(current)
+            parent = parents[current]
+            current = parent if parent in parents else None
+        level = depth[current] if current is not None and current in depth else 0
+        for linked in reversed(chain):
+            level += 1
+            depth[linked] = level
+        if depth[span_id] > limit:
+            return index, depth[span_id]
     return None

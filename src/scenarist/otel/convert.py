@@ -7,6 +7,12 @@ spans of one trace sent in several export requests merge (:func:`merge_records`)
 Content that the instrumentation did not capture is never invented: the span's input or
 output stays ``None`` and ``metadata["content"]`` says ``"missing"`` (``"captured"``
 otherwise); replay reads that mark to tell the user how to turn capture on.
+
+Depth is bounded so that what is stored can always be read back (every JSON reader of
+scenarist stops at ``_json_limits.MAX_DEPTH``, 128 levels, and a span costs two: itself and
+its ``children``): a trace whose spans nest deeper than :data:`MAX_SPAN_DEPTH` is refused
+(:class:`OtlpError`, naming the span), in one request or once merged with what is stored;
+an attribute holding JSON deeper than :data:`MAX_CONTENT_DEPTH` stays text.
 """
 
 from __future__ import annotations
@@ -16,14 +22,24 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from scenarist._json_limits import fast_loads
+from scenarist._json_limits import fast_loads, too_deep_text
+from scenarist.errors import OtlpError
 from scenarist.model._construct import construct
 from scenarist.model.record import TraceRecord, with_total
-from scenarist.model.trace import Span, SpanError
+from scenarist.model.trace import MAX_SPAN_DEPTH, Span, SpanError, first_too_deep
 from scenarist.otel import mapping as m
 from scenarist.otel.wire import WireSpan
 
-__all__ = ["merge_records", "records_from_spans", "span_from_wire"]
+__all__ = [
+    "MAX_CONTENT_DEPTH",
+    "MAX_SPAN_DEPTH",
+    "merge_records",
+    "records_from_spans",
+    "span_from_wire",
+]
+
+MAX_CONTENT_DEPTH = 48
+"""JSON levels of an attribute read as JSON (a span's input or output); deeper: its text."""
 
 _SPAN_DEFAULTS: dict[str, Any] = {
     "input": None,
@@ -49,6 +65,8 @@ def _json_or_text(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_or_text(v) for v in value]
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        if too_deep_text(value, MAX_CONTENT_DEPTH):
+            return value
         try:
             return fast_loads(value)
         except (ValueError, RecursionError):  # not JSON, or nested past the parser: text
@@ -432,6 +450,21 @@ def _in_cycle(span: Span, by_id: dict[str, Span]) -> bool:
     return False
 
 
+def _check_depth(trace_hex: str, spans: list[Span]) -> None:
+    """Raise :class:`OtlpError` if ``spans`` nest deeper than :data:`MAX_SPAN_DEPTH`
+    (parents followed as :func:`_tree` does; a cycle counts as a root)."""
+    found = first_too_deep([(s.span_id, s.parent_id) for s in spans])
+    if found is None:
+        return
+    deepest = spans[found[0]]
+    shown = deepest.metadata.get("otel_span_id", deepest.span_id)
+    raise OtlpError(
+        f"trace {trace_hex}: span {shown!r} ({deepest.name!r}) is nested {found[1]} spans "
+        f"deep, more than the limit of {MAX_SPAN_DEPTH} levels (counting the spans already "
+        "stored for this trace); nothing of this request was stored"
+    )
+
+
 def _last_user_text(span: Span) -> Any:
     messages = span.input.get("messages") if isinstance(span.input, dict) else None
     for message in reversed(messages or []):
@@ -487,9 +520,14 @@ def records_from_spans(wires: list[WireSpan]) -> list[TraceRecord]:
     groups: dict[str, list[WireSpan]] = {}
     for wire in wires:
         groups.setdefault(wire.trace_id, []).append(wire)
+    converted = {
+        trace_hex: [span_from_wire(w) for w in group] for trace_hex, group in groups.items()
+    }
+    for trace_hex, spans in converted.items():  # all checked before any is stored
+        _check_depth(trace_hex, spans)
     return [
-        _record(trace_hex, [span_from_wire(w) for w in group], group[0].resource)
-        for trace_hex, group in groups.items()
+        _record(trace_hex, converted[trace_hex], groups[trace_hex][0].resource)
+        for trace_hex in groups
     ]
 
 
@@ -510,6 +548,7 @@ def merge_records(stored: TraceRecord, new: TraceRecord) -> TraceRecord:
     if "service_name" in new.metadata:
         resource["service.name"] = new.metadata["service_name"]
     trace_hex = str(new.metadata.get("otel_trace_id") or new.trace_id.removeprefix("tr_"))
+    _check_depth(trace_hex, list(spans.values()))
     merged = _record(trace_hex, list(spans.values()), resource)
     if merged.agent_name == "otel" and stored.agent_name:
         merged.agent_name = stored.agent_name

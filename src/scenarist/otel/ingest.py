@@ -50,9 +50,22 @@ async def store_records(store: Store, records: list[TraceRecord]) -> None:
     await asyncio.gather(*(store.save_trace(r) for r in merged))
 
 
-async def ingest_otlp(store: Store, data: bytes, content_type: str | None = None) -> Ingested:
-    """Decode an OTLP export request (JSON or protobuf) and store its traces."""
-    spans = decode(data, content_type)
-    records = [redact_received(r) for r in records_from_spans(spans)]
+def _records(
+    data: bytes, content_type: str | None, max_spans: int | None
+) -> tuple[int, list[TraceRecord]]:
+    spans = decode(data, content_type, max_spans=max_spans)
+    return len(spans), [redact_received(r) for r in records_from_spans(spans)]
+
+
+async def ingest_otlp(
+    store: Store, data: bytes, content_type: str | None = None, *, max_spans: int | None = None
+) -> Ingested:
+    """Decode an OTLP export request (JSON or protobuf) and store its traces; more than
+    ``max_spans`` spans raise :class:`~scenarist.otel.wire.OtlpTooLarge`.
+
+    Decoding and converting run in a worker thread: a large request (tens of thousands
+    of spans, seconds of work) must not hold the event loop, which serves every other
+    request meanwhile."""
+    count, records = await asyncio.to_thread(_records, data, content_type, max_spans)
     await store_records(store, records)
-    return Ingested([r.trace_id for r in records], len(spans))
+    return Ingested([r.trace_id for r in records], count)

@@ -9,25 +9,35 @@ when the connection pool has nothing to give; asyncpg's connect failures can sur
     503 {"error": {"code": "database_unavailable", "message": ..., "reason": ...}}
     Retry-After: 1
 
-so clients retry, and ``RemoteStore`` spools what it could not deliver (``scenarist sync``
-sends it once the database is back). The reason is the driver's first line, without SQL
-or parameters.
+so clients retry (OTLP exporters retry a 503, never a 500), and ``RemoteStore`` spools
+what it could not deliver (``scenarist sync`` sends it once the database is back). The
+reason is the driver's first line, without SQL or parameters.
+
+A PostgreSQL server restarting is more varied: asyncpg's "connection was closed in the
+middle of operation", "the database system is shutting down" (or "starting up"),
+``ConnectionDoesNotExistError``, ``CannotConnectNowError``, a reset socket, reach the app
+as SQLAlchemy's plain ``DBAPIError`` or as asyncpg's own errors. Every one of them that
+:func:`~scenarist.store.sql.engine.is_unavailable` recognises (SQLSTATE class 08 and
+57P0x, the types and messages of a lost connection) is a 503 too; any other database
+error keeps its answer (422 for a value the column cannot hold, else 500).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from scenarist._extras import missing_extra
 
 try:
     from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, Response
+    from sqlalchemy.exc import DBAPIError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("server", exc) from exc
 
 from scenarist.server._errors import error_response
-from scenarist.store.sql.engine import UNAVAILABLE_ERRORS, unavailable_reason
+from scenarist.store.sql.engine import UNAVAILABLE_ERRORS, is_unavailable, unavailable_reason
 
 __all__ = ["RETRY_AFTER_S", "UNAVAILABLE_ERRORS", "install_database_errors"]
 
@@ -47,6 +57,34 @@ async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _or_unavailable(handler: Any) -> Any:
+    """``handler`` for a database error, unless the error says the database is gone."""
+
+    async def checked(request: Request, exc: Exception) -> Response:
+        if is_unavailable(exc):
+            return await _unavailable(request, exc)
+        if handler is None:
+            raise exc
+        response: Response = await handler(request, exc)
+        return response
+
+    return checked
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """asyncpg's own errors (raised outside SQLAlchemy's wrapping, as while connecting)."""
+    try:
+        import asyncpg  # type: ignore[import-untyped]
+    except ImportError:
+        return ()
+    return (asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
 def install_database_errors(app: FastAPI) -> None:
+    """503 for the errors of an unavailable database (call after ``install_error_handlers``:
+    the handler of ``DBAPIError`` found there answers the others)."""
     for error in UNAVAILABLE_ERRORS:
         app.add_exception_handler(error, _unavailable)
+    for error in (DBAPIError, OSError, *_driver_errors()):
+        previous = app.exception_handlers.get(error)
+        app.add_exception_handler(error, _or_unavailable(previous))

@@ -19,6 +19,7 @@ try:
 except ImportError as exc:
     raise missing_extra("server", exc) from exc
 
+from scenarist.server._encoding import Decompress
 from scenarist.server._errors import ERROR_RESPONSES, BodySizeLimit, install_error_handlers
 from scenarist.server._request_guard import RequestGuard, allowed_hosts_from_env
 from scenarist.server._responses import FiniteJSONResponse
@@ -29,7 +30,7 @@ from scenarist.server.projects import ProjectScope
 from scenarist.server.ratelimit import RateLimit, RateLimiter
 from scenarist.server.routes_api import router as api_router
 from scenarist.server.routes_ops import router as ops_router
-from scenarist.server.routes_otlp import install_otlp
+from scenarist.server.routes_otlp import install_otlp, otlp_limits_from_env
 from scenarist.server.routes_veval import router as veval_router
 from scenarist.store.sql.retention import retention_days_from_env
 from scenarist.store.sql.store import SqlStore
@@ -53,6 +54,8 @@ def create_app(
     rate_limit: RateLimit | str | None = None,
     retention_days: float | None = None,
     allowed_hosts: Iterable[str] | None = None,
+    otlp_max_spans: int | None = None,
+    otlp_max_bytes: int | None = None,
 ) -> FastAPI:
     """The scenarist server app.
 
@@ -66,7 +69,11 @@ def create_app(
     older runs and traces at start (default ``SCENARIST_RETENTION_DAYS``, else keep all).
     ``allowed_hosts``: host names served besides the loopback ones (default
     ``SCENARIST_ALLOWED_HOSTS``; see :mod:`._request_guard`, which also refuses writes
-    from other origins).
+    from other origins). ``otlp_max_spans``, ``otlp_max_bytes``: what one OTLP request
+    may hold (default ``SCENARIST_OTLP_MAX_SPANS``, ``SCENARIST_OTLP_MAX_BYTES``, else
+    20,000 spans and 32 MiB decompressed; see :mod:`.routes_otlp`). Bodies sent with
+    ``Content-Encoding: gzip`` or ``deflate`` are inflated, the body limit applying to
+    the inflated bytes too (:mod:`._encoding`).
     """
     the_store = store if store is not None else SqlStore(database_url, pooled=True)
 
@@ -90,11 +97,15 @@ def create_app(
     )
     app.state.store = the_store
     app.state.open_mode_allowed = is_loopback(host)
+    env_spans, env_bytes = otlp_limits_from_env()
+    app.state.otlp_limits = (otlp_max_spans or env_spans, otlp_max_bytes or env_bytes)
+    body_limit = max_body_bytes or _max_body_bytes()
     install_error_handlers(app)
     install_database_errors(app)  # locked or gone → 503 database_unavailable
     install_otlp(app)  # OTLP/HTTP receiver; its /v1/traces dispatch sits inside the body limit
     app.add_middleware(ProjectScope)  # innermost: the routes run in the request's project
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes or _max_body_bytes())
+    app.add_middleware(Decompress, max_bytes=body_limit)  # the limit, again once inflated
+    app.add_middleware(BodySizeLimit, max_bytes=body_limit)
     app.add_middleware(  # outermost: nothing is read for a foreign host or origin
         RequestGuard,
         loopback_only=is_loopback(host),

@@ -15,6 +15,7 @@ from scenarist.store.location import database_label
 __all__ = [
     "DEFAULT_PORT",
     "TRUSTED_PROXIES_ENV",
+    "connection_options",
     "open_mode_notice",
     "serve",
     "uvicorn_options",
@@ -35,6 +36,25 @@ def uvicorn_options(trusted_proxies: Sequence[str] | None) -> dict[str, Any]:
     if not trusted:
         return {"proxy_headers": False}
     return {"proxy_headers": True, "forwarded_allow_ips": ",".join(trusted)}
+
+
+def connection_options(
+    header_timeout_s: float | None = None, max_connections: int | None = None
+) -> dict[str, Any]:
+    """uvicorn settings for connections that send nothing (see
+    :mod:`scenarist.server._connections`): the header timeout and the connection cap
+    (arguments, else ``SCENARIST_HEADER_TIMEOUT_S`` and ``SCENARIST_MAX_CONNECTIONS``,
+    else 10 s and the open-files limit, raised to its hard limit, less 128)."""
+    from scenarist.server._connections import connection_limits, guarded_protocol
+
+    timeout_s, cap = connection_limits(header_timeout_s, max_connections)
+    options: dict[str, Any] = {
+        "http": guarded_protocol(timeout_s, cap),
+        "timeout_keep_alive": 5,  # idle after a response (uvicorn's default, stated)
+    }
+    if cap is not None:  # uvicorn answers 503 at this many (ours stay at most cap)
+        options["limit_concurrency"] = cap + 1
+    return options
 
 
 def open_mode_notice(host: str, port: int) -> str:
@@ -111,5 +131,10 @@ def serve(
     # a process that manages the collector itself is left alone.
     with frozen_while_running():
         uvicorn.run(
-            app, host=host, port=port, log_level=log_level, **uvicorn_options(trusted_proxies)
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            **uvicorn_options(trusted_proxies),
+            **connection_options(),
         )

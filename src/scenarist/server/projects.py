@@ -114,6 +114,8 @@ class ProjectScope:
         async def with_cookie(message: Message) -> None:
             if remember and message["type"] == "http.response.start":
                 cookie = f"{COOKIE}={project}; Path=/; SameSite=Lax; HttpOnly"
+                if scope.get("scheme") == "https":  # (a trusted proxy's X-Forwarded-Proto too)
+                    cookie += "; Secure"
                 message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
             await send(message)
 

@@ -14,11 +14,12 @@ from fastapi import APIRouter, Body, Path, Request, Response
 from pydantic import ValidationError
 
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
+from scenarist.model.trace import MAX_SPAN_DEPTH, first_too_deep
 from scenarist.model.veval_wire import from_veval, to_veval
 from scenarist.redaction import redact_received
 from scenarist.server._deps import Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error, validation_fields
-from scenarist.server._input_limits import CheckedRoute
+from scenarist.server._input_limits import CheckedRoute, InvalidInput
 from scenarist.server.auth import require_scope
 from scenarist.server.schemas import ItemsBody, ScenarioRunBody, SnapshotBody, VevalTrace
 from scenarist.store.sql._rows import dumps
@@ -93,6 +94,17 @@ def _item_json(item_id: str, item: ScenarioItem) -> dict[str, Any]:
 @router.post("/traces", status_code=201, dependencies=[Ingest])
 async def post_trace(trace: VevalTrace, store: Store) -> dict[str, str]:
     """Store a trace sent in Veval's format (replacing one with the same id)."""
+    found = first_too_deep([(step.step_id, step.parent_step_id) for step in trace.steps])
+    if found is not None:  # what is stored must read back (as for OTLP traces)
+        index, depth = found
+        message = (
+            f"step {trace.steps[index].step_id!r} is nested {depth} steps deep, more than "
+            f"the limit of {MAX_SPAN_DEPTH} levels"
+        )
+        field = f"steps.{index}.parent_step_id"
+        raise InvalidInput(
+            f"{field}: {message}", [{"field": field, "message": message, "type": "too_deep"}]
+        )
     record = redact_received(from_veval(trace.model_dump()))
     await store.save_trace(record)
     return {"trace_id": record.trace_id}

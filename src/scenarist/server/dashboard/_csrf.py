@@ -53,8 +53,17 @@ def csrf_token(request: Request, response_cookies: list[str]) -> str:
     return _sign(request, cookie)
 
 
-def set_cookie(response: Response, value: str) -> None:
-    response.set_cookie(COOKIE, value, httponly=True, samesite="strict", path="/")
+def set_cookie(request: Request, response: Response, value: str) -> None:
+    """The CSRF cookie, ``Secure`` when ``request`` came over https (directly, or through
+    a proxy the server trusts: uvicorn sets the scheme from ``X-Forwarded-Proto`` then)."""
+    response.set_cookie(
+        COOKIE,
+        value,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=request.url.scheme == "https",
+    )
 
 
 def verify_csrf(request: Request, token: str | None) -> None:

@@ -59,7 +59,7 @@ def render_form(
     token = csrf_token(request, new_cookies)
     response = render(template, page, wants_json=False, status_code=status_code, csrf_token=token)
     for value in new_cookies:
-        set_cookie(response, value)
+        set_cookie(request, response, value)
     response.headers["Cache-Control"] = "no-store"
     return response
 

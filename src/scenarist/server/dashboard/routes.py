@@ -174,7 +174,7 @@ async def _trace_response(
         snapshot_saved=saved or None,
     )
     for value in new_cookies:
-        set_cookie(response, value)
+        set_cookie(request, response, value)
     return response
 
 
@@ -201,7 +201,7 @@ async def _items_response(
         csrf_token=token,
     )
     for value in new_cookies:
-        set_cookie(response, value)
+        set_cookie(request, response, value)
     return response
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "UNAVAILABLE_ERRORS",
     "Database",
     "default_database_url",
+    "is_unavailable",
     "make_engine",
     "resolve_database_url",
     "unavailable_reason",
@@ -73,6 +74,53 @@ UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
 )
 """What a locked, gone or unreachable database raises (the server answers 503 for them,
 the CLI one line naming the reason)."""
+
+
+_UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+"""PostgreSQL's codes for a server going away or not there yet (besides class 08,
+connection exceptions): shutdown by an administrator, a crash, "cannot connect now" (the
+database system is starting up, shutting down or in recovery), too many connections."""
+_UNAVAILABLE_TEXT = (
+    "the database system is",  # ... shutting down / starting up / in recovery mode
+    "terminating connection due to",
+    "connection was closed in the middle of operation",
+    "connection is closed",
+    "server closed the connection unexpectedly",
+    "database is locked",
+)
+_ASYNCPG_CONNECTION_ERRORS = frozenset(
+    {"InterfaceError", "ConnectionDoesNotExistError", "InternalClientError"}
+)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it wraps: SQLAlchemy's ``orig``, the cause, the context)
+    says the database is gone, going or not yet back, as opposed to a bad query or value.
+
+    The drivers do not agree on a type: asyncpg's errors reach SQLAlchemy as a plain
+    ``DBAPIError`` ("connection was closed in the middle of operation", "the database
+    system is shutting down"), or as themselves from a connection's setup; so the
+    SQLSTATE, the type names and the messages of a lost connection count too."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, (*UNAVAILABLE_ERRORS, TimeoutError)):
+            return True
+        if getattr(seen, "connection_invalidated", False):  # SQLAlchemy saw a disconnect
+            return True
+        state = getattr(seen, "sqlstate", None) or getattr(seen, "pgcode", None)
+        if isinstance(state, str) and (state.startswith("08") or state in _UNAVAILABLE_SQLSTATES):
+            return True
+        if type(seen).__module__.startswith("asyncpg") and (
+            type(seen).__name__ in _ASYNCPG_CONNECTION_ERRORS
+        ):
+            return True
+        text = str(seen).lower()
+        if any(marker in text for marker in _UNAVAILABLE_TEXT):
+            return True
+        seen = getattr(seen, "orig", None) or seen.__cause__ or seen.__context__
+    return False
 
 
 def unavailable_reason(exc: BaseException) -> str:

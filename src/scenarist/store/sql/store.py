@@ -11,6 +11,7 @@ to the latest version on first use.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -91,8 +92,14 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         if not records:
             return
         now, project = datetime.now(UTC), self.project
-        last = {r.trace_id: r for r in records}.values()
-        rows = [{**trace_row(r, now), "project": project} for r in last]
+
+        def rows_of() -> list[dict[str, Any]]:
+            last = {r.trace_id: r for r in records}.values()
+            return [{**trace_row(r, now), "project": project} for r in last]
+
+        # Serialising a receiver's batch takes seconds at tens of thousands of spans: in a
+        # worker thread, so the event loop keeps serving other requests meanwhile.
+        rows = await asyncio.to_thread(rows_of)
         statement = self._upsert(_TRACES, rows[0], ("project", "trace_id"))
 
         async def write(connection: AsyncConnection) -> None:

@@ -23,6 +23,7 @@ from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.http._throttle import Throttle, throttling
+from scenarist.veval._watch import seen
 from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
 from scenarist.veval.results import ItemRunResult, ScenarioRunResult
@@ -108,6 +109,7 @@ async def run_items(
         },
     )
     await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))
+    seen(run)  # `scenarist run` counts the runs a file's module-level code makes
     return run
 
 

@@ -158,3 +158,6 @@ class ScenarioRunRecord(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     items: list[ItemSummary] = Field(default_factory=list)
+    inline_items: bool = False
+    """The items were passed to the run (``items=[...]``), not fetched from the stored
+    items: the items page lists them under this run."""

@@ -85,6 +85,7 @@ async def run_items(
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
+    inline = items is not None
     items, error = await _scenario_items(harness, scenario_name, items)
     results: Sequence[ItemRunResult | None]
     if executor is not None and items:
@@ -106,6 +107,7 @@ async def run_items(
             "started_at": started_at,
             "duration_ms": (time.perf_counter() - t0) * 1000,
             "error": error,
+            "inline_items": inline,
         },
     )
     await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))

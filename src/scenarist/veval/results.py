@@ -75,6 +75,8 @@ class ScenarioRunResult(Positional):
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     duration_ms: float = 0.0
     error: str | None = None
+    inline_items: bool = False
+    """The items were passed as ``items=[...]`` (not fetched from the store)."""
 
     @property
     def pass_count(self) -> int:
@@ -149,6 +151,7 @@ class ScenarioRunResult(Positional):
                 "fail_count": self.fail_count,
                 "cost_usd": self.cost_usd,
                 "error": self.error,
+                "inline_items": self.inline_items,
                 "items": [
                     construct(
                         ItemSummary,

@@ -228,3 +228,17 @@ def test_a_bad_item_list_names_the_file_and_field(tmp_path: Path, text: str, mes
     run = _run(tmp_path, "bad.items.yaml")
     assert run.returncode == 2, run.stdout + run.stderr
     assert "bad.items.yaml" in run.stderr and message in run.stderr, run.stderr
+
+
+def test_a_module_that_asserts_its_failed_run_passed_exits_1_not_2(tmp_path: Path) -> None:
+    trace_id = _record(tmp_path)
+    text = _python_items(trace_id, expected="refunded") + "\nresult.assert_passed()\n"
+    _write(tmp_path, "asserting.py", text)
+    run = _run(tmp_path, "asserting.py", "--junit", "report.xml")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert _cases(tmp_path / "report.xml") == {"regressions / late order": "failure"}
+    passing = _python_items(trace_id, expected="is late") + "\nassert False, 'own check'\n"
+    _write(tmp_path, "asserting.py", passing)
+    broken = _run(tmp_path, "asserting.py")
+    assert broken.returncode == 2, broken.stdout + broken.stderr  # the file's own error
+    assert "AssertionError: own check" in broken.stderr

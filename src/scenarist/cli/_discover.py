@@ -22,10 +22,12 @@ Rules (also in ``docs/design/cli.md``):
   other files still run, and the run exits 2.
 * Items count as scenarios do. The ``run_scenario(...)`` calls a Python file's module
   level makes (on the default client or a ``Client``) run while it is imported; their
-  results are kept with the file. A data file whose mapping has ``items`` (and no
-  ``steps`` or ``scenarios``) is an item list (:mod:`scenarist.formats.item_list`), run
-  after the scenarios; in a folder, item lists are read when named
-  ``*.items.yaml|yml|json``.
+  results are kept with the file (also when the module then raises ``AssertionError``
+  and a run failed: ``run_scenario(...).assert_passed()`` at module level is a failed
+  run, exit 1, not a file that failed to load). A data file whose mapping has ``items``
+  (and no ``steps`` or ``scenarios``) is an item list
+  (:mod:`scenarist.formats.item_list`), run after the scenarios; in a folder, item lists
+  are read when named ``*.items.yaml|yml|json``.
 """
 
 from __future__ import annotations
@@ -132,6 +134,16 @@ def discover(paths: list[Path]) -> Discovery:
                     LoadError(file, construction_message(file, exc), traceback.format_exc())
                 )
                 continue
+            except AssertionError as exc:
+                if source.item_runs and not all(r.passed for r in source.item_runs):
+                    # `run_scenario(...).assert_passed()` at module level: the items' own
+                    # failures are the verdict (exit 1), not a file that failed to load
+                    found.files.append(source)
+                    continue
+                found.errors.append(
+                    LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
+                )
+                continue
             except (Exception, SystemExit) as exc:  # user code: report it, run the rest
                 found.errors.append(
                     LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
@@ -219,8 +231,10 @@ def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
         from scenarist.veval._watch import watching
 
         with watching() as runs:
-            module = _import(file)
-        source.item_runs.extend(runs)
+            try:
+                module = _import(file)
+            finally:  # kept when the module then raised (its own `assert run.passed`)
+                source.item_runs.extend(runs)
         objects = list(vars(module).values())
     else:
         data = read_data(file)

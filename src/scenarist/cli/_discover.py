@@ -20,6 +20,14 @@ Rules (also in ``docs/design/cli.md``):
   its suite's target.
 * A file that fails to import or load is reported with its path and the error; the
   other files still run, and the run exits 2.
+* Items count as scenarios do. The ``run_scenario(...)`` calls a Python file's module
+  level makes (on the default client or a ``Client``) run while it is imported; their
+  results are kept with the file (also when the module then raises ``AssertionError``
+  and a run failed: ``run_scenario(...).assert_passed()`` at module level is a failed
+  run, exit 1, not a file that failed to load). A data file whose mapping has ``items``
+  (and no ``steps`` or ``scenarios``) is an item list
+  (:mod:`scenarist.formats.item_list`), run after the scenarios; in a folder, item lists
+  are read when named ``*.items.yaml|yml|json``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,22 +49,35 @@ from scenarist.engine.scenario import Scenario
 from scenarist.engine.suite import Suite
 from scenarist.errors import UserError
 from scenarist.formats.files import read_data
+from scenarist.formats.item_list import ItemList, is_item_list, load_item_list
 from scenarist.model._missing import is_missing
+
+if TYPE_CHECKING:
+    from scenarist.veval.results import ScenarioRunResult
 
 __all__ = ["Discovery", "LoadError", "SourceFile", "discover"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", ".cassettes", "venv", "site-packages"}
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
-_NAMED_DATA = tuple(f".{kind}{ext}" for kind in ("scenario", "suite") for ext in _DATA_SUFFIXES)
+_NAMED_DATA = tuple(
+    f".{kind}{ext}" for kind in ("scenario", "suite", "items") for ext in _DATA_SUFFIXES
+)
 
 
 @dataclass
 class SourceFile:
-    """The scenarios found in one file, and the suite names they came from."""
+    """The scenarios found in one file, and the suite names they came from; the
+    scenario runs its module-level code made (``item_runs``), or the item list it holds."""
 
     path: Path
     scenarios: list[Scenario] = field(default_factory=list)
     suite_names: list[str] = field(default_factory=list)
+    item_runs: list[ScenarioRunResult] = field(default_factory=list)
+    item_list: tuple[ItemList, Any] | None = None
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.scenarios or self.item_runs or self.item_list)
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,11 @@ class Discovery:
     @property
     def scenario_count(self) -> int:
         return sum(len(f.scenarios) for f in self.files)
+
+    @property
+    def has_items(self) -> bool:
+        """Whether a file ran items at import or holds an item list."""
+        return any(f.item_runs or f.item_list for f in self.files)
 
 
 def discover(paths: list[Path]) -> Discovery:
@@ -107,17 +134,28 @@ def discover(paths: list[Path]) -> Discovery:
                     LoadError(file, construction_message(file, exc), traceback.format_exc())
                 )
                 continue
+            except AssertionError as exc:
+                if source.item_runs and not all(r.passed for r in source.item_runs):
+                    # `run_scenario(...).assert_passed()` at module level: the items' own
+                    # failures are the verdict (exit 1), not a file that failed to load
+                    found.files.append(source)
+                    continue
+                found.errors.append(
+                    LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
+                )
+                continue
             except (Exception, SystemExit) as exc:  # user code: report it, run the rest
                 found.errors.append(
                     LoadError(file, f"{file}: {_one_line(exc)}", traceback.format_exc())
                 )
                 continue
-            if source.scenarios:
+            if source.has_work:
                 found.files.append(source)
             elif explicit:
                 raise UserError(
                     f"{file}: no scenarios found; define a module-level Suite or Scenario "
-                    "(Python) or write a scenario or suite (YAML/JSON)"
+                    "or call run_scenario(..., items=...) (Python), or write a scenario, a "
+                    "suite or an item list (YAML/JSON)"
                 )
     return found
 
@@ -190,9 +228,19 @@ def _walk(folder: Path, visited: set[Path] | None = None) -> list[Path]:
 
 def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
     if file.suffix == ".py":
-        objects = list(vars(_import(file)).values())
+        from scenarist.veval._watch import watching
+
+        with watching() as runs:
+            try:
+                module = _import(file)
+            finally:  # kept when the module then raised (its own `assert run.passed`)
+                source.item_runs.extend(runs)
+        objects = list(vars(module).values())
     else:
         data = read_data(file)
+        if is_item_list(data):
+            source.item_list = load_item_list(file)
+            return
         suite = ".suite." in file.name.lower() or (isinstance(data, dict) and "scenarios" in data)
         model = Suite if suite else Scenario
         objects = [model.from_file(file)]

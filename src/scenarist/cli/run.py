@@ -47,7 +47,9 @@ HELP = (
     "Run the scenarios found in PATHs (files or folders).\n\n"
     "Python files are imported and their module-level Suite and Scenario objects run; YAML "
     "and JSON files hold one scenario or a suite (in folders: *.scenario.yaml, "
-    "*.suite.yaml).\n\n"
+    "*.suite.yaml). Items count as scenarios: the run_scenario(..., items=...) calls a "
+    "Python file makes at module level, and item lists (YAML/JSON with scenario_name, "
+    "agent, items; in folders: *.items.yaml), one result per item.\n\n"
     "Exit codes: 0 all passed (or pass rate at least --fail-under); 1 scenarios failed; "
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
@@ -282,7 +284,7 @@ def run(
     if target is not None:
         _give_target(found, target)
     files = _filter(found, chosen)
-    if not any(f.scenarios for f in found.files) and found.errors:
+    if not any(f.has_work for f in found.files) and found.errors:
         # nothing could be loaded: no report of nothing, no empty run stored
         count = len(found.errors)
         typer.echo(
@@ -290,12 +292,13 @@ def run(
             "ran; fix the errors above",
         )
         raise typer.Exit(2)
-    if not any(f.scenarios for f in files) and not found.errors:
+    if not any(f.has_work for f in files) and not found.errors:
         filters = " and ".join(f for f, on in (("-k", keyword), ("--tag", tag)) if on)
         if not filters:
             raise UserError(
                 f"no scenarios found in {', '.join(map(str, paths))}; define a module-level "
-                "Suite or Scenario, or name scenario files *.scenario.yaml / *.suite.yaml"
+                "Suite or Scenario, or name scenario files *.scenario.yaml / *.suite.yaml "
+                "(item lists *.items.yaml)"
             )
         raise UserError(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
@@ -303,15 +306,25 @@ def run(
     _warn_duplicate_names(files)
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
+    scenario_files = [f for f in files if f.scenarios]
     plan = _Plan(
-        files, _parallel(parallel), repeat, mode, quiet, _ray_executor(ray, files), project, junit
+        scenario_files,
+        _parallel(parallel),
+        repeat,
+        mode,
+        quiet,
+        _ray_executor(ray, scenario_files),
+        project,
+        junit,
     )
     ran = _execute(plan, _suite_name(found))
+    if not ran.interrupted:
+        _run_items(ran, files, plan)
     result, header = ran.result, ran.header
     from rich.console import Console
 
     console = Console()
-    collected = sum(len(f.scenarios) for f in files)
+    collected = sum(len(f.scenarios) for f in files) + ran.item_results
     if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
         console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
         outcome = verdict(result, collected=collected, interrupted=True)
@@ -401,8 +414,14 @@ def _give_target(found: Discovery, reference: str) -> None:
 def _filter(found: Discovery, chosen: list[Any]) -> list[SourceFile]:
     if not chosen:
         return found.files
-    return [
-        SourceFile(f.path, [s for s in f.scenarios if all(m(s) for m in chosen)], f.suite_names)
+    return [  # items are not selected: a file's module-level runs have already run
+        SourceFile(
+            f.path,
+            [s for s in f.scenarios if all(m(s) for m in chosen)],
+            f.suite_names,
+            f.item_runs,
+            f.item_list,
+        )
         for f in found.files
     ]
 
@@ -488,6 +507,61 @@ class _Ran:
     """Files a cassette stopped (a replay miss, a cassette that cannot be used)."""
     tapes: list[CassetteStats]
     """Each file's cassette verdict (``--record`` / ``--replay``)."""
+    item_results: int = 0
+    """How many of ``result``'s results are items (after the scenarios')."""
+
+
+def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
+    """Add the items to ``ran``: the runs files made while imported, then each item
+    list run on the default client (inside the file's cassette with ``--record`` /
+    ``--replay``, as a scenario file's agents are); one scenario result per item."""
+    from scenarist._sync import run_sync
+    from scenarist.veval.default_client import get_client
+
+    runs: list[Any] = []
+
+    async def run_list(file: SourceFile) -> None:
+        assert file.item_list is not None
+        spec, agent = file.item_list
+
+        async def call() -> Any:
+            return await get_client().run_scenario_async(
+                spec.scenario_name,
+                agent,
+                list(spec.assertions),
+                spec.scenario_items(),
+                max_concurrency=max(spec.max_concurrency, _cap(plan.parallel)),
+            )
+
+        if plan.cassette_mode is None:
+            runs.append(await call())
+            return
+        from scenarist.replay.cassette import cassette
+
+        path = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
+        tape = cassette(path, plan.cassette_mode)  # type: ignore[arg-type]
+        async with tape:
+            runs.append(await call())
+        ran.tapes.append(tape.stats)
+
+    for file in files:
+        runs.extend(file.item_runs)
+        if file.item_list is None:
+            continue
+        try:
+            with _ctrl_c_interrupts():
+                run_sync(run_list, file)
+        except KeyboardInterrupt:
+            ran.interrupted = True
+            break
+        except (ReplayError, CassetteError) as exc:
+            ran.replay_errors.append(f"{file.path}: {exc}")
+        except UserError as exc:
+            ran.errors.append(f"{file.path}: {exc}")
+    results = [r for run in runs for r in run.to_scenario_results()]
+    if results:
+        ran.item_results = len(results)
+        ran.result = ran.result.model_copy(update={"results": [*ran.result.results, *results]})
 
 
 def replay_tally(tapes: list[CassetteStats]) -> str:

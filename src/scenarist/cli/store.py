@@ -386,9 +386,8 @@ def items_add(
         )
     item_id = _sync(store.add_item, scenario, ScenarioItem(name=name, trace_id=trace))
     typer.echo(f"added item {item_id} (trace {trace}) to scenario {scenario!r} in {_where(store)}")
-    if record.metadata.get("source") == "otel":
-        from scenarist.otel.replay import content_problem
+    from scenarist.veval.agent_replay import replay_problem
 
-        problem = content_problem(record)
-        if problem is not None:
-            typer.echo(f"warning: this item will error when run: {problem}", err=True)
+    problem = replay_problem(record)  # what the trace page says too
+    if problem is not None:
+        typer.echo(f"warning: this item will error when run: {problem}", err=True)

@@ -80,7 +80,7 @@ def _import_builtin_kinds() -> None:
 
 
 def json_schema() -> dict[str, Any]:
-    """The schema of a scenario file: one scenario, or a suite of them."""
+    """The schema of a scenario file: one scenario, a suite of them, or an item list."""
     _import_builtin_kinds()
     from scenarist.checks.base import Check
     from scenarist.engine.interactions import InteractionSpec
@@ -104,16 +104,26 @@ def json_schema() -> dict[str, Any]:
         "anyOf": [{"type": "string"}, {"type": "null"}],
         "default": None,
     }
+    from scenarist.formats.item_list import ItemList
+
+    items = ItemList.model_json_schema(schema_generator=_FileSchema, ref_template="#/$defs/{model}")
+    defs.update(items.pop("$defs"))
+    defs["ItemList"] = items
     defs["Check"] = _family_union(Check, defs)
     defs["InteractionSpec"] = _family_union(InteractionSpec, defs)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "scenarist scenario file",
         "description": (
-            "One scenario (name, steps...) or a suite (name, scenarios), as YAML or JSON. "
-            "Checks and interactions are chosen by their 'kind'."
+            "One scenario (name, steps...), a suite (name, scenarios) or an item list "
+            "(scenario_name, agent, items), as YAML or JSON. Checks and interactions are "
+            "chosen by their 'kind'."
         ),
-        "anyOf": [{"$ref": "#/$defs/Scenario"}, {"$ref": "#/$defs/Suite"}],
+        "anyOf": [
+            {"$ref": "#/$defs/Scenario"},
+            {"$ref": "#/$defs/Suite"},
+            {"$ref": "#/$defs/ItemList"},
+        ],
         "$defs": dict(sorted(defs.items())),
     }
 

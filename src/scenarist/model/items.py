@@ -138,6 +138,10 @@ class ItemSummary(BaseModel):
     duration_ms: float = 0.0
     cost_usd: float | None = None
     trace_backed: bool = False
+    replay_of: str | None = None
+    """A trace-backed item's recorded trace (``trace_id`` is the trace of this run: for a
+    trace-backed item, its replay); the dashboard's trace page finds the item's verdicts
+    by it."""
 
 
 class ScenarioRunRecord(BaseModel):
@@ -154,3 +158,6 @@ class ScenarioRunRecord(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     items: list[ItemSummary] = Field(default_factory=list)
+    inline_items: bool = False
+    """The items were passed to the run (``items=[...]``), not fetched from the stored
+    items: the items page lists them under this run."""

@@ -113,6 +113,7 @@ class ScenarioRunBody(BaseModel):
     duration_ms: float | None = None
     cost_usd: float | None = None
     error: str | None = None
+    inline_items: bool = False
 
     def to_record(self, scenario_name: str) -> tuple[ScenarioRunRecord, dict[str, Any] | None]:
         """The stored summary, and what it has no field for (Veval's judgments)."""
@@ -142,6 +143,7 @@ class ScenarioRunBody(BaseModel):
             cost_usd=self.cost_usd,
             error=self.error,
             items=items,
+            inline_items=self.inline_items,
         )
         return record, ({"judgments": judgments} if judgments else None)
 

@@ -24,6 +24,7 @@ from scenarist.replay.snapshots import SnapshotData, save_snapshot_async
 from scenarist.server.schemas import Ident
 from scenarist.store.sql._rows import check_name, dumps
 from scenarist.store.sql.store import SqlStore
+from scenarist.veval.agent_replay import replay_problem
 
 __all__ = [
     "TraceItemBody",
@@ -59,6 +60,10 @@ class TraceItemCreated(BaseModel):
     item_id: str
     scenario_name: str
     item: dict[str, Any]
+    replay_problem: str | None = None
+    """Why running the item will error instead of replaying the trace (an OpenTelemetry
+    trace without its LLM calls' content, a trace without steps); ``None`` when it
+    replays. The item is made all the same: the trace may be re-imported with content."""
 
 
 class TraceSnapshotSaved(BaseModel):
@@ -80,7 +85,8 @@ async def trace_to_item(
     """Append a trace-backed item for ``trace_id`` to ``scenario_name``'s items."""
     scenario_name = _name(scenario_name, "scenario name")
     label = check_name((name or "").strip() or None, "item name")
-    if await store.get_trace(trace_id) is None:
+    record = await store.get_trace(trace_id)
+    if record is None:
         raise TraceNotFound(f"no trace {trace_id!r}")
     item = ScenarioItem(name=label, trace_id=trace_id)
     item_id = await store.add_item(scenario_name, item)
@@ -88,6 +94,7 @@ async def trace_to_item(
         item_id=item_id,
         scenario_name=scenario_name,
         item={"id": item_id, **json.loads(dumps(item))},
+        replay_problem=replay_problem(record),
     )
 
 

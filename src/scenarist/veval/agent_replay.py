@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from scenarist.store.base import Store
     from scenarist.veval.execution import Agent, Harness
 
-__all__ = ["load_recording", "replay_recording"]
+__all__ = ["load_recording", "replay_problem", "replay_recording"]
 
 
 def _read_recording(path: Path) -> TraceRecord:
@@ -52,6 +52,21 @@ async def require_recording(store: Store, trace: TraceRecord | str) -> TraceReco
     if recording is None:
         raise UserError(f"trace {trace!r} was not found in the store; check the trace id")
     return recording
+
+
+def replay_problem(recording: TraceRecord) -> str | None:
+    """Why a trace-backed item of ``recording`` would error instead of replaying (no
+    steps; an OpenTelemetry trace without its LLM calls' content), ``None`` when it can
+    replay: the trace page and ``scenarist items add`` say it before anyone runs it."""
+    from scenarist.errors import EmptyRecordingError
+
+    if not recording.steps:
+        return str(EmptyRecordingError.for_trace(recording.trace_id))
+    if recording.metadata.get("source") == "otel":
+        from scenarist.otel.replay import content_problem
+
+        return content_problem(recording)
+    return None
 
 
 def _no_steps(recording: TraceRecord) -> ReplayResult:

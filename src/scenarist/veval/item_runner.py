@@ -23,6 +23,7 @@ from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import ReplayOptions
 from scenarist.tracing.context import RunContext
 from scenarist.tracing.http._throttle import Throttle, throttling
+from scenarist.veval._watch import seen
 from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
 from scenarist.veval.results import ItemRunResult, ScenarioRunResult
@@ -84,6 +85,7 @@ async def run_items(
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
+    inline = items is not None
     items, error = await _scenario_items(harness, scenario_name, items)
     results: Sequence[ItemRunResult | None]
     if executor is not None and items:
@@ -105,9 +107,11 @@ async def run_items(
             "started_at": started_at,
             "duration_ms": (time.perf_counter() - t0) * 1000,
             "error": error,
+            "inline_items": inline,
         },
     )
     await harness.store.save_scenario_run(run.to_record(datetime.now(UTC)))
+    seen(run)  # `scenarist run` counts the runs a file's module-level code makes
     return run
 
 

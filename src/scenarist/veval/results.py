@@ -18,6 +18,7 @@ from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
 from scenarist.model.record import TraceRecord
 
 if TYPE_CHECKING:
+    from scenarist.model.results import ScenarioResult
     from scenarist.tracing.context import RunContext
 
 __all__ = ["ItemRunResult", "ScenarioRunResult"]
@@ -74,6 +75,8 @@ class ScenarioRunResult(Positional):
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     duration_ms: float = 0.0
     error: str | None = None
+    inline_items: bool = False
+    """The items were passed as ``items=[...]`` (not fetched from the store)."""
 
     @property
     def pass_count(self) -> int:
@@ -148,6 +151,7 @@ class ScenarioRunResult(Positional):
                 "fail_count": self.fail_count,
                 "cost_usd": self.cost_usd,
                 "error": self.error,
+                "inline_items": self.inline_items,
                 "items": [
                     construct(
                         ItemSummary,
@@ -159,12 +163,68 @@ class ScenarioRunResult(Positional):
                             "duration_ms": r.duration_ms,
                             "cost_usd": r.cost_usd,
                             "trace_backed": r.item.is_trace_backed,
+                            "replay_of": r.item.trace_id if r.item.is_trace_backed else None,
                         },
                     )
                     for r in self.results
                 ],
             },
         )
+
+    def to_scenario_results(self) -> list[ScenarioResult]:
+        """The run as scenario results, one per item (``<scenario> / <item>``), so
+        ``scenarist run`` reports, counts and writes to JUnit the items a file ran as it
+        does scenarios. An item's failures are its failed checks; a run that failed as a
+        whole (no items, a fetch that raised) is one errored result."""
+        from scenarist.model.results import (
+            CheckResult,
+            CheckStatus,
+            ScenarioResult,
+            StepError,
+            TestCaseResult,
+        )
+        from scenarist.model.trace import Interaction, Trace
+
+        name = self.scenario_name or "scenario run"
+        if self.error is not None or not self.results:
+            error = StepError(
+                message=self.error or "no items ran",
+                exception_type="ScenarioRunError",
+                phase="items",
+            )
+            return [ScenarioResult(scenario_name=name, steps=[TestCaseResult(error=error)])]
+        converted = []
+        for r in self.results:
+            label = r.item.label
+            if r.passed:
+                checks = [
+                    CheckResult(
+                        status=CheckStatus.PASS,
+                        message=f"passed ({len(r.item.assertions)} item assertion(s))",
+                        kind="item",
+                        name=label,
+                    )
+                ]
+            else:
+                checks = [
+                    CheckResult(status=CheckStatus.FAIL, message=f, kind="item", name=label)
+                    for f in r.failures or ["failed"]
+                ]
+            if r.record is not None:
+                trace = r.record.to_trace()
+            else:
+                trace = Trace(interactions=[Interaction(inputs=r.item.input, outputs=r.output)])
+            kind = "trace-backed" if r.item.is_trace_backed else "synthetic"
+            converted.append(
+                ScenarioResult(
+                    scenario_name=f"{name} / {label}",
+                    steps=[TestCaseResult(results=checks, duration_ms=round(r.duration_ms))],
+                    final_trace=trace,
+                    duration_ms=round(r.duration_ms),
+                    tags=["item", kind, *r.item.tags],
+                )
+            )
+        return converted
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` listing every failing item unless the run passed."""

@@ -188,6 +188,27 @@ class SpanNode(BaseModel):
     span_id: str = ""
 
 
+class TraceLineage(BaseModel):
+    """The trace page's links to the trace's original and its descendants.
+
+    ``replay_of``: the trace this one replays (a replay's ``metadata.replay_of``).
+    ``replays``: the stored replays of this trace, newest first, each with the verdicts
+    of the scenario runs it was an item of. ``items``: the stored items made from this
+    trace, each with its verdict in the newest run of its scenario. ``judged``: some
+    scenario run judged this trace or a replay of it (the page's "no scenario run has
+    judged this trace" shows only when it is false). ``replay_problem``: why an item
+    made from this trace would error instead of replaying (``None`` when it replays).
+    ``item_scenarios``: the scenarios with stored items, offered by the "make an item"
+    form."""
+
+    replay_of: str | None = None
+    replays: list[queries.ReplayOfTrace] = Field(default_factory=list)
+    items: list[queries.ItemFromTrace] = Field(default_factory=list)
+    judged: bool = False
+    replay_problem: str | None = None
+    item_scenarios: list[str] = Field(default_factory=list)
+
+
 class TracePage(BaseModel):
     """``/traces/{trace_id}``: a stored agent run. At the top, the verdicts of the items
     that ran it (which failed and why) with links to their run and the scenario's
@@ -219,6 +240,29 @@ class TracePage(BaseModel):
     waterfall: trace_view.Waterfall
     chats: list[trace_view.ChatView]
     spans: list[SpanNode]
+    lineage: TraceLineage = Field(default_factory=TraceLineage)
+    """Where the trace came from and where it went: the trace it replays, its replays
+    and the items made from it, with their verdicts (:func:`trace_lineage`)."""
+
+
+async def trace_lineage(
+    store: SqlStore, record: TraceRecord, verdicts: list[queries.ItemVerdict]
+) -> TraceLineage:
+    """The :class:`TraceLineage` of ``record`` (every query scoped to the store's project)."""
+    from scenarist.veval.agent_replay import replay_problem
+
+    original = record.metadata.get("replay_of") if record.is_replay else None
+    replays = await queries.replays_of(store, record.trace_id)
+    items = await queries.items_from_trace(store, record.trace_id)
+    judged = bool(verdicts) or any(r.verdicts for r in replays) or any(i.latest for i in items)
+    return TraceLineage(
+        replay_of=original if isinstance(original, str) and original else None,
+        replays=replays,
+        items=items,
+        judged=judged,
+        replay_problem=replay_problem(record),
+        item_scenarios=await queries.item_scenario_names(store),
+    )
 
 
 class InteractionView(BaseModel):
@@ -284,6 +328,10 @@ class ItemsPage(BaseModel):
     scenario_name: str
     items: list[ItemView]
     error: str | None = None
+    runs: list[queries.ScenarioRunItems] = Field(default_factory=list)
+    """The newest runs of the scenario, each with the items it ran: items passed inline
+    (``run_scenario(..., items=[...])``, never stored) are listed only here, under the
+    run that used them (``inline``)."""
 
 
 def _label(at: datetime | None) -> str:
@@ -568,6 +616,7 @@ async def trace_page(
         waterfall=chart,
         chats=trace_view.chat_views(record.steps),
         spans=[span_node(root) for root in record.steps],
+        lineage=await trace_lineage(store, record, verdicts),
     )
 
 
@@ -689,6 +738,7 @@ async def items_page(store: SqlStore, scenario_name: str, *, error: str | None =
         scenario_name=scenario_name,
         items=[_item_view(item_id, item) for item_id, item in items],
         error=error,
+        runs=await queries.scenario_runs_with_items(store, scenario_name),
     )
 
 

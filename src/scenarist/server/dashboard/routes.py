@@ -271,10 +271,27 @@ def _form_error(request: Request, message: str) -> Response | None:
     return JSONResponse({"error": {"code": "invalid_form", "message": message}}, 422)
 
 
+def _post_wants_json(request: Request) -> bool:
+    """A form's JSON twin: ``….json``, ``?format=json`` or ``Accept: application/json``
+    (a plain form post, ``Accept: */*`` included, keeps its redirect)."""
+    chosen = request.query_params.get("format")
+    if chosen in ("json", "html"):
+        return chosen == "json"
+    accept = request.headers.get("accept", "")
+    return request.url.path.endswith(".json") or (
+        "application/json" in accept and "text/html" not in accept
+    )
+
+
 @router.post("/traces/{trace_id}/item", dependencies=[Ingest])
+@router.post("/traces/{trace_id}/item.json", dependencies=[Ingest])
 async def trace_item(request: Request, trace_id: str, store: Store) -> Response:
     """The trace page's "make this a trace-backed item" form (``scenario_name``,
-    ``name``): appends the item, then redirects (303) to that scenario's items page."""
+    ``name``): appends the item, then redirects (303) to that scenario's items page. Its
+    JSON twin (``…/item.json``) answers 201 with the item and, when the trace cannot be
+    replayed (an OpenTelemetry trace without its LLM calls' content, no steps), why:
+    ``replay_problem``; its errors are JSON too."""
+    wants_json = _post_wants_json(request)
     form = _form(await request.body())
     try:
         verify_csrf(request, form.get(FIELD))
@@ -285,13 +302,18 @@ async def trace_item(request: Request, trace_id: str, store: Store) -> Response:
             store, trace_id, form.get("scenario_name", ""), form.get("name")
         )
     except TraceNotFound as exc:
-        return not_found(str(exc), wants_json=False)
+        return not_found(str(exc), wants_json=wants_json)
     except UserError as exc:
         refused = _form_error(request, str(exc))
-        if refused is not None:
-            return refused
+        if wants_json or refused is not None:
+            return refused or JSONResponse(
+                {"error": {"code": "invalid_form", "message": str(exc)}}, 422
+            )
         return await _trace_response(request, store, trace_id, wants_json=False, error=str(exc))
-    return RedirectResponse(f"/items/{url_part(created.scenario_name)}", status_code=303)
+    items_url = f"/items/{url_part(created.scenario_name)}"
+    if wants_json:
+        return JSONResponse({**created.model_dump(mode="json"), "items_url": items_url}, 201)
+    return RedirectResponse(items_url, status_code=303)
 
 
 @router.post("/traces/{trace_id}/snapshot", dependencies=[Ingest])

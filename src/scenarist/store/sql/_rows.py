@@ -223,8 +223,17 @@ def trace_row(record: TraceRecord, now: datetime) -> Row:
         "cost_usd": cost,
         "span_count": len(record.spans),
         "is_replay": record.is_replay,
+        "replay_of": _replay_of(record),
         "document": json_text(document),
     }
+
+
+def _replay_of(record: TraceRecord) -> str | None:
+    """The trace a replay replayed (its ``metadata.replay_of``), when it is an id."""
+    original = record.metadata.get("replay_of") if record.is_replay else None
+    if isinstance(original, str) and 0 < len(original) <= 200:
+        return original
+    return None
 
 
 def snapshot_row(name: str, version: int, snapshot: SnapshotData, pinned: bool) -> Row:

@@ -14,34 +14,51 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import DateTime, and_, func, select, type_coerce
 
 from scenarist.formats.runlog import ScenarioRecord, decode_scenario_record
+from scenarist.model.items import ItemSummary
 from scenarist.model.status import FAILING
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql.engine import Database
-from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.store.sql.models import (
+    CheckResultRow,
+    RunRow,
+    ScenarioItemRow,
+    ScenarioResultRow,
+    TraceRow,
+    table_of,
+)
 from scenarist.store.sql.records import CheckResultView, Page, RunSummary, ScenarioResultView
 
 __all__ = [
     "BrokenScenario",
     "FailureMessage",
     "FlakyScenario",
+    "ItemFromTrace",
     "ItemVerdict",
+    "ReplayOfTrace",
     "RunFacets",
+    "ScenarioRunItems",
     "StoredScenarioResult",
     "broken_and_flaky",
     "failure_messages",
+    "item_scenario_names",
     "item_verdicts",
+    "items_from_trace",
+    "replays_of",
     "run_facets",
     "runs_page",
     "scenario_result",
+    "scenario_runs_with_items",
 ]
 
 _RUNS = table_of(RunRow)
 _SCENARIOS = table_of(ScenarioResultRow)
 _CHECKS = table_of(CheckResultRow)
+_TRACES = table_of(TraceRow)
+_ITEMS = table_of(ScenarioItemRow)
 _DECIDED = ("pass", "fail", "error")
 _SUMMARY = [_RUNS.c[name] for name in RunSummary.model_fields]
 _RUN_KINDS = ("suite", "scenario")  # runs.kind: a suite run, a Veval-style scenario run
@@ -311,25 +328,206 @@ async def item_verdicts(
     query = query.order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc()).limit(_VERDICT_RUNS)
     async with db._read() as connection:
         rows = (await connection.execute(query)).all()
+    return [
+        _verdict(row, item)
+        for row in rows
+        for item in _items_of(row.document)
+        if item.get("trace_id") == trace_id
+    ]
+
+
+def _items_of(document: str) -> list[dict[str, Any]]:
+    """The item summaries of a stored scenario run's document (none if unreadable)."""
+    try:
+        items = json.loads(document).get("items") or []
+    except (ValueError, AttributeError):
+        return []
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def _summaries(document: str) -> list[ItemSummary]:
+    """The readable item summaries of a stored scenario run (a foreign one is skipped)."""
+    found = []
+    for item in _items_of(document):
+        try:
+            found.append(ItemSummary.model_validate(item))
+        except ValidationError:
+            continue
+    return found
+
+
+def _verdict(row: Any, item: dict[str, Any]) -> ItemVerdict:
+    failures = item.get("failures") or []
+    return ItemVerdict(
+        run_id=row.run_id,
+        scenario_name=row.name or "",
+        started_at=row.started_at,
+        item_name=str(item.get("name") or ""),
+        passed=bool(item.get("passed")),
+        failures=[str(f) for f in failures] if isinstance(failures, list) else [],
+    )
+
+
+class ReplayOfTrace(BaseModel):
+    """A stored replay of a trace (a trace whose ``replay_of`` is it), and the verdicts
+    of the scenario runs whose item that replay was."""
+
+    trace_id: str
+    started_at: datetime | None
+    status: str
+    verdicts: list[ItemVerdict] = []
+
+
+_REPLAYS = 50
+_REPLAYS_JUDGED = 10  # the newest replays whose runs are looked up (a bounded read each)
+
+
+async def replays_of(db: Database, trace_id: str, *, limit: int = _REPLAYS) -> list[ReplayOfTrace]:
+    """The newest ``limit`` replays of ``trace_id`` in this project (a range read on
+    ``(project, replay_of, sort_at)``), the newest ten with their item verdicts."""
+    query = (
+        select(_TRACES.c.trace_id, _TRACES.c.started_at, _TRACES.c.status)
+        .where(_TRACES.c.project == db.project, _TRACES.c.replay_of == trace_id)
+        .order_by(_TRACES.c.sort_at.desc(), _TRACES.c.trace_id.desc())
+        .limit(limit)
+    )
+    async with db._read() as connection:
+        rows = (await connection.execute(query)).all()
+    replays = [
+        ReplayOfTrace(trace_id=r.trace_id, started_at=r.started_at, status=r.status) for r in rows
+    ]
+    for replay in replays[:_REPLAYS_JUDGED]:
+        if replay.started_at is not None:
+            replay.verdicts = await item_verdicts(db, replay.trace_id, near=replay.started_at)
+    return replays
+
+
+class ItemFromTrace(BaseModel):
+    """A stored item made from a trace, and how the newest run of its scenario judged it
+    (``None``: no run of that scenario has run it yet)."""
+
+    item_id: str
+    scenario_name: str
+    label: str
+    latest: ItemVerdict | None = None
+
+
+_ITEMS_MADE = 50
+
+
+async def items_from_trace(
+    db: Database, trace_id: str, *, limit: int = _ITEMS_MADE
+) -> list[ItemFromTrace]:
+    """The items of this project made from ``trace_id`` (the ``(project, trace_id)``
+    index), each with its verdict in the newest run of its scenario: the item summary
+    whose ``replay_of`` is the trace (and whose name is the item's, when several are)."""
+    query = (
+        select(_ITEMS.c.item_id, _ITEMS.c.scenario_name, _ITEMS.c.name)
+        .where(_ITEMS.c.project == db.project, _ITEMS.c.trace_id == trace_id)
+        .order_by(_ITEMS.c.scenario_name, _ITEMS.c.position)
+        .limit(limit)
+    )
+    async with db._read() as connection:
+        rows = (await connection.execute(query)).all()
+        latest_runs: dict[str, Any] = {}
+        for name in dict.fromkeys(r.scenario_name for r in rows):
+            newest = (
+                select(_RUNS.c.run_id, _RUNS.c.name, _RUNS.c.started_at, _RUNS.c.document)
+                .where(
+                    _RUNS.c.project == db.project, _RUNS.c.kind == "scenario", _RUNS.c.name == name
+                )
+                .order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc())
+                .limit(1)
+            )
+            latest_runs[name] = (await connection.execute(newest)).first()
+    made = []
+    for row in rows:
+        label = row.name or f"trace {trace_id}"
+        run = latest_runs.get(row.scenario_name)
+        latest = None
+        if run is not None:
+            mine = [i for i in _items_of(run.document) if i.get("replay_of") == trace_id]
+            named = [i for i in mine if i.get("name") == label]
+            chosen = (named or mine)[:1]
+            if chosen:
+                latest = _verdict(run, chosen[0])
+        made.append(
+            ItemFromTrace(
+                item_id=row.item_id, scenario_name=row.scenario_name, label=label, latest=latest
+            )
+        )
+    return made
+
+
+_SCENARIO_NAMES = 200
+
+
+async def item_scenario_names(db: Database) -> list[str]:
+    """The names of this project's scenarios that have stored items (the trace page's
+    "make an item" form offers them), at most 200."""
+    query = (
+        select(_ITEMS.c.scenario_name)
+        .where(_ITEMS.c.project == db.project)
+        .distinct()
+        .order_by(_ITEMS.c.scenario_name)
+        .limit(_SCENARIO_NAMES)
+    )
+    async with db._read() as connection:
+        return [str(n) for n in (await connection.execute(query)).scalars()]
+
+
+class ScenarioRunItems(BaseModel):
+    """One Veval-style run of a scenario and the items it ran (``inline``: passed as
+    ``items=[...]`` rather than fetched from the stored items)."""
+
+    run_id: str
+    started_at: datetime | None
+    passed: bool
+    inline: bool
+    error: str | None = None
+    items: list[ItemSummary]
+
+
+_RUNS_WITH_ITEMS = 10
+
+
+async def scenario_runs_with_items(
+    db: Database, scenario_name: str, *, limit: int = _RUNS_WITH_ITEMS
+) -> list[ScenarioRunItems]:
+    """The newest ``limit`` runs of the Veval-style scenario ``scenario_name`` in this
+    project, with the item summaries each one stored (a range read on
+    ``(kind, name, sort_at)``)."""
+    query = (
+        select(_RUNS.c.run_id, _RUNS.c.started_at, _RUNS.c.document)
+        .where(
+            _RUNS.c.project == db.project,
+            _RUNS.c.kind == "scenario",
+            _RUNS.c.name == scenario_name,
+        )
+        .order_by(_RUNS.c.sort_at.desc(), _RUNS.c.run_id.desc())
+        .limit(limit)
+    )
+    async with db._read() as connection:
+        rows = (await connection.execute(query)).all()
     found = []
     for row in rows:
         try:
-            items = json.loads(row.document).get("items") or []
-        except (ValueError, AttributeError):
+            document = json.loads(row.document)
+        except ValueError:
             continue
-        for item in items:
-            if isinstance(item, dict) and item.get("trace_id") == trace_id:
-                failures = item.get("failures") or []
-                found.append(
-                    ItemVerdict(
-                        run_id=row.run_id,
-                        scenario_name=row.name or "",
-                        started_at=row.started_at,
-                        item_name=str(item.get("name") or ""),
-                        passed=bool(item.get("passed")),
-                        failures=[str(f) for f in failures] if isinstance(failures, list) else [],
-                    )
-                )
+        if not isinstance(document, dict):
+            continue
+        error = document.get("error")
+        found.append(
+            ScenarioRunItems(
+                run_id=row.run_id,
+                started_at=row.started_at,
+                passed=bool(document.get("passed")),
+                inline=bool(document.get("inline_items")),
+                error=str(error) if error is not None else None,
+                items=_summaries(row.document),
+            )
+        )
     return found
 
 

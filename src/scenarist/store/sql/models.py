@@ -241,6 +241,8 @@ class TraceRow(Base):
     is_replay: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    replay_of: Mapped[str | None] = mapped_column(String(200))
+    """The trace this one replays (``metadata.replay_of``): the trace page's replays."""
 
     __table_args__ = (
         PrimaryKeyConstraint("project", "trace_id"),
@@ -248,6 +250,7 @@ class TraceRow(Base):
         Index(None, "agent_name", "sort_at"),
         Index(None, "status", "sort_at"),
         Index(None, "project", "sort_at", "trace_id"),
+        Index(None, "project", "replay_of", "sort_at"),
     )
 
 

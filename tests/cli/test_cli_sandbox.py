@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.replay.cassette_support import echo_script
 
 from scenarist.cli._sandbox import problem
 from scenarist.testing import FakeLLMServer
-from tests.replay.cassette_support import echo_script
 
 ROOT = Path(__file__).resolve().parents[2]
 

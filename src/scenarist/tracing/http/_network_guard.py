@@ -385,7 +385,6 @@ def _install() -> None:
 
 def _uninstall() -> None:
     import http.client
-
     import ssl
 
     socket.socket.connect = _originals.pop("connect")  # type: ignore[method-assign]

@@ -238,10 +238,72 @@ def test_a_strict_trace_replay_sends_nothing(
         before = _sent(server)
         result = client.replay(record, replayed_agent, MOCKED)
         assert _sent(server) == before, "the call reached the provider"
+    certificate = result.certificate
+    assert certificate is not None and certificate.guarantee == "in-process"
+    assert certificate.live == 0  # and the provider received nothing (above)
     if ask in HOOKED:
         assert result.output == live and result.passed, result.failures
+        assert certificate.replayed == 1 and certificate.clean, certificate
     else:
         assert not result.passed
         assert any("refused" in f or "blocked" in f.lower() for f in result.failures), (
             result.failures
         )
+        assert certificate.refused == 1 and certificate.replayed == 0, certificate
+
+
+def test_a_replay_that_runs_live_is_certified_live() -> None:
+    """Veval's default replay reruns the agent live: its call reaches the provider, and
+    its certificate says so (live=1, guarantee none), never live=0."""
+    client = Client(store=MemoryStore())
+    with FakeLLMServer(echo_script()) as server:
+
+        def agent(ctx: RunContext) -> str:
+            return ask_httpx(server.url, "q")
+
+        client.run("agent", agent, input="hi")
+        (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+        before = _sent(server)
+        result = client.replay(record, agent)  # ReplayOptions(): live, as Veval's
+        assert _sent(server) == before + 1
+    assert result.certificate is not None
+    assert result.certificate.live == 1 and result.certificate.guarantee == "none"
+    replayed = result.replayed_record
+    assert replayed is not None and replayed.metadata["replay_guarantee"] == "none"
+
+
+def test_a_trace_backed_item_reports_its_certificate_and_a_sneaked_call_refused() -> None:
+    from scenarist.model.items import ScenarioItem
+
+    client = Client(store=MemoryStore())
+    with FakeLLMServer(echo_script()) as server:
+
+        def recorded(ctx: RunContext) -> str:
+            label = ctx.track_step("label", ctx.input, lambda: "q")
+            return ask_httpx(server.url, label)
+
+        def sneaky(ctx: RunContext) -> str:
+            label = ctx.track_step("label", ctx.input, lambda: "q")
+            answer = ask_httpx(server.url, label)
+            with suppress(LiveCallBlockedError):  # swallowed: the replay fails closed
+                bare_thread(lambda: ask_socket(server.url, "q"))
+            return answer
+
+        client.run("agent", recorded, input="hi")
+        (record,) = client.store.traces.values()  # type: ignore[attr-defined]
+        before = _sent(server)
+        item = ScenarioItem(trace_id=record.trace_id)
+        clean = client.run_scenario("items", recorded, items=[item])
+        sneaked = client.run_scenario("items", sneaky, items=[item])
+        assert _sent(server) == before
+    assert clean.certificate is not None and clean.certificate.summary() == (
+        "1 replayed, 0 missed, 0 refused, 0 live (guarantee: in-process)"
+    )
+    assert not sneaked.passed
+    assert sneaked.certificate is not None and sneaked.certificate.refused == 1
+    assert sneaked.certificate.live == 0
+    lines = "\n".join(sneaked.report_lines())
+    assert "replay certificate: 1 replayed, 0 missed, 1 refused, 0 live" in lines
+    stored = sneaked.to_record(sneaked.started_at)
+    assert stored.certificate == sneaked.certificate
+    assert stored.items[0].certificate == sneaked.certificate

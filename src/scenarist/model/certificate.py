@@ -26,11 +26,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["GUARANTEES", "Guarantee", "ReplayCertificate", "scenario_certificate"]
+__all__ = [
+    "GUARANTEES",
+    "GUARANTEE_KEY",
+    "Guarantee",
+    "ReplayCertificate",
+    "scenario_certificate",
+    "trace_certificate",
+]
 
 Guarantee = Literal["none", "in-process", "sandboxed"]
 GUARANTEES: tuple[Guarantee, ...] = ("none", "in-process", "sandboxed")
 """Weakest first."""
+
+GUARANTEE_KEY = "replay_guarantee"
+"""The metadata key under which a replayed trace keeps the guarantee it ran under."""
 
 _REFUSED = "LiveCallBlockedError"
 _MISSED = "ReplayMissError"
@@ -124,3 +134,15 @@ def scenario_certificate(result: Any, guarantee: Guarantee | None) -> ReplayCert
     if guarantee is None and result.replay_verdict is None:
         return None
     return ReplayCertificate.from_spans(result.final_trace.spans, guarantee or "none")
+
+
+def trace_certificate(record: Any) -> ReplayCertificate | None:
+    """A stored trace's certificate: a replay's (``is_replay``), from the captured calls
+    it holds and the guarantee it ran under (``metadata["replay_guarantee"]``, ``none``
+    when it does not say); ``None`` for a trace that is not a replay."""
+    if not record.is_replay:
+        return None
+    level = record.metadata.get(GUARANTEE_KEY)
+    if level not in GUARANTEES:
+        level = "none"
+    return ReplayCertificate.from_spans(record.steps, level)

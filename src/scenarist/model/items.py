@@ -25,6 +25,7 @@ from pydantic import (
 from scenarist.errors import SerializationError
 from scenarist.model._positional import Positional
 from scenarist.model._registry import family
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.record import TraceRecord
 
 __all__ = ["ITraceAssertion", "ItemSummary", "ScenarioItem", "ScenarioRunRecord"]
@@ -138,6 +139,8 @@ class ItemSummary(BaseModel):
     duration_ms: float = 0.0
     cost_usd: float | None = None
     trace_backed: bool = False
+    certificate: ReplayCertificate | None = None
+    """A trace-backed item's replay certificate (absent from older records)."""
 
 
 class ScenarioRunRecord(BaseModel):
@@ -154,3 +157,5 @@ class ScenarioRunRecord(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     items: list[ItemSummary] = Field(default_factory=list)
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its trace-backed items (absent from older records)."""

@@ -87,3 +87,33 @@ async def test_a_replayed_trace_shows_its_certificate_in_the_api_and_the_trace_p
     # the recording itself is no replay: no certificate
     assert "certificate" not in await _json(app_client, f"/v1/traces/{recording.trace_id}")
     assert (await _json(app_client, f"/traces/{recording.trace_id}.json"))["certificate"] is None
+
+
+async def test_a_scenario_run_of_trace_backed_items_shows_its_certificate(
+    app_client: httpx2.AsyncClient,
+) -> None:
+    from scenarist.model.items import ScenarioItem
+
+    recording, _ = _replayed_trace()
+    client = Client(store=MemoryStore())
+    client.store.traces[recording.trace_id] = recording  # type: ignore[attr-defined]
+
+    with FakeLLMServer(echo_script()) as server:
+
+        def replayed(ctx: RunContext) -> str:
+            body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "q"}]}
+            with httpx.Client() as http:
+                reply = http.post(server.url + "/v1/chat/completions", json=body)
+            return str(reply.json()["choices"][0]["message"]["content"])
+
+        result = client.run_scenario(
+            "certified", replayed, items=[ScenarioItem(trace_id=recording.trace_id)]
+        )
+        assert not server.requests
+    store = app_client.app.state.store  # type: ignore[attr-defined]
+    await store.save_scenario_run(result.to_record(result.started_at))
+    expected = {"replayed": 1, "missed": 0, "refused": 0, "live": 0, "guarantee": "in-process"}
+    assert (await _json(app_client, f"/api/runs/{result.run_id}"))["certificate"] == expected
+    page = await _json(app_client, f"/runs/{result.run_id}.json")
+    assert page["certificate"] == expected
+    assert page["items"][0]["certificate"] == expected

@@ -28,7 +28,9 @@ started without the agent's context (``run_in_executor``, a bare ``Thread``): fr
 context with no run, response source or guard of its own, an LLM call is served by the
 source of the one active guard (never sent), or refused and counted on each guard when
 several are active (:func:`stray_source` for the hooks, :func:`check_request` for
-``http.client``). Such a thread's other connections pass: the process's own threads
+``http.client``, and for an LLM request written by hand on a socket, seen at its first
+write: ``socket.send`` / ``sendall`` and their ``ssl.SSLSocket`` twins). Such a thread's
+other connections pass: the process's own threads
 (servers, exporters, store pools) keep working. A ``llm_only`` guard (``TestClient``)
 refuses LLM calls only.
 """
@@ -314,10 +316,16 @@ def _check_sent(sock: socket.socket, data: Any) -> None:
     context, the bytes that start an LLM call (``POST <an LLM path> HTTP/1.x``) are
     refused before they are sent, as :func:`check_request` refuses ``http.client``'s.
 
-    Only the start of a write is read (five bytes compared, the request line parsed only
-    after ``POST ``), and only while a strict guard is active: the patch is off otherwise.
+    Only the start of a write is read (``startswith(b"POST ")``, the request line parsed
+    only after it), and only while a guard is active: the patch is off otherwise.
     """
-    if not _strict or data[:5] != b"POST ":
+    if not _strict:
+        return
+    try:
+        post = data.startswith(b"POST ")  # bytes, bytearray: no copy
+    except AttributeError:  # a memoryview, an array
+        post = bytes(memoryview(data)[:5]) == b"POST "
+    if not post:
         return
     line = bytes(data[:2048]).split(b"\r\n", 1)[0].split(b" ")
     if len(line) != 3 or not line[2].startswith(b"HTTP/"):

@@ -128,12 +128,13 @@ class ReplayCertificate(BaseModel):
 
 
 def scenario_certificate(result: Any, guarantee: Guarantee | None) -> ReplayCertificate | None:
-    """A scenario result's certificate, from the captured calls of its final trace:
-    with the run's ``guarantee`` when the run replayed or recorded, else only when some
-    call was replayed or missed (guarantee ``none``: no strict replay vouched for it)."""
-    if guarantee is None and result.replay_verdict is None:
+    """A scenario result's certificate, from the captured calls of its final trace, under
+    the run's ``guarantee`` (``None``: the runner did not say, e.g. a library ``Suite.run``
+    or the pytest plugin, whose cassettes are per test: no certificate then, the
+    scenario's ``replay_verdict`` still counts its calls)."""
+    if guarantee is None:
         return None
-    return ReplayCertificate.from_spans(result.final_trace.spans, guarantee or "none")
+    return ReplayCertificate.from_spans(result.final_trace.spans, guarantee)
 
 
 def trace_certificate(record: Any) -> ReplayCertificate | None:

@@ -67,7 +67,10 @@ def enter(argv: list[str]) -> int:
         raise UserError(f"--sandbox cannot isolate the run: {why}; fix: {_FIX}")
     command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "scenarist", *argv])
     env = dict(os.environ, **{MARK: "netns"})
-    done = subprocess.run(
+    child = subprocess.Popen(
         [*_unshare(), "sh", "-c", f"ip link set lo up && exec {command}"], env=env
     )
-    return done.returncode
+    try:
+        return child.wait()
+    except KeyboardInterrupt:  # the terminal's Ctrl-C reached the sandboxed run too
+        return child.wait()  # its verdict (INTERRUPTED, exit 130) is the one printed

@@ -111,9 +111,16 @@ async def test_a_scenario_run_of_trace_backed_items_shows_its_certificate(
         )
         assert not server.requests
     store = app_client.app.state.store  # type: ignore[attr-defined]
-    await store.save_scenario_run(result.to_record(result.started_at))
+    record = result.to_record(result.started_at)
+    await store.save_scenario_run(record)
     expected = {"replayed": 1, "missed": 0, "refused": 0, "live": 0, "guarantee": "in-process"}
     assert (await _json(app_client, f"/api/runs/{result.run_id}"))["certificate"] == expected
     page = await _json(app_client, f"/runs/{result.run_id}.json")
     assert page["certificate"] == expected
     assert page["items"][0]["certificate"] == expected
+    # sent over HTTP (a client with a remote store), it arrives whole
+    sent = record.model_copy(update={"run_id": "sent-run"}).model_dump(mode="json")
+    posted = await app_client.post("/v1/scenarios/certified/runs", json=sent)
+    assert posted.status_code == 201, posted.text
+    assert (await _json(app_client, "/api/runs/sent-run"))["certificate"] == expected
+    assert (await _json(app_client, "/runs/sent-run.json"))["items"][0]["certificate"] == expected

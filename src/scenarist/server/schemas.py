@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
@@ -113,6 +114,8 @@ class ScenarioRunBody(BaseModel):
     duration_ms: float | None = None
     cost_usd: float | None = None
     error: str | None = None
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its trace-backed items (ours; Veval sends none)."""
 
     def to_record(self, scenario_name: str) -> tuple[ScenarioRunRecord, dict[str, Any] | None]:
         """The stored summary, and what it has no field for (Veval's judgments)."""
@@ -142,6 +145,7 @@ class ScenarioRunBody(BaseModel):
             cost_usd=self.cost_usd,
             error=self.error,
             items=items,
+            certificate=self.certificate,
         )
         return record, ({"judgments": judgments} if judgments else None)
 

@@ -216,4 +216,4 @@ def test_a_sandbox_mark_outside_a_sandbox_is_refused(tmp_path: Path) -> None:
     )
     done = _scenarist("run", "asks.py", "--replay", "--sandbox", env=env, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "it is not in scenarist's sandbox" in done.stderr
+    assert "it is not in scenarist's sandbox" in done.stderr and "interfaces: lo, " in done.stderr

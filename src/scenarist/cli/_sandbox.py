@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 from scenarist.errors import UserError
-from scenarist.tracing.http._sandbox import MARK, sandboxed
+from scenarist.tracing.http._sandbox import MARK, interfaces, sandboxed
 
 __all__ = ["enter", "problem"]
 
@@ -57,9 +57,11 @@ def enter(argv: list[str]) -> int:
     no sandbox can be made."""
     if os.environ.get(MARK):
         if not sandboxed():
+            seen = ", ".join(interfaces()) or "none readable"
             raise UserError(
-                f"{MARK} is set but this process has network interfaces other than "
-                "loopback: it is not in scenarist's sandbox; unset it and run with --sandbox"
+                f"{MARK} is set but the kernel does not show loopback as this process's only "
+                f"network interface (interfaces: {seen}): it is not in scenarist's sandbox; "
+                f"unset {MARK} and run with --sandbox"
             )
         return -1  # already inside: run here
     why = problem()

@@ -181,7 +181,7 @@ def test_a_recorded_judge_verdict_replays_with_the_server_stopped(
     assert comparable(only_check(replayed)) == comparable(live_check)
     assert replayed.final_trace.last is not None
     assert replayed.final_trace.last.outputs == AGENT_ANSWER
-    assert replayed.replay_verdict == {"replayed": 1, "missed": 0, "live": 0}  # agent's span
+    assert replayed.replay_verdict == {"replayed": 1, "missed": 0, "refused": 0, "live": 0}
 
 
 def test_replay_reaches_no_server_at_all(

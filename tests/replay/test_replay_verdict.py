@@ -37,7 +37,7 @@ def test_scenario_results_carry_the_replay_verdict(tmp_path: Path) -> None:
     with cassette(tape, mode="replay"):
         replayed = scenario.run_sync(target=agent_for(url))
     assert replayed.passed
-    assert replayed.replay_verdict == {"replayed": 1, "missed": 0, "live": 0}
+    assert replayed.replay_verdict == {"replayed": 1, "missed": 0, "refused": 0, "live": 0}
     console = Console(file=io.StringIO(), width=140, color_system=None, record=True)
     replayed.print_report(console=console)
     assert "replay: 1 replayed, 0 missed, 0 live" in console.export_text()

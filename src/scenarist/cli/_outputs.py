@@ -25,6 +25,7 @@ from scenarist.cli._runs import (
 )
 from scenarist.errors import RequestError, UserError
 from scenarist.formats.runlog import RunLog, write_jsonl
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.results import SuiteResult
 
 __all__ = ["Outputs", "check_upload"]
@@ -63,9 +64,11 @@ class Outputs:
         if not self.quiet:
             self.console.print(line, highlight=False, soft_wrap=True)
 
-    def junit(self, result: SuiteResult, path: Path) -> None:
+    def junit(
+        self, result: SuiteResult, path: Path, certificate: ReplayCertificate | None = None
+    ) -> None:
         try:
-            result.to_junit_xml(path)
+            result.to_junit_xml(path, certificate=certificate)
         except OSError as exc:
             self._problem(write_problem("the JUnit file", path, exc, "choose another --junit file"))
 

@@ -39,9 +39,10 @@ from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus
 
 if TYPE_CHECKING:
+    from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
 
-__all__ = ["HELP", "Verdict", "replay_tally", "run", "verdict"]
+__all__ = ["HELP", "Verdict", "replay_tally", "run", "run_certificate", "verdict"]
 
 HELP = (
     "Run the scenarios found in PATHs (files or folders).\n\n"
@@ -56,7 +57,9 @@ HELP = (
     "errored scenario (unless --fail-under is met); 3 the run's process ended without its "
     "verdict (os._exit or a crash in user code); 130 interrupted by Ctrl-C. With "
     "--fail-on-vacuous, a scenario that passed with no interaction in its trace, or with "
-    "an input generator that yielded none, fails the run (exit 1)."
+    "an input generator that yielded none, fails the run (exit 1). With --replay, an LLM "
+    "call that went live fails the run (exit 1; --no-fail-on-live to allow it), and "
+    "--sandbox runs it in a network namespace with only loopback up (Linux)."
 )
 
 CASSETTE_DIR = ".cassettes"
@@ -80,6 +83,7 @@ def verdict(
     interrupted: bool = False,
     replay_errors: int = 0,
     fail_on_vacuous: bool = False,
+    live_calls: int = 0,
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring).
 
@@ -88,7 +92,8 @@ def verdict(
     scenarios did. ``interrupted`` (Ctrl-C) is exit 130, the shell's code for it.
     ``replay_errors`` are files whose cassette stopped them (a replay miss, a cassette
     that cannot be read): exit 2, said as such. ``fail_on_vacuous`` fails a run whose
-    scenarios all passed but some with no interaction in their trace.
+    scenarios all passed but some with no interaction in their trace. ``live_calls``:
+    LLM calls that went live when they must not (``--fail-on-live``): exit 1, said so.
     """
     rate = result.pass_rate
     counts = result.summary_line()
@@ -116,6 +121,12 @@ def verdict(
     elif write_errors:
         code, word = 2, "ERROR"
         reason = f"the results could not all be saved ({write_errors} error(s) above)"
+    elif live_calls:
+        code, word = 1, "FAILED"
+        reason = (
+            f"{live_calls} LLM call(s) went live during the replay (--fail-on-live): "
+            "re-record with --record, or find the call in the certificate above"
+        )
     elif (
         fail_on_vacuous
         and (vacuous := [r for r in result.results if r.vacuous])
@@ -169,6 +180,8 @@ class _Plan:
     executor: Any = None
     project: str | None = None
     junit: Path | None = None
+    guarantee: Guarantee | None = None
+    """The run's replay guarantee (``None``: neither a replay nor a recording)."""
 
 
 def run(
@@ -260,6 +273,23 @@ def run(
             help="The project the run belongs to (default: SCENARIST_PROJECT, else 'default').",
         ),
     ] = None,
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--sandbox",
+            help=(
+                "With --replay: run in a network namespace with only loopback up (Linux, "
+                "`unshare -n`), so no process of the run can reach another machine."
+            ),
+        ),
+    ] = False,
+    fail_on_live: Annotated[
+        bool | None,
+        typer.Option(
+            "--fail-on-live/--no-fail-on-live",
+            help="Fail the run when an LLM call went live (default: on with --replay).",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if project is not None:
@@ -274,6 +304,16 @@ def run(
         ctx.meta[DEBUG_KEY] = True
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
+    if sandbox:
+        if not replay:
+            raise UserError(
+                "--sandbox isolates a replay: add --replay (a recording needs the network)"
+            )
+        from scenarist.cli import _sandbox
+
+        code = _sandbox.enter(_argv())
+        if code >= 0:  # the run happened inside the sandbox, with its own report
+            raise typer.Exit(code)
     chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
     previous = load_run_log(baseline) if baseline else None
     found = discover(paths)
@@ -317,6 +357,10 @@ def run(
         project,
         junit,
     )
+    if mode is not None:
+        from scenarist.tracing.http._sandbox import guarantee
+
+        plan.guarantee = guarantee(strict=mode == "replay")
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
         _run_items(ran, files, plan)
@@ -336,6 +380,10 @@ def run(
         typer.echo(f"error: {message}", err=True)
     if ran.tapes:
         console.print(replay_tally(ran.tapes), highlight=False, soft_wrap=True, markup=False)
+    certificate = run_certificate(result, ran.tapes, plan.guarantee)
+    if certificate is not None:
+        line = f"replay certificate: {certificate.summary()}"
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     if previous is not None:
         comparison = result.compare(previous.to_suite_result())
         if not quiet:
@@ -343,7 +391,7 @@ def run(
             comparison.print_report(console=console)
     outputs = Outputs(console, quiet)
     if junit is not None:
-        outputs.junit(result, junit)
+        outputs.junit(result, junit, certificate)
     # files that did not load or were stopped: the log keeps no footer, so the store, the
     # dashboard and `scenarist report` show an incomplete run, never a complete one of fewer
     unfinished = found.errors or ran.errors or ran.replay_errors or len(result.results) < collected
@@ -353,6 +401,7 @@ def run(
         run_id=header.run_id,
         settings=header.settings,
         environment=header.environment,
+        certificate=certificate,
     )
     kept = outputs.run_log(log, ran.stream, json_file)
     outputs.database(log, ran.stream if kept else None)
@@ -366,9 +415,44 @@ def run(
         collected=collected,
         replay_errors=len(ran.replay_errors),
         fail_on_vacuous=fail_on_vacuous,
+        live_calls=_live(certificate, replay if fail_on_live is None else fail_on_live),
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:
+    """The live calls ``--fail-on-live`` fails the run for (0 when off)."""
+    return certificate.live if certificate is not None and fail_on_live else 0
+
+
+def _argv() -> list[str]:
+    """This command's arguments, to start it again in the sandbox."""
+    import sys
+
+    args = sys.argv[1:]
+    if "run" not in args or "--sandbox" not in args:
+        raise UserError(
+            "--sandbox starts `scenarist run` again and needs its command line: run it as "
+            "`scenarist run --replay --sandbox ...` (or `python -m scenarist run ...`)"
+        )
+    return args
+
+
+def run_certificate(
+    result: SuiteResult, tapes: list[CassetteStats], guarantee: Guarantee | None
+) -> ReplayCertificate | None:
+    """The run's certificate: its scenarios' counts, raised to what its cassettes saw
+    (calls made outside every scenario's context count on the run only)."""
+    from scenarist.model.certificate import ReplayCertificate, scenario_certificate
+
+    parts = [c for r in result.results if (c := scenario_certificate(r, guarantee)) is not None]
+    if guarantee is None and not parts:
+        return None
+    total = ReplayCertificate.combine(parts, guarantee or "none")
+    if tapes:
+        total = total.at_least(ReplayCertificate.combine([t.certificate() for t in tapes]))
+    return total
 
 
 def _parallel(value: str) -> int | AdaptiveConcurrency:
@@ -629,7 +713,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         results[index] = result
         if streaming[0]:
             try:
-                write_jsonl([ScenarioRecord.from_result(index, result)], stream, append=True)
+                record = ScenarioRecord.from_result(index, result, plan.guarantee)
+                write_jsonl([record], stream, append=True)
             except OSError:
                 streaming[0] = False
         if progress is not None:

@@ -44,6 +44,7 @@ from scenarist import _json_limits
 from scenarist._jsonable import dump_json, split_jsonl
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
+from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
 
 __all__ = [
@@ -104,6 +105,10 @@ class RunLogHeader(BaseModel):
     ended_at: datetime | None = None
     environment: RunEnvironment = Field(default_factory=RunEnvironment)
     settings: RunSettings = Field(default_factory=RunSettings)
+    certificate: ReplayCertificate | None = None
+    """The run's replay certificate (its scenarios' calls and those its cassettes saw
+    outside them), written when the run ends, complete or not (an incomplete log has no
+    footer); ``None``: not a replay nor a recording, or a log from before it existed."""
 
 
 class ScenarioRecord(BaseModel):
@@ -125,10 +130,17 @@ class ScenarioRecord(BaseModel):
     cost_usd: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its LLM calls (``None``: not a replay nor a recording)."""
 
     @classmethod
-    def from_result(cls, index: int, result: ScenarioResult) -> ScenarioRecord:
+    def from_result(
+        cls, index: int, result: ScenarioResult, guarantee: Guarantee | None = None
+    ) -> ScenarioRecord:
+        """The record of ``result``; ``guarantee``: the run's, when it replayed or
+        recorded (a certificate is written then, and for any trace with replayed calls)."""
         return cls(
+            certificate=scenario_certificate(result, guarantee),
             index=index,
             result=result,
             check_count=result.check_count,
@@ -210,9 +222,11 @@ def run_log_from_suite_result(
     settings: RunSettings | None = None,
     environment: RunEnvironment | None = None,
     project: str | None = None,
+    certificate: ReplayCertificate | None = None,
 ) -> RunLog:
     """The run log of a finished suite run (environment collected now unless given;
-    ``project`` ``None``: the project of the store it goes to)."""
+    ``project`` ``None``: the project of the store it goes to; ``certificate``: the
+    run's replay certificate, whose guarantee the scenario records share)."""
     ended_at = None
     if result.started_at is not None:
         ended_at = result.started_at + timedelta(milliseconds=result.duration_ms)
@@ -223,6 +237,7 @@ def run_log_from_suite_result(
         ended_at=ended_at,
         environment=environment if environment is not None else collect_environment(),
         settings=settings or RunSettings(),
+        certificate=certificate,
         **({"run_id": run_id} if run_id else {}),
     )
     # An incomplete run (a streamed suite whose source failed) has no footer, so its log
@@ -245,7 +260,8 @@ def run_log_from_suite_result(
             vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
         )
     )
-    records = [ScenarioRecord.from_result(i, r) for i, r in enumerate(result.results)]
+    level = certificate.guarantee if certificate is not None else None
+    records = [ScenarioRecord.from_result(i, r, level) for i, r in enumerate(result.results)]
     return RunLog(header=header, scenarios=records, footer=footer)
 
 

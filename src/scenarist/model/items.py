@@ -25,6 +25,7 @@ from pydantic import (
 from scenarist.errors import SerializationError
 from scenarist.model._positional import Positional
 from scenarist.model._registry import family
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.record import TraceRecord
 
 __all__ = ["ITraceAssertion", "ItemSummary", "ScenarioItem", "ScenarioRunRecord"]
@@ -142,6 +143,8 @@ class ItemSummary(BaseModel):
     """A trace-backed item's recorded trace (``trace_id`` is the trace of this run: for a
     trace-backed item, its replay); the dashboard's trace page finds the item's verdicts
     by it."""
+    certificate: ReplayCertificate | None = None
+    """A trace-backed item's replay certificate (absent from older records)."""
 
 
 class ScenarioRunRecord(BaseModel):
@@ -161,3 +164,5 @@ class ScenarioRunRecord(BaseModel):
     inline_items: bool = False
     """The items were passed to the run (``items=[...]``), not fetched from the stored
     items: the items page lists them under this run."""
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its trace-backed items (absent from older records)."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_fiel
 
 from scenarist.model._construct import construct
 from scenarist.model._ready import Ready
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.stats import pass_at_k, pass_hat_k
 from scenarist.model.status import (
     FAILING,
@@ -381,19 +382,12 @@ class ScenarioResult(_Renderable):
 
     @property
     def replay_verdict(self) -> dict[str, int] | None:
-        """LLM calls ``replayed`` / ``missed`` / made ``live`` (captured calls only);
-        ``None`` when nothing was replayed or missed (an ordinary live run)."""
-        counts = {"replayed": 0, "missed": 0, "live": 0}
-        for span in self.final_trace.spans:
-            if span.kind != "llm" or "url" not in span.metadata:
-                continue
-            if span.metadata.get("replayed"):
-                counts["replayed"] += 1
-            elif span.error is not None and span.error.type == "ReplayMissError":
-                counts["missed"] += 1
-            else:
-                counts["live"] += 1
-        return counts if counts["replayed"] or counts["missed"] else None
+        """LLM calls ``replayed`` / ``missed`` / ``refused`` by the network guard / made
+        ``live`` (captured calls only; a refused call never counts as live); ``None`` when
+        nothing was replayed, missed or refused (an ordinary live run)."""
+        found = ReplayCertificate.from_spans(self.final_trace.spans)
+        counts = found.model_dump(include={"replayed", "missed", "refused", "live"})
+        return counts if found.replayed or found.missed or found.refused else None
 
     @property
     def vacuous(self) -> bool:

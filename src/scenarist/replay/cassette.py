@@ -56,6 +56,7 @@ from typing import Any, Literal, get_args
 from scenarist.engine._lanes import current_lane
 from scenarist.engine._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
+from scenarist.model.certificate import Guarantee, ReplayCertificate
 from scenarist.redaction import redacted_fields, response_fields
 from scenarist.replay import _cassette_file as files
 from scenarist.replay import _cassette_http as http
@@ -105,6 +106,17 @@ class CassetteStats:
     def faithful(self) -> bool:
         """Every call replayed, every recording used, nothing else tried the network."""
         return self.mode == "replay" and self.missed == 0 and self.unused == 0 and self.refused == 0
+
+    def certificate(self, guarantee: Guarantee = "none") -> ReplayCertificate:
+        """As a replay certificate: ``live`` counts only the calls that were sent (the
+        recorded ones), never the refused ones."""
+        return ReplayCertificate(
+            replayed=self.replayed,
+            missed=self.missed,
+            refused=self.refused,
+            live=self.live - self.refused if self.mode == "replay" else self.live,
+            guarantee=guarantee,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

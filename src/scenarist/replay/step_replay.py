@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from scenarist._jsonable import to_json_value
 from scenarist.errors import ReplayDivergenceError, ReplayNoMockError
 from scenarist.model._positional import Positional
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.record import TraceRecord
 from scenarist.model.trace import Span
 from scenarist.replay.snapshot_diff import SnapshotDiff, SnapshotOptions
@@ -537,6 +538,9 @@ class ReplayResult(Positional):
     trace_id: str = ""
     """The recording's trace id."""
     replayed_record: TraceRecord | None = Field(default=None, repr=False)
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its LLM calls (those of the replayed trace, and those
+    made outside the agent's context that this replay served or refused)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

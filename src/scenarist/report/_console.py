@@ -242,7 +242,8 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     if (replay := result.replay_verdict) is not None:
         footer += (
             f" | replay: {replay['replayed']} replayed, {replay['missed']} missed, "
-            f"{replay['live']} live"
+            + (f"{replay['refused']} refused, " if replay["refused"] else "")
+            + f"{replay['live']} live"
         )
     yield Rule(Text(footer))
 

@@ -34,6 +34,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal
 
+from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.report.hub import jsonable, scenario_payload
 
@@ -56,6 +57,7 @@ def to_junit_xml(
     system_out: SystemOut = "all",
     name_exceptions: bool = False,
     xml_declaration: bool = False,
+    certificate: ReplayCertificate | None = None,
 ) -> str:
     """The suite result as JUnit XML; with ``path``, also write it there (parents created,
     with an XML declaration).
@@ -65,6 +67,9 @@ def to_junit_xml(
     makes the ``<error>``'s type and message the exception's, and adds a line for it to
     its text (giskard-checks writes ``error`` / ``Scenario errored.``). ``xml_declaration``:
     the returned text starts with the declaration too (the file always does).
+    ``certificate``: the run's replay certificate, written as ``replay.*`` properties of
+    the suite, and each case's own (with the run's guarantee) on the case; without it a
+    case whose trace replayed calls still gets its own (guarantee ``none``).
     """
     if system_out not in ("all", "failing"):
         raise ValueError(f"system_out must be 'all' or 'failing', got {system_out!r}")
@@ -85,14 +90,16 @@ def to_junit_xml(
         root.set("timestamp", result.started_at.isoformat(timespec="seconds"))
     root.set("hostname", _clean(socket.gethostname()))
     cost = result.cost_usd
-    if cost is not None or result.incomplete:
+    if cost is not None or result.incomplete or certificate is not None:
         properties = ET.SubElement(root, "properties")
         if cost is not None:
             ET.SubElement(properties, "property", {"name": "cost_usd", "value": f"{cost:.6f}"})
         if result.incomplete:  # the run did not finish: its log has no end record
             ET.SubElement(properties, "property", {"name": "incomplete", "value": "true"})
+        _certificate_properties(properties, certificate)
+    level = certificate.guarantee if certificate is not None else None
     for scenario in result.results:
-        _testcase(root, scenario, suite_name, system_out, name_exceptions)
+        _testcase(root, scenario, suite_name, system_out, name_exceptions, level)
 
     ET.indent(root, space="  ")
     xml = ET.tostring(root, encoding="unicode")
@@ -109,6 +116,7 @@ def _testcase(
     suite_name: str,
     system_out: SystemOut,
     name_exceptions: bool,
+    guarantee: Guarantee | None = None,
 ) -> None:
     case = ET.SubElement(
         parent,
@@ -140,6 +148,7 @@ def _testcase(
         ET.SubElement(properties, "property", {"name": "repeats_passed", "value": passed})
     if scenario.flaky:
         ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
+    _certificate_properties(properties, scenario_certificate(scenario, guarantee))
 
     element = _ELEMENT_FOR.get(scenario.status)
     if element is not None:
@@ -153,6 +162,12 @@ def _testcase(
         outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
     if system_out == "all" or element in ("failure", "error"):
         ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+
+
+def _certificate_properties(properties: ET.Element, certificate: ReplayCertificate | None) -> None:
+    if certificate is not None:
+        for name, value in certificate.properties().items():
+            ET.SubElement(properties, "property", {"name": name, "value": value})
 
 
 def _assertions(scenario: ScenarioResult) -> int:

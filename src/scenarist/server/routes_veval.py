@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Request, Response
 from pydantic import ValidationError
 
+from scenarist.model.certificate import trace_certificate
 from scenarist.model.items import ScenarioItem, ScenarioRunRecord
 from scenarist.model.trace import MAX_SPAN_DEPTH, first_too_deep
 from scenarist.model.veval_wire import from_veval, to_veval
@@ -116,7 +117,11 @@ async def get_trace(trace_id: str, store: Store) -> Any:
     record = await store.get_trace(trace_id)
     if record is None:
         return error_response(404, f"no trace {trace_id!r}")
-    return to_veval(record)
+    wire = to_veval(record)
+    certificate = trace_certificate(record)  # a replay's: ours, beside Veval's fields
+    if certificate is not None:
+        wire["certificate"] = certificate.model_dump(mode="json")
+    return wire
 
 
 @router.get("/scenarios/{name:path}/items", dependencies=[Read])

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.items import ItemSummary, ScenarioRunRecord
 
 __all__ = [
@@ -114,6 +115,8 @@ class ScenarioRunBody(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     inline_items: bool = False
+    certificate: ReplayCertificate | None = None
+    """The replay certificate of its trace-backed items (ours; Veval sends none)."""
 
     def to_record(self, scenario_name: str) -> tuple[ScenarioRunRecord, dict[str, Any] | None]:
         """The stored summary, and what it has no field for (Veval's judgments)."""
@@ -144,6 +147,7 @@ class ScenarioRunBody(BaseModel):
             error=self.error,
             items=items,
             inline_items=self.inline_items,
+            certificate=self.certificate,
         )
         return record, ({"judgments": judgments} if judgments else None)
 

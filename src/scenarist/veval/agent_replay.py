@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scenarist.errors import EmptyRecordingError, UserError
+from scenarist.model.certificate import GUARANTEE_KEY, ReplayCertificate
 from scenarist.model.record import TraceRecord
 from scenarist.replay.step_replay import Replayer, ReplayFidelity, ReplayOptions, ReplayResult
 from scenarist.tracing.context import RunContext
@@ -125,13 +126,15 @@ async def _live_rerun(
     marked as a replay; nothing is bound, so there is no fidelity report."""
     ctx = RunContext(input=recording.input, agent_name=recording.agent_name, is_replay=True)
     ctx.set_metadata("replay_of", recording.trace_id)
+    ctx.set_metadata(GUARANTEE_KEY, "none")
     record, error = await harness.execute(ctx, agent)
     failures: list[str] = []
     if error is not None:
         failures.append(f"Replay threw exception: {str(error) or type(error).__name__}")
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, assertions))
-    return _finish(recording, record, ctx, options, failures, None)
+    certificate = ReplayCertificate.from_spans(record.steps, "none")
+    return _finish(recording, record, ctx, options, failures, None, certificate)
 
 
 def _finish(
@@ -141,6 +144,7 @@ def _finish(
     options: ReplayOptions,
     failures: list[str],
     fidelity: ReplayFidelity | None,
+    certificate: ReplayCertificate | None = None,
 ) -> ReplayResult:
     diff = _recording_diff(recording, record, options)
     if diff is not None and diff.has_changes:
@@ -158,6 +162,7 @@ def _finish(
         recording_diff=diff,
         replayed_context=ctx,
         replayed_record=record,
+        certificate=certificate,
     )
 
 
@@ -177,6 +182,7 @@ async def replay_recording(
 
     from scenarist.replay.recorded_calls import RecordedCalls
     from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
+    from scenarist.tracing.http._sandbox import guarantee
     from scenarist.tracing.http.capture import serve_llm_calls
 
     otel = recording.metadata.get("source") == "otel"
@@ -191,6 +197,9 @@ async def replay_recording(
         input=recording.input, agent_name=recording.agent_name, is_replay=True, replayer=replayer
     )
     ctx.set_metadata("replay_of", recording.trace_id)
+    strict = not options.live_model_steps
+    level = guarantee(strict)
+    ctx.set_metadata(GUARANTEE_KEY, level)
     calls: RecordedCalls | OtelCalls = (
         OtelCalls(recording)
         if otel
@@ -212,4 +221,12 @@ async def replay_recording(
         )
     with harness.assertion_scope():
         failures.extend(await failures_of(ctx, record, assertions))
-    return _finish(recording, record, ctx, options, failures, replayer.fidelity)
+    # the trace's own calls, raised to what the replay saw outside the agent's context
+    certificate = ReplayCertificate.from_spans(record.steps, level).at_least(
+        ReplayCertificate(
+            replayed=calls.served,
+            missed=len(calls.missed),
+            refused=len(guard.refused),
+        )
+    )
+    return _finish(recording, record, ctx, options, failures, replayer.fidelity, certificate)

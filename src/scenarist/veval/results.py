@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from scenarist.model._construct import construct
 from scenarist.model._positional import Positional
+from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.items import ItemSummary, ScenarioItem, ScenarioRunRecord
 from scenarist.model.record import TraceRecord
 
@@ -57,6 +58,16 @@ class ItemRunResult(Positional):
     @property
     def ctx(self) -> RunContext | None:
         return self.context  # type: ignore[no-any-return]
+
+    @property
+    def certificate(self) -> ReplayCertificate | None:
+        """The item's replay certificate: its replay's (a trace-backed item), else the
+        captured calls of its run (guarantee ``none``: a synthetic item runs live)."""
+        if self.replay is not None and self.replay.certificate is not None:
+            return self.replay.certificate  # type: ignore[no-any-return]
+        if self.record is None:
+            return None
+        return ReplayCertificate.from_spans(self.record.steps, "none")
 
 
 class ScenarioRunResult(Positional):
@@ -121,12 +132,25 @@ class ScenarioRunResult(Positional):
         ]
         if self.error is not None:
             lines.append(f"  error: {self.error}")
+        if (certificate := self.certificate) is not None:
+            lines.append(f"  replay certificate: {certificate.summary()}")
         for number, result in enumerate(self.results, start=1):
             mark = "PASS" if result.passed else "FAIL"
             trace = f" (trace {result.trace_id})" if result.trace_id else ""
+            if result.replay is not None and (mine := result.certificate) is not None:
+                trace += f" [{mine.summary()}]"
             lines.append(f"  {mark}  {number}. {result.item.label}{trace}")
             lines.extend(f"          - {failure}" for failure in result.failures)
         return lines
+
+    @property
+    def certificate(self) -> ReplayCertificate | None:
+        """The run's replay certificate when an item replayed a trace: the items' counts,
+        under the weakest guarantee among them (``None``: no item replayed)."""
+        if not any(r.replay is not None for r in self.results):
+            return None
+        parts = [c for r in self.results if (c := r.certificate) is not None]
+        return ReplayCertificate.combine(parts)
 
     def print_report(self, console: Any = None) -> None:
         """Print :meth:`report_lines` (to a ``rich`` console if given, else stdout)."""
@@ -152,6 +176,7 @@ class ScenarioRunResult(Positional):
                 "cost_usd": self.cost_usd,
                 "error": self.error,
                 "inline_items": self.inline_items,
+                "certificate": self.certificate,
                 "items": [
                     construct(
                         ItemSummary,
@@ -164,6 +189,7 @@ class ScenarioRunResult(Positional):
                             "cost_usd": r.cost_usd,
                             "trace_backed": r.item.is_trace_backed,
                             "replay_of": r.item.trace_id if r.item.is_trace_backed else None,
+                            "certificate": r.certificate if r.replay is not None else None,
                         },
                     )
                     for r in self.results

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from scenarist._version import __version__
+from scenarist.model.certificate import ReplayCertificate, trace_certificate
 from scenarist.model.items import ItemSummary, ScenarioItem
 from scenarist.model.record import TraceRecord
 from scenarist.model.status import DECIDED, FAILING, pass_rate_of, summary_line
@@ -167,6 +168,9 @@ class RunPage(BaseModel):
     previous_run_id: str | None
     vacuous: list[int] = Field(default_factory=list)
     """Positions of the scenarios that passed with no interaction (the run log's footer)."""
+    certificate: ReplayCertificate | None = None
+    """The run's replay certificate (the run log's header, or a Veval-style run's
+    record); ``None``: not a replay nor a recording."""
 
 
 class SpanNode(BaseModel):
@@ -243,6 +247,8 @@ class TracePage(BaseModel):
     lineage: TraceLineage = Field(default_factory=TraceLineage)
     """Where the trace came from and where it went: the trace it replays, its replays
     and the items made from it, with their verdicts (:func:`trace_lineage`)."""
+    certificate: ReplayCertificate | None = None
+    """A replayed trace's certificate (its captured calls, the guarantee it ran under)."""
 
 
 async def trace_lineage(
@@ -545,7 +551,20 @@ async def run_page(
         vacuous=[
             p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
         ],
+        certificate=_stored_certificate(document),
     )
+
+
+def _stored_certificate(document: dict[str, Any]) -> ReplayCertificate | None:
+    """A stored run's certificate: the run log header's, or a Veval-style run's (an
+    unreadable one, from a hand-made log, is shown as none rather than failing the page)."""
+    found = (document.get("header") or {}).get("certificate") or document.get("certificate")
+    if not isinstance(found, dict):
+        return None
+    try:
+        return ReplayCertificate.model_validate(found)
+    except ValueError:
+        return None
 
 
 def _error_text(error: Any) -> str | None:
@@ -617,6 +636,7 @@ async def trace_page(
         chats=trace_view.chat_views(record.steps),
         spans=[span_node(root) for root in record.steps],
         lineage=await trace_lineage(store, record, verdicts),
+        certificate=trace_certificate(record),
     )
 
 

@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from scenarist.errors import UserError
 
@@ -127,6 +127,16 @@ class RunDetail(RunSummary):
 
     document: dict[str, Any]
     scenarios: list[ScenarioResultView]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def certificate(self) -> dict[str, Any] | None:
+        """The run's replay certificate (the run log header's, or a Veval-style run's
+        record's); ``None``: not a replay nor a recording, or stored before it existed."""
+        header = self.document.get("header")
+        found = header.get("certificate") if isinstance(header, dict) else None
+        found = found or self.document.get("certificate")
+        return found if isinstance(found, dict) else None
 
 
 class HistoryPoint(BaseModel):

@@ -28,7 +28,9 @@ started without the agent's context (``run_in_executor``, a bare ``Thread``): fr
 context with no run, response source or guard of its own, an LLM call is served by the
 source of the one active guard (never sent), or refused and counted on each guard when
 several are active (:func:`stray_source` for the hooks, :func:`check_request` for
-``http.client``). Such a thread's other connections pass: the process's own threads
+``http.client``, and for an LLM request written by hand on a socket, seen at its first
+write: ``socket.send`` / ``sendall`` and their ``ssl.SSLSocket`` twins). Such a thread's
+other connections pass: the process's own threads
 (servers, exporters, store pools) keep working. A ``llm_only`` guard (``TestClient``)
 refuses LLM calls only.
 """
@@ -309,6 +311,58 @@ def _connect_ex(sock: socket.socket, address: Any) -> int:
     return result
 
 
+def _check_sent(sock: socket.socket, data: Any) -> None:
+    """A raw socket's HTTP request written by hand: from a thread outside every replay's
+    context, the bytes that start an LLM call (``POST <an LLM path> HTTP/1.x``) are
+    refused before they are sent, as :func:`check_request` refuses ``http.client``'s.
+
+    Only the start of a write is read (``startswith(b"POST ")``, the request line parsed
+    only after it), and only while a guard is active: the patch is off otherwise.
+    """
+    if not _strict:
+        return
+    try:
+        post = data.startswith(b"POST ")  # bytes, bytearray: no copy
+    except AttributeError:  # a memoryview, an array
+        post = bytes(memoryview(data)[:5]) == b"POST "
+    if not post:
+        return
+    line = bytes(data[:2048]).split(b"\r\n", 1)[0].split(b" ")
+    if len(line) != 3 or not line[2].startswith(b"HTTP/"):
+        return
+    try:
+        peer = sock.getpeername()
+    except OSError:
+        return
+    if not isinstance(peer, tuple):
+        return  # a Unix socket
+    target = line[1].decode("latin-1")
+    path = urlsplit(target).path or "/" if "://" in target else target.split("?", 1)[0]
+    check_request(str(peer[0]), peer[1], path, "POST")
+
+
+def _send(sock: socket.socket, data: Any, *args: Any) -> int:
+    _check_sent(sock, data)
+    sent: int = _originals["send"](sock, data, *args)
+    return sent
+
+
+def _sendall(sock: socket.socket, data: Any, *args: Any) -> None:
+    _check_sent(sock, data)
+    _originals["sendall"](sock, data, *args)
+
+
+def _ssl_send(sock: socket.socket, data: Any, *args: Any) -> int:
+    _check_sent(sock, data)
+    sent: int = _originals["ssl_send"](sock, data, *args)
+    return sent
+
+
+def _ssl_sendall(sock: socket.socket, data: Any, *args: Any) -> None:
+    _check_sent(sock, data)
+    _originals["ssl_sendall"](sock, data, *args)
+
+
 def _putrequest(
     connection: http.client.HTTPConnection, method: str, url: str, *args: Any, **kwargs: Any
 ) -> None:
@@ -319,19 +373,33 @@ def _putrequest(
 
 def _install() -> None:
     import http.client  # here: a run that never guards the network does not load it
+    import ssl  # http.client has loaded it
 
     _originals["connect"] = socket.socket.connect
     _originals["connect_ex"] = socket.socket.connect_ex
+    _originals["send"] = socket.socket.send
+    _originals["sendall"] = socket.socket.sendall
+    _originals["ssl_send"] = ssl.SSLSocket.send
+    _originals["ssl_sendall"] = ssl.SSLSocket.sendall
     _originals["putrequest"] = http.client.HTTPConnection.putrequest
     socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
+    socket.socket.send = _send  # type: ignore[method-assign,assignment]
+    socket.socket.sendall = _sendall  # type: ignore[method-assign,assignment]
+    ssl.SSLSocket.send = _ssl_send  # type: ignore[method-assign,assignment]
+    ssl.SSLSocket.sendall = _ssl_sendall  # type: ignore[method-assign,assignment]
     http.client.HTTPConnection.putrequest = _putrequest  # type: ignore[assignment]
 
 
 def _uninstall() -> None:
     import http.client
+    import ssl
 
     socket.socket.connect = _originals.pop("connect")  # type: ignore[method-assign]
+    socket.socket.send = _originals.pop("send")  # type: ignore[method-assign]
+    socket.socket.sendall = _originals.pop("sendall")  # type: ignore[method-assign]
+    ssl.SSLSocket.send = _originals.pop("ssl_send")  # type: ignore[method-assign]
+    ssl.SSLSocket.sendall = _originals.pop("ssl_sendall")  # type: ignore[method-assign]
     socket.socket.connect_ex = _originals.pop("connect_ex")  # type: ignore[method-assign]
     http.client.HTTPConnection.putrequest = _originals.pop("putrequest")  # type: ignore[method-assign]
 

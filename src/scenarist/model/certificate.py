@@ -1,0 +1,149 @@
+"""The replay certificate: what the LLM calls of a replay did, and what guarantees it.
+
+Every scenario, item and run replayed from a recording reports its calls ``replayed``
+(answered from the recording), ``missed`` (no recording matched: an error, never a live
+call), ``refused`` (the network guard stopped them before they were sent) and ``live``
+(they reached the network: a recording, a non-strict replay, a call nothing guarded),
+with the ``guarantee`` under which a zero ``live`` holds:
+
+* ``"none"``: not a strict replay (a live run, a recording): calls may go out;
+* ``"in-process"``: scenarist's guards in this process (every thread, every HTTP client
+  and raw socket; not other processes: a child ``python``, ``curl``);
+* ``"sandboxed"``: the run was also inside a network namespace with only loopback up
+  (``scenarist run --replay --sandbox``), so no process at all could reach another
+  machine. Loopback stays up (a local fake provider, a test database), so a sandbox
+  proves that nothing left the machine, not that nothing left the process.
+
+Calls are counted where they are attributed: a scenario counts the captured LLM calls of
+its trace; a run adds the calls its cassettes saw outside every scenario's context (a
+thread started without it), so a run's counts are at least the sum of its scenarios'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "GUARANTEES",
+    "GUARANTEE_KEY",
+    "Guarantee",
+    "ReplayCertificate",
+    "scenario_certificate",
+    "trace_certificate",
+]
+
+Guarantee = Literal["none", "in-process", "sandboxed"]
+GUARANTEES: tuple[Guarantee, ...] = ("none", "in-process", "sandboxed")
+"""Weakest first."""
+
+GUARANTEE_KEY = "replay_guarantee"
+"""The metadata key under which a replayed trace keeps the guarantee it ran under."""
+
+_REFUSED = "LiveCallBlockedError"
+_MISSED = "ReplayMissError"
+
+
+class ReplayCertificate(BaseModel):
+    """LLM calls replayed / missed / refused / live, and the guarantee that held."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    replayed: int = 0
+    missed: int = 0
+    refused: int = 0
+    live: int = 0
+    """Calls that reached the network (never counted in ``refused``)."""
+    guarantee: Guarantee = "none"
+
+    @property
+    def clean(self) -> bool:
+        """Nothing went live, nothing was refused or missed."""
+        return self.live == 0 and self.refused == 0 and self.missed == 0
+
+    @classmethod
+    def from_spans(cls, spans: Iterable[Any], guarantee: Guarantee = "none") -> ReplayCertificate:
+        """The counts of a trace's captured LLM calls (``llm`` spans with a ``url``)."""
+        replayed = missed = refused = live = 0
+        for span in spans:
+            if span.kind != "llm" or "url" not in span.metadata:
+                continue
+            if span.metadata.get("replayed"):
+                replayed += 1
+            elif span.error is not None and span.error.type == _MISSED:
+                missed += 1
+            elif span.error is not None and span.error.type == _REFUSED:
+                refused += 1
+            else:
+                live += 1
+        return cls(
+            replayed=replayed, missed=missed, refused=refused, live=live, guarantee=guarantee
+        )
+
+    @classmethod
+    def combine(
+        cls, parts: Iterable[ReplayCertificate], guarantee: Guarantee | None = None
+    ) -> ReplayCertificate:
+        """Sums of ``parts``; the guarantee is the weakest of theirs unless given."""
+        parts = list(parts)
+        weakest = min((GUARANTEES.index(p.guarantee) for p in parts), default=0)
+        return cls(
+            replayed=sum(p.replayed for p in parts),
+            missed=sum(p.missed for p in parts),
+            refused=sum(p.refused for p in parts),
+            live=sum(p.live for p in parts),
+            guarantee=guarantee if guarantee is not None else GUARANTEES[weakest],
+        )
+
+    def at_least(self, other: ReplayCertificate) -> ReplayCertificate:
+        """Each count the larger of the two (``other``: tallies that also saw calls made
+        outside every scenario's context); this guarantee."""
+        return self.model_copy(
+            update={
+                "replayed": max(self.replayed, other.replayed),
+                "missed": max(self.missed, other.missed),
+                "refused": max(self.refused, other.refused),
+                "live": max(self.live, other.live),
+            }
+        )
+
+    def summary(self) -> str:
+        """``3 replayed, 0 missed, 0 refused, 0 live (guarantee: in-process)``."""
+        return (
+            f"{self.replayed} replayed, {self.missed} missed, {self.refused} refused, "
+            f"{self.live} live (guarantee: {self.guarantee})"
+        )
+
+    def properties(self) -> dict[str, str]:
+        """As JUnit ``<property>`` pairs."""
+        return {
+            "replay.replayed": str(self.replayed),
+            "replay.missed": str(self.missed),
+            "replay.refused": str(self.refused),
+            "replay.live": str(self.live),
+            "replay.guarantee": self.guarantee,
+        }
+
+
+def scenario_certificate(result: Any, guarantee: Guarantee | None) -> ReplayCertificate | None:
+    """A scenario result's certificate, from the captured calls of its final trace, under
+    the run's ``guarantee`` (``None``: the runner did not say, e.g. a library ``Suite.run``
+    or the pytest plugin, whose cassettes are per test: no certificate then, the
+    scenario's ``replay_verdict`` still counts its calls)."""
+    if guarantee is None:
+        return None
+    return ReplayCertificate.from_spans(result.final_trace.spans, guarantee)
+
+
+def trace_certificate(record: Any) -> ReplayCertificate | None:
+    """A stored trace's certificate: a replay's (``is_replay``), from the captured calls
+    it holds and the guarantee it ran under (``metadata["replay_guarantee"]``, ``none``
+    when it does not say); ``None`` for a trace that is not a replay."""
+    if not record.is_replay:
+        return None
+    level = record.metadata.get(GUARANTEE_KEY)
+    if level not in GUARANTEES:
+        level = "none"
+    return ReplayCertificate.from_spans(record.steps, level)

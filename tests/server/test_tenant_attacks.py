@@ -1,0 +1,168 @@
+"""A hostile tenant against a real ``scenarist serve`` (uvicorn, SQLite and PostgreSQL):
+alpha holds keys limited to alpha and tries to reach, lock out, or learn about beta
+through the paths a route x project x scope matrix does not walk (cookies, forged
+cursors, links, odd names). ``tests/server/test_tenancy_routes.py`` holds the id reuse
+cases; each test here failed on the code before its fix."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from tests.server.conftest import LiveServer, make_run_log, run_log_json
+
+from scenarist._sync import run_sync
+from scenarist.server.app import create_app
+from scenarist.store.sql.store import SqlStore
+
+HTML = {"Accept": "text/html"}
+TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+CURRENT = re.compile(r'<b id="current-project">([^<]+)</b>')
+
+
+class Tenants:
+    """A live server; Bearer clients for alpha and beta (keys limited to one project,
+    every scope), and the keys themselves (for dashboard logins)."""
+
+    def __init__(self, server: LiveServer, keys: dict[str, str]) -> None:
+        self.server, self.keys = server, keys
+        self.alpha, self.beta = (self.bearer(p) for p in ("alpha", "beta"))
+
+    def bearer(self, who: str) -> httpx2.Client:
+        headers = {"Authorization": f"Bearer {self.keys[who]}"}
+        return httpx2.Client(base_url=self.server.url, headers=headers)
+
+    def browser(self, who: str) -> httpx2.Client:
+        """A browser signed in to the dashboard with ``who``'s key (a session cookie)."""
+        client = httpx2.Client(base_url=self.server.url)
+        token = TOKEN.search(client.get("/login", headers=HTML).text)
+        assert token is not None
+        form = {"csrf_token": token.group(1), "api_key": self.keys[who], "next": "/"}
+        assert client.post("/login", data=form, headers=HTML).status_code == 303
+        return client
+
+
+@pytest.fixture
+def tenants(database_url: str) -> Iterator[Tenants]:
+    store = SqlStore(database_url)
+    keys = {}
+    for project in ("alpha", "beta"):
+        _, keys[project] = run_sync(
+            store.create_api_key, ["ingest", "read", "admin"], project, projects=[project]
+        )
+    with LiveServer(create_app(database_url)) as server:
+        both = Tenants(server, keys)
+        assert both.beta.post("/api/runs", json=run_log_json(make_run_log("r-beta"))).is_success
+        assert both.alpha.post("/api/runs", json=run_log_json(make_run_log("r-alpha"))).is_success
+        try:
+            yield both
+        finally:
+            both.alpha.close()
+            both.beta.close()
+
+
+def _run_ids(response: httpx2.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return [r["run_id"] for r in response.json()["items"]]
+
+
+def test_a_link_naming_another_project_does_not_lock_a_session_out(tenants: Tenants) -> None:
+    """``/?project=beta`` (a link anyone can send) opened in alpha's session is refused,
+    and must not leave a ``scenarist_project=beta`` cookie that makes every later page,
+    and the API through the session, answer 403 until the user knows to clear it."""
+    browser = tenants.browser("alpha")
+    refused = browser.get("/?project=beta", headers=HTML)
+    assert refused.status_code == 403
+    assert "scenarist_project" not in refused.headers.get("set-cookie", "")
+    page = browser.get("/", headers=HTML)
+    assert page.status_code == 200
+    assert CURRENT.findall(page.text) == ["alpha"]
+    assert _run_ids(browser.get("/api/runs")) == ["r-alpha"]
+    # a browser signed in before without a key (or a global one) that chose beta, then
+    # alpha's key: the remembered choice is one alpha cannot open, so alpha's own project
+    browser.cookies.set("scenarist_project", "beta")
+    page = browser.get("/", headers=HTML)
+    assert page.status_code == 200 and CURRENT.findall(page.text) == ["alpha"]
+    assert _run_ids(browser.get("/api/runs")) == ["r-alpha"]
+    assert [r["run_id"] for r in browser.get("/index.json").json()["runs"]] == ["r-alpha"]
+    # naming beta explicitly is still refused, and reads nothing of beta's
+    for asked in (
+        browser.get("/api/runs?project=beta"),
+        browser.get("/api/runs", headers={"X-Scenarist-Project": "beta"}),
+        tenants.alpha.get("/api/runs", headers={"Cookie": "scenarist_project=beta"}),
+    ):
+        assert asked.status_code in (200, 403), asked.text
+        assert "r-beta" not in asked.text
+    assert browser.get("/api/runs?project=beta").status_code == 403
+    # beta's own session is not affected by any of this
+    assert _run_ids(tenants.browser("beta").get("/api/runs")) == ["r-beta"]
+
+
+def test_a_planted_project_cookie_that_is_not_a_name_locks_nobody_out(tenants: Tenants) -> None:
+    """A ``scenarist_project`` cookie the server never sets (a sibling subdomain can
+    plant cookies) answered 400 on every request, ``/login`` included: the cookie is a
+    remembered choice, so a bad one is ignored; ``?project=`` and the header stay strict."""
+    browser = tenants.browser("alpha")
+    for planted in ("../beta", "b%20eta", "x" * 80, "%C3%A9", '"beta"x'):
+        browser.cookies.set("scenarist_project", planted)
+        assert browser.get("/login", headers=HTML).status_code == 200, planted
+        page = browser.get("/", headers=HTML)
+        assert page.status_code == 200, (planted, page.text)
+        assert CURRENT.findall(page.text) == ["alpha"]
+        cookie = {"Cookie": f"scenarist_project={planted}"}
+        assert _run_ids(tenants.alpha.get("/api/runs", headers=cookie)) == ["r-alpha"]
+    bad = tenants.alpha.get("/api/runs", headers={"X-Scenarist-Project": "../beta"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_project"
+    assert tenants.alpha.get("/api/runs?project=..%2Fbeta").status_code == 400
+
+
+def _cursor(*values: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(values)).encode()).decode().rstrip("=")
+
+
+FORGED = [
+    _cursor("2026-01-01T00:00:00", 5),  # a number where an id goes
+    _cursor("2026-01-01T00:00:00", {"run_id": "r-beta"}),
+    _cursor(["2026-01-01"], "r-beta"),  # a list where a time goes
+    _cursor(5, "r-beta"),
+    _cursor(None, None),
+    _cursor("not a time", "r-beta"),
+    _cursor("2026-01-01T00:00:00", "r-beta", "x"),  # history: a position that is no number
+    _cursor("2026-01-01T00:00:00", "r-beta", True),
+    _cursor({"name": "golden"}),  # snapshots: a name that is no string
+    _cursor(7),
+]
+LISTINGS = [
+    "/api/runs",
+    "/api/traces",
+    "/api/scenarios/refund/history",
+    "/v1/scenarios/refund/runs",
+    "/v1/snapshots",
+    "/index.json",
+    "/suites/support.json",
+    "/scenarios/refund.json",
+]
+
+
+def test_a_forged_paging_cursor_is_a_client_error(tenants: Tenants) -> None:
+    """Cursors are opaque but readable (base64 JSON): one made up from beta's listing,
+    or with values of the wrong type, is a 422 naming the cursor, never a 500 (and
+    never a driver error that would tell how the query is built)."""
+    alpha = tenants.alpha
+    assert tenants.beta.post("/api/runs", json=run_log_json(make_run_log("r-beta2"))).is_success
+    beta_cursor = tenants.beta.get("/api/runs?limit=1").json()["next_cursor"]
+    assert beta_cursor is not None
+    # beta's own cursor in alpha's listing: a position in time, alpha's rows only
+    assert set(_run_ids(alpha.get("/api/runs", params={"cursor": beta_cursor}))) <= {"r-alpha"}
+    for path in LISTINGS:
+        for cursor in FORGED:
+            answer = alpha.get(path, params={"cursor": cursor})
+            assert answer.status_code in (200, 422), (path, cursor, answer.text)
+            if answer.status_code == 422:
+                assert "cursor" in answer.json()["error"]["message"], answer.text
+            assert "r-beta" not in answer.text.replace(cursor, "")

@@ -31,15 +31,24 @@ class Tenants:
 
     def __init__(self, server: LiveServer, keys: dict[str, str]) -> None:
         self.server, self.keys = server, keys
+        self.clients: list[httpx2.Client] = []
         self.alpha, self.beta = (self.bearer(p) for p in ("alpha", "beta"))
 
+    def client(self, **options: Any) -> httpx2.Client:
+        client = httpx2.Client(base_url=self.server.url, **options)
+        self.clients.append(client)
+        return client
+
     def bearer(self, who: str) -> httpx2.Client:
-        headers = {"Authorization": f"Bearer {self.keys[who]}"}
-        return httpx2.Client(base_url=self.server.url, headers=headers)
+        return self.client(headers={"Authorization": f"Bearer {self.keys[who]}"})
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.close()
 
     def browser(self, who: str) -> httpx2.Client:
         """A browser signed in to the dashboard with ``who``'s key (a session cookie)."""
-        client = httpx2.Client(base_url=self.server.url)
+        client = self.client()
         token = TOKEN.search(client.get("/login", headers=HTML).text)
         assert token is not None
         form = {"csrf_token": token.group(1), "api_key": self.keys[who], "next": "/"}
@@ -62,8 +71,7 @@ def tenants(database_url: str) -> Iterator[Tenants]:
         try:
             yield both
         finally:
-            both.alpha.close()
-            both.beta.close()
+            both.close()
 
 
 def _run_ids(response: httpx2.Response) -> list[str]:

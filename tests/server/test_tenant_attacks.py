@@ -10,10 +10,12 @@ import base64
 import json
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
 import pytest
+from tests.otel import otlp_data as d
 from tests.server.conftest import LiveServer, make_run_log, run_log_json
 
 from scenarist._sync import run_sync
@@ -174,3 +176,78 @@ def test_a_forged_paging_cursor_is_a_client_error(tenants: Tenants) -> None:
             if answer.status_code == 422:
                 assert "cursor" in answer.json()["error"]["message"], answer.text
             assert "r-beta" not in answer.text.replace(cursor, "")
+
+
+def _otlp(agent: str, number: int) -> dict[str, Any]:
+    trace = f"{number + 1:032x}"
+    return d.document(
+        d.span(1, "agent", {"gen_ai.agent.name": agent}, trace=trace),
+        d.span(2, f"{agent}-step", {}, parent=1, trace=trace),
+        service=agent,
+    )
+
+
+def test_interleaved_writes_of_two_tenants_with_the_same_ids_never_cross(
+    tenants: Tenants,
+) -> None:
+    """alpha and beta write objects with the same ids at the same time, naming no
+    project (each key's only one, chosen per request): the server's writes are queued
+    and committed together (``Database._batched``), a request's project is a context
+    variable, and every object must land in its writer's project whatever request
+    commits the batch."""
+    rounds = 12
+    logs = {
+        p: run_log_json(make_run_log("r", outcomes={p: True}, suite_name=p))
+        for p in ("alpha", "beta")
+    }
+
+    def writes(project: str, client: httpx2.Client, i: int) -> list[int]:
+        log = {**logs[project], "header": {**logs[project]["header"], "run_id": f"r{i}"}}
+        summary = {"passed": True, "pass_count": 1, "fail_count": 0}
+        step = {"name": project, "kind": "tool"}
+        return [
+            client.post("/v1/traces", json={"trace_id": f"t{i}", "agent_name": project}),
+            client.post("/otlp/v1/traces", json=_otlp(project, i)),
+            client.post(
+                "/v1/scenarios/s/runs",
+                json={
+                    **summary,
+                    "run_id": f"sr{i}",
+                    "results": [{"name": project, "passed": True}],
+                },
+            ),
+            client.post("/v1/snapshots", json={"name": f"snap{i}", "snapshot": {"steps": [step]}}),
+            client.post("/v1/scenarios/s/items", json={"name": project, "input": "x"}),
+            client.post("/api/runs", json=log),
+        ]
+
+    jobs = [
+        (p, c, i)
+        for i in range(rounds)
+        for p, c in (("alpha", tenants.alpha), ("beta", tenants.beta))
+    ]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda job: writes(*job), jobs))
+    for answer in answers:
+        assert all(r.is_success for r in answer), [r.text for r in answer if not r.is_success]
+
+    for project, client in (("alpha", tenants.alpha), ("beta", tenants.beta)):
+        traces = client.get("/api/traces", params={"limit": 500}).json()["items"]
+        assert {t["agent_name"] for t in traces} == {project}, traces
+        assert len(traces) == 2 * rounds
+        items = client.get("/v1/scenarios/s/items").json()["items"]
+        assert {i["name"] for i in items} == {project} and len(items) == rounds
+        runs = client.get("/api/runs", params={"limit": 500}).json()["items"]
+        names = {r["name"] for r in runs}
+        assert names == {project, "s", "support"}, names  # ours, scenario runs, the fixture's
+        assert len(runs) == 2 * rounds + 1  # r0..r11, sr0..sr11, and the fixture's run
+        scenario_runs = client.get("/v1/scenarios/s/runs", params={"limit": 500}).json()
+        assert len(scenario_runs["items"]) == rounds
+        assert {i["name"] for r in scenario_runs["items"] for i in r["items"]} == {project}
+        for i in range(rounds):
+            got = client.get(f"/v1/snapshots/snap{i}").json()
+            assert [s["name"] for s in got["steps"]] == [project]
+            scenario_run = client.get(f"/api/runs/sr{i}").json()
+            assert scenario_run["kind"] == "scenario" and scenario_run["passed_count"] == 1
+            assert client.get(f"/api/runs/r{i}").json()["name"] == project
+            assert client.get(f"/v1/traces/tr_{i + 1:032x}").json()["agent_name"] == project

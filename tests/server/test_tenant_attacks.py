@@ -251,3 +251,47 @@ def test_interleaved_writes_of_two_tenants_with_the_same_ids_never_cross(
             assert scenario_run["kind"] == "scenario" and scenario_run["passed_count"] == 1
             assert client.get(f"/api/runs/r{i}").json()["name"] == project
             assert client.get(f"/v1/traces/tr_{i + 1:032x}").json()["agent_name"] == project
+
+
+def test_a_tenant_admin_cannot_revoke_the_last_key_and_open_the_server(
+    database_url: str,
+) -> None:
+    """On a loopback server (a reverse proxy on the same machine included) open mode
+    returns when no active key is left. alpha's admin may revoke its own keys; if they
+    were the last ones (beta's were revoked by the owner, the owner works with the CLI),
+    revoking them opened every project to anyone, who could then mint a global admin
+    key. A project-limited admin's revocation that would leave no active key is refused
+    (409); the owner (a global admin key, or ``scenarist keys revoke``) still may."""
+    store = SqlStore(database_url)
+    alpha_info, alpha_key = run_sync(
+        store.create_api_key, ["admin"], "alpha admin", projects=["alpha"]
+    )
+    beta_info, beta_key = run_sync(store.create_api_key, ["admin"], "beta", projects=["beta"])
+    run_sync(store.scoped("beta").ingest_run_log, make_run_log("r-beta"))
+    assert run_sync(store.revoke_api_key, beta_info.key_id)  # the owner, with the CLI
+    with LiveServer(create_app(database_url)) as server:
+        alpha = httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {alpha_key}"})
+        anonymous = httpx2.Client(base_url=server.url)
+        try:
+            refused = alpha.delete(f"/api/keys/{alpha_info.key_id}")
+            assert refused.status_code == 409, refused.text
+            assert "last active key" in refused.json()["error"]["message"]
+            # the settings form: the same rule
+            page = alpha.get("/settings", headers=HTML)
+            token = TOKEN.search(page.text)
+            assert token is not None
+            form = {"csrf_token": token.group(1), "action": "revoke", "key_id": alpha_info.key_id}
+            by_form = alpha.post("/settings", data=form, headers=HTML)
+            assert by_form.status_code == 409 and "last active key" in by_form.text
+            assert anonymous.get("/api/runs?project=beta").status_code == 401
+            minted = anonymous.post("/api/keys", json={"scopes": ["admin"]})
+            assert minted.status_code == 401
+            assert alpha.get("/api/runs").status_code == 200  # alpha's key still works
+            # with another active key (one of alpha's), alpha may revoke its first one
+            second = alpha.post("/api/keys", json={"scopes": ["read"]}).json()
+            assert alpha.delete(f"/api/keys/{alpha_info.key_id}").status_code == 204
+            assert second["projects"] == ["alpha"]
+        finally:
+            alpha.close()
+            anonymous.close()
+    assert beta_key  # never used: beta's key was revoked before the server started

@@ -295,3 +295,72 @@ def test_a_tenant_admin_cannot_revoke_the_last_key_and_open_the_server(
             alpha.close()
             anonymous.close()
     assert beta_key  # never used: beta's key was revoked before the server started
+
+
+def _same_answer(
+    taken: httpx2.Response, taken_id: str, free: httpx2.Response, free_id: str
+) -> None:
+    assert taken.status_code == free.status_code, (taken.text, free.text)
+    assert taken.text.replace(taken_id, "<id>") == free.text.replace(free_id, "<id>")
+
+
+def test_beta_ids_in_alphas_bodies_reach_nothing_of_betas(
+    tenants: Tenants, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held: beta's trace id in bodies alpha sends. ``/v1/judge`` with a judge configured
+    answers as for a free id and sends nothing of beta's trace to the judge model; a
+    scenario run of alpha's whose items name beta's trace (failing, with a message) is
+    shown on no page of beta's, and alpha's pages do not open beta's trace through it."""
+    from scenarist.providers.defaults import reset_settings
+    from scenarist.testing.fake_providers import FakeLLMServer
+
+    beta, alpha = tenants.beta, tenants.alpha
+    secret_trace = {"trace_id": "t-beta", "input": "BETA-SECRET-INPUT", "output": "no"}
+    assert beta.post("/v1/traces", json=secret_trace).status_code == 201
+    verdict = json.dumps({"passed": True, "reason": "fine", "score": 1.0})
+    with FakeLLMServer([verdict] * 4) as llm:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)
+        monkeypatch.setenv("SCENARIST_DEFAULT_JUDGE", "openai/gpt-4o-mini")
+        reset_settings()
+        try:
+            _same_answer(
+                alpha.post("/v1/judge", json={"criteria": "x", "trace_id": "t-beta"}),
+                "t-beta",
+                alpha.post("/v1/judge", json={"criteria": "x", "trace_id": "t-free"}),
+                "t-free",
+            )
+            assert (
+                alpha.post("/v1/judge", json={"criteria": "x", "trace_id": "t-beta"}).status_code
+                == 404
+            )
+            assert llm.requests == []
+            mine = beta.post("/v1/judge", json={"criteria": "x", "trace_id": "t-beta"})
+            assert mine.status_code == 200 and llm.requests  # beta's own trace: judged
+        finally:
+            reset_settings()
+
+    run = {
+        "run_id": "sr-alpha",
+        "passed": False,
+        "pass_count": 0,
+        "fail_count": 1,
+        "results": [
+            {
+                "name": "forged",
+                "passed": False,
+                "failures": ["ALPHA-WAS-HERE"],
+                "trace_id": "t-beta",
+            }
+        ],
+    }
+    assert alpha.post("/v1/scenarios/s/runs", json=run).status_code == 201
+    for page in ("/traces/t-beta.json", "/traces/t-beta.json?run=sr-alpha", "/traces/t-beta"):
+        seen = beta.get(page, headers=HTML if not page.endswith(("json", "alpha")) else {})
+        assert seen.status_code == 200, seen.text
+        assert "ALPHA-WAS-HERE" not in seen.text and "sr-alpha" not in seen.text.replace(
+            "run=sr-alpha", ""
+        )
+    for page in ("/traces/t-beta.json?run=sr-alpha", "/runs/sr-alpha.json"):
+        assert "BETA-SECRET-INPUT" not in alpha.get(page).text
+    assert alpha.get("/traces/t-beta.json?run=sr-alpha").status_code == 404

@@ -364,3 +364,28 @@ def test_beta_ids_in_alphas_bodies_reach_nothing_of_betas(
     for page in ("/traces/t-beta.json?run=sr-alpha", "/runs/sr-alpha.json"):
         assert "BETA-SECRET-INPUT" not in alpha.get(page).text
     assert alpha.get("/traces/t-beta.json?run=sr-alpha").status_code == 404
+
+
+def test_the_item_form_refuses_a_trace_id_this_project_does_not_hold(tenants: Tenants) -> None:
+    """``PUT``/``POST /v1/scenarios/{name}/items`` refuse an item whose ``trace_id`` is not
+    stored (422 naming it); the dashboard's item form stored it (303): an item of alpha's
+    naming beta's trace id, which alpha can never replay. Now the form answers as the API
+    does, the same for beta's id and a free one, and stores nothing."""
+    assert tenants.beta.post("/v1/traces", json={"trace_id": "t-beta"}).status_code == 201
+    assert tenants.alpha.post("/v1/traces", json={"trace_id": "t-alpha"}).status_code == 201
+    browser = tenants.browser("alpha")
+    token = TOKEN.search(browser.get("/items/s", headers=HTML).text)
+    assert token is not None
+
+    def create(trace_id: str) -> httpx2.Response:
+        form = {"csrf_token": token.group(1), "action": "create", "trace_id": trace_id}
+        return browser.post("/items/s", data=form, headers=HTML)
+
+    taken, free = create("t-beta"), create("t-free")
+    assert taken.status_code == free.status_code == 422, taken.text
+    assert "is not stored" in taken.text
+    assert taken.text.replace("t-beta", "<id>") == free.text.replace("t-free", "<id>")
+    assert tenants.alpha.get("/v1/scenarios/s/items").json()["items"] == []
+    assert create("t-alpha").status_code == 303  # alpha's own trace: the item is made
+    items = tenants.alpha.get("/v1/scenarios/s/items").json()["items"]
+    assert [i["trace_id"] for i in items] == ["t-alpha"]

@@ -389,3 +389,31 @@ def test_the_item_form_refuses_a_trace_id_this_project_does_not_hold(tenants: Te
     assert create("t-alpha").status_code == 303  # alpha's own trace: the item is made
     items = tenants.alpha.get("/v1/scenarios/s/items").json()["items"]
     assert [i["trace_id"] for i in items] == ["t-alpha"]
+
+
+def test_two_tenants_revoking_their_last_keys_at_once_leave_one(database_url: str) -> None:
+    """alpha and beta each revoke their only key at the same moment, and those are the
+    server's last active keys: one revocation goes through, the other is refused (409),
+    never both (the active keys are read locked), so the server never opens."""
+    store = SqlStore(database_url)
+    made = {
+        p: run_sync(store.create_api_key, ["admin"], p, projects=[p]) for p in ("alpha", "beta")
+    }
+    with LiveServer(create_app(database_url)) as server:
+        clients = {
+            p: httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"})
+            for p, (_, key) in made.items()
+        }
+        try:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                answers = list(
+                    pool.map(
+                        lambda p: clients[p].delete(f"/api/keys/{made[p][0].key_id}").status_code,
+                        ("alpha", "beta"),
+                    )
+                )
+        finally:
+            for client in clients.values():
+                client.close()
+    assert sorted(answers) == [204, 409], answers
+    assert run_sync(store.has_active_keys)

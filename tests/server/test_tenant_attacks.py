@@ -85,6 +85,12 @@ def test_a_link_naming_another_project_does_not_lock_a_session_out(tenants: Tena
     """``/?project=beta`` (a link anyone can send) opened in alpha's session is refused,
     and must not leave a ``scenarist_project=beta`` cookie that makes every later page,
     and the API through the session, answer 403 until the user knows to clear it."""
+    # pages served without a key (the login form) remember nothing: no one opened beta
+    anonymous = tenants.client()
+    for page in ("/login?project=beta", "/static/dashboard.css?project=beta"):
+        served = anonymous.get(page, headers=HTML)
+        assert served.status_code == 200
+        assert "scenarist_project" not in served.headers.get("set-cookie", ""), page
     browser = tenants.browser("alpha")
     refused = browser.get("/?project=beta", headers=HTML)
     assert refused.status_code == 403

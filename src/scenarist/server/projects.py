@@ -2,7 +2,8 @@
 
 The project is named by ``?project=`` (the dashboard's switcher, links), else the
 ``X-Scenarist-Project`` header (``RemoteStore``, ``Client(project=...)``), else the
-``scenarist_project`` cookie (set when a page opened with ``?project=`` was served, so the
+``scenarist_project`` cookie (set when a page opened with ``?project=`` was served to a
+caller who may open that project, so the
 dashboard stays on the project chosen), else it is the key's only project, else
 ``default``. The cookie is a remembered choice, not a request: one that is not a project
 name is ignored, and one naming a project the key does not open counts as naming none
@@ -59,6 +60,11 @@ def switcher() -> dict[str, Any] | None:
     if opened != _EVERY:
         listed &= set(opened)
     return {"current": current, "projects": sorted({*listed, current})}
+
+
+def _opens(opened: tuple[str, ...] | None, project: str) -> bool:
+    """Whether this request's checked key (or open mode) opens ``project``."""
+    return opened is not None and (opened == _EVERY or project in opened)
 
 
 def _is_page(scope: Scope) -> bool:
@@ -126,12 +132,14 @@ class ProjectScope:
         remember = source == "query" and _is_page(scope)  # a browser chose it
 
         async def with_cookie(message: Message) -> None:
-            # remembered only when the page was served: a refused one (a link naming a
-            # project the key does not open) must not turn every later page into a 403
+            # remembered only when the page was served to a caller who may open the
+            # project: a refused one (a link naming a project the key does not open),
+            # or a page served without a key (the login form), remembers nothing
             if (
                 remember
                 and message["type"] == "http.response.start"
                 and 200 <= message["status"] < 300
+                and _opens(_opened.get(), project)
             ):
                 cookie = f"{COOKIE}={project}; Path=/; SameSite=Lax; HttpOnly"
                 message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]

@@ -4,10 +4,10 @@ The project is named by ``?project=`` (the dashboard's switcher, links), else th
 ``X-Scenarist-Project`` header (``RemoteStore``, ``Client(project=...)``), else the
 ``scenarist_project`` cookie (set when a page opened with ``?project=`` was served to a
 caller who may open that project, so the dashboard stays on the project chosen), else it
-is the key's only project, else ``default``. The cookie is a remembered choice, not a request: one that is not a project
-name is ignored, and one naming a project the key does not open counts as naming none
-(a link to another project, or a choice made under another key, must not lock a
-session out of its own project). :class:`ProjectScope` sets it for the request
+is the key's only project, else ``default``. The cookie is a remembered choice, not a
+request: one that is not a project name is ignored, and one naming a project the key does
+not open counts as naming none (a link to another project, or a choice made under another
+key, must not lock a session out of its own project). :class:`ProjectScope` sets it for the request
 (:func:`scenarist.store.projects.project_scope`): the app's one store then reads and writes
 that project in every route, with no route naming it.
 

@@ -2,9 +2,12 @@
 
 The project is named by ``?project=`` (the dashboard's switcher, links), else the
 ``X-Scenarist-Project`` header (``RemoteStore``, ``Client(project=...)``), else the
-``scenarist_project`` cookie (set when a page is opened with ``?project=``, so the
-dashboard stays on the project chosen), else it is the key's only project, else
-``default``. :class:`ProjectScope` sets it for the request
+``scenarist_project`` cookie (set when a page opened with ``?project=`` was served to a
+caller who may open that project, so the dashboard stays on the project chosen), else it
+is the key's only project, else ``default``. The cookie is a remembered choice, not a
+request: one that is not a project name is ignored, and one naming a project the key does
+not open counts as naming none (a link to another project, or a choice made under another
+key, must not lock a session out of its own project). :class:`ProjectScope` sets it for the request
 (:func:`scenarist.store.projects.project_scope`): the app's one store then reads and writes
 that project in every route, with no route naming it.
 
@@ -58,6 +61,11 @@ def switcher() -> dict[str, Any] | None:
     return {"current": current, "projects": sorted({*listed, current})}
 
 
+def _opens(opened: tuple[str, ...] | None, project: str) -> bool:
+    """Whether this request's checked key (or open mode) opens ``project``."""
+    return opened is not None and (opened == _EVERY or project in opened)
+
+
 def _is_page(scope: Scope) -> bool:
     if scope.get("method") != "GET":
         return False
@@ -84,9 +92,19 @@ def _named(scope: Scope) -> tuple[str | None, str]:
             jar.load(cookie_header)
         except Exception:  # a malformed Cookie header names no project
             return None, "cookie"
-        if COOKIE in jar:
-            return jar[COOKIE].value, "cookie"
+        if COOKIE in jar:  # a remembered choice: one that is not a project name (a
+            # cookie the server never set, e.g. planted by a sibling domain) is ignored
+            value = jar[COOKIE].value
+            return (value, "cookie") if _is_project_name(value) else (None, "")
     return None, ""
+
+
+def _is_project_name(value: str) -> bool:
+    try:
+        check_project(value)
+    except UserError:
+        return False
+    return True
 
 
 class ProjectScope:
@@ -108,11 +126,20 @@ class ProjectScope:
             where = {"query": "?project=", "header": PROJECT_HEADER, "cookie": COOKIE}[source]
             await error_response(400, f"{where}: {exc}", code="bad_project")(scope, receive, send)
             return
-        scope.setdefault("state", {})["project_named"] = named is not None
+        state = scope.setdefault("state", {})
+        state["project_named"], state["project_source"] = named is not None, source
         remember = source == "query" and _is_page(scope)  # a browser chose it
 
         async def with_cookie(message: Message) -> None:
-            if remember and message["type"] == "http.response.start":
+            # remembered only when the page was served to a caller who may open the
+            # project: a refused one (a link naming a project the key does not open),
+            # or a page served without a key (the login form), remembers nothing
+            if (
+                remember
+                and message["type"] == "http.response.start"
+                and 200 <= message["status"] < 300
+                and _opens(_opened.get(), project)
+            ):
                 cookie = f"{COOKIE}={project}; Path=/; SameSite=Lax; HttpOnly"
                 if scope.get("scheme") == "https":  # (a trusted proxy's X-Forwarded-Proto too)
                     cookie += "; Secure"
@@ -152,7 +179,14 @@ async def check_key_project(request: Request, project: str | None = None) -> Non
         _opened.set(_EVERY)
         return
     wanted = project or current_project()
-    if project is None and not getattr(state, "project_named", False) and len(allowed) == 1:
+    named = getattr(state, "project_named", False)
+    remembered = getattr(state, "project_source", "") == "cookie"
+    if project is None and named and remembered and wanted not in allowed:
+        # the browser's remembered choice, made under another key or planted: this key
+        # does not open it, so the request is served as if it had named none
+        named, wanted = False, DEFAULT_PROJECT
+        switch_project(DEFAULT_PROJECT)
+    if project is None and not named and len(allowed) == 1:
         switch_project(allowed[0])
         _opened.set(tuple(allowed))
         return

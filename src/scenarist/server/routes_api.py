@@ -34,6 +34,7 @@ from scenarist.store.sql.compare import (
     StoredComparison,
     compare_stored_runs,
 )
+from scenarist.store.sql.keys import LastActiveKey
 from scenarist.store.sql.records import (
     ApiKeyInfo,
     IngestResult,
@@ -236,8 +237,12 @@ async def create_key(request: Request, body: KeyCreateBody, store: Store) -> Any
 @router.delete("/keys/{key_id}", status_code=204, dependencies=[Admin])
 async def revoke_key(request: Request, key_id: str, store: Store) -> Response:
     """Revoke a key (a project-limited admin: a key within its projects; any other
-    answers 404, as an unknown key does)."""
-    if not await store.revoke_api_key(key_id, within=await caller_projects(request)):
+    answers 404, as an unknown key does; the server's last active key, 409)."""
+    try:
+        revoked = await store.revoke_api_key(key_id, within=await caller_projects(request))
+    except LastActiveKey as exc:
+        return error_response(409, str(exc), code="last_active_key")
+    if not revoked:
         return error_response(404, f"no active key {key_id!r}")
     return Response(status_code=204)
 

@@ -241,6 +241,12 @@ async def change_items(request: Request, name: str, store: Store) -> Response:
                 trace_id=trace_id,
                 tags=tags,
             )
+            if trace_id is not None and await store.get_trace(trace_id) is None:
+                # as the API (POST /v1/scenarios/{name}/items): a trace of this project
+                raise UserError(
+                    f"trace {trace_id!r} is not stored on this server; post the trace "
+                    "first (POST /v1/traces) or fix the trace id"
+                )
             await store.add_item(name, item)
         elif action == "delete":
             if not await store.delete_item(name, form.get("item_id", "")):

@@ -10,7 +10,8 @@ comma-separated or one field each; none: every project for a global admin, its o
 a limited one) answers 201 with the page showing the new key once (sent
 ``Cache-Control: no-store``; it is never shown again, only its hash is stored), 403 for
 projects the caller may not grant; ``action=revoke`` (``key_id``) redirects back (303),
-or answers 404 for a key that is unknown, revoked, or not the caller's to revoke. A
+or answers 404 for a key that is unknown, revoked, or not the caller's to revoke, and
+409 when a project-limited admin would revoke the server's last active key. A
 revoked key's sessions end at once.
 """
 
@@ -27,7 +28,7 @@ from scenarist.server.dashboard._csrf import FIELD, CsrfError, verify_csrf
 from scenarist.server.dashboard._render import page_format, render
 from scenarist.server.dashboard.login import csrf_failed, parse_form, render_form
 from scenarist.server.key_policy import KeyRefused, caller_projects, projects_to_grant
-from scenarist.store.sql.keys import SCOPES
+from scenarist.store.sql.keys import SCOPES, LastActiveKey
 from scenarist.store.sql.records import ApiKeyInfo
 
 __all__ = ["CreatedKey", "SettingsPage", "router"]
@@ -123,6 +124,8 @@ async def change_settings(request: Request, store: Store) -> Response:
             error = f"unknown action {action!r}: use 'create' or 'revoke'"
     except KeyRefused as exc:
         error, status_code = str(exc), 403
+    except LastActiveKey as exc:
+        error, status_code = str(exc), 409
     except UserError as exc:
         error = str(exc)
     page = await _page(request, store, error=error)

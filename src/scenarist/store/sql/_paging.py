@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Select, and_, or_
 
+from scenarist.errors import UserError
 from scenarist.store.sql.records import Page, decode_cursor, encode_cursor
 
-__all__ = ["keyset", "page_of", "parse_time"]
+__all__ = ["cursor_time", "keyset", "page_of", "parse_time"]
 
 T = TypeVar("T")
 
@@ -24,6 +25,14 @@ def parse_time(value: Any) -> datetime:
     """A stored or cursor timestamp as an aware datetime (naive values are UTC)."""
     parsed = datetime.fromisoformat(str(value))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def cursor_time(value: str, cursor: str) -> datetime:
+    """The time inside a cursor; one that is not an ISO time is a ``UserError``."""
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise UserError(f"invalid cursor {cursor!r}: pass back a next_cursor value") from None
 
 
 def keyset(
@@ -38,7 +47,7 @@ def keyset(
     """``query`` ordered by ``(at, key)``, resumed after ``cursor``, ``limit + 1`` rows."""
     if cursor is not None:
         raw_at, last_key = decode_cursor(cursor, size=2)
-        last_at = parse_time(raw_at)
+        last_at = cursor_time(raw_at, cursor)
         if newest_first:
             query = query.where(or_(at < last_at, and_(at == last_at, key < last_key)))
         else:

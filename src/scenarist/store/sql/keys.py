@@ -15,14 +15,22 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, false, select, update
 
 from scenarist.errors import UserError
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import ApiKeyRow, RevokedSessionRow, table_of
 from scenarist.store.sql.records import ApiKeyInfo
 
-__all__ = ["KEY_PREFIX", "SCOPES", "KeyQueries", "hash_key", "is_within", "parse_key_id"]
+__all__ = [
+    "KEY_PREFIX",
+    "SCOPES",
+    "KeyQueries",
+    "LastActiveKey",
+    "hash_key",
+    "is_within",
+    "parse_key_id",
+]
 
 KEY_PREFIX = "sk_scen_"
 SCOPES = ("ingest", "read", "admin")
@@ -48,6 +56,10 @@ def _check_scopes(scopes: list[str]) -> list[str]:
     if unknown or not scopes:
         raise UserError(f"scopes must be some of {list(SCOPES)}, got {scopes!r}")
     return sorted(set(scopes), key=SCOPES.index)
+
+
+class LastActiveKey(UserError):
+    """A project-limited admin asked to revoke the server's last active key (a 409)."""
 
 
 def _info(row: Mapping[Any, Any]) -> ApiKeyInfo:
@@ -125,13 +137,31 @@ class KeyQueries(Database):
     async def revoke_api_key(self, key_id: str, *, within: list[str] | None = None) -> bool:
         """Revoke ``key_id``; false when there is no such active key, or (``within``
         given) when the key is not limited to some of those projects: a global key, or
-        one that opens another project, is left alone and answered as unknown."""
+        one that opens another project, is left alone and answered as unknown.
+
+        ``within`` given (a project-limited admin), revoking the server's last active key
+        raises :class:`LastActiveKey`: on a loopback server no active key means open
+        mode, every project open to anyone, so a tenant could open the others' data and
+        mint a global key. The owner (``within`` ``None``) may."""
         match = [_KEYS.c.key_id == key_id, _KEYS.c.revoked_at.is_(None)]
         async with self._write() as connection:
             if within is not None:
-                projects = await connection.scalar(select(_KEYS.c.projects).where(*match))
+                if self.dialect == "sqlite":  # the write lock first: no revocation between
+                    await connection.execute(update(_KEYS).where(false()).values(name=None))
+                active = select(_KEYS.c.key_id, _KEYS.c.projects).where(
+                    _KEYS.c.revoked_at.is_(None)
+                )  # locked (PostgreSQL): two tenants revoking their last keys take turns
+                rows = (await connection.execute(active.with_for_update())).all()
+                projects = next((row.projects for row in rows if row.key_id == key_id), None)
                 if projects is None or not is_within(json.loads(projects), within):
                     return False
+                if len(rows) == 1:
+                    raise LastActiveKey(
+                        f"key {key_id!r} is the server's last active key: without it a "
+                        "loopback server opens every project to anyone (open mode); create "
+                        "its replacement first, or ask the server's owner "
+                        "(scenarist keys revoke)"
+                    )
                 match.append(_KEYS.c.projects == projects)
             done = await connection.execute(
                 update(_KEYS).where(*match).values(revoked_at=datetime.now(UTC))

@@ -43,15 +43,21 @@ def encode_cursor(*key: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, *, size: int) -> list[Any]:
-    """The sort key inside ``cursor``; a cursor we did not make is a ``UserError``."""
+def decode_cursor(cursor: str, *, size: int, kinds: tuple[type, ...] = ()) -> list[Any]:
+    """The sort key inside ``cursor``; a cursor we did not make is a ``UserError``.
+    ``kinds``: the type of each value (default: every value a string; times are ISO
+    strings), so a forged value never reaches the query (a driver error, a 500)."""
+    invalid = f"invalid cursor {cursor!r}: pass back a next_cursor value"
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
     except (binascii.Error, ValueError) as exc:
-        raise UserError(f"invalid cursor {cursor!r}: pass back a next_cursor value") from exc
+        raise UserError(invalid) from exc
     if not isinstance(values, list) or len(values) != size:
-        raise UserError(f"invalid cursor {cursor!r}: pass back a next_cursor value")
+        raise UserError(invalid)
+    for value, kind in zip(values, kinds or (str,) * size, strict=True):
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise UserError(invalid)
     return values
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, delete, func, or_, select
 
 from scenarist.model.status import pass_rate_of
-from scenarist.store.sql._paging import keyset, page_of, parse_time
+from scenarist.store.sql._paging import cursor_time, keyset, page_of
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
@@ -237,8 +237,8 @@ class RunQueries(Database):
             )
         )
         if cursor is not None:
-            at, run_id, position = decode_cursor(cursor, size=3)
-            before = parse_time(at)
+            at, run_id, position = decode_cursor(cursor, size=3, kinds=(str, str, int))
+            before = cursor_time(at, cursor)
             query = query.where(
                 or_(
                     _SCENARIOS.c.sort_at < before,

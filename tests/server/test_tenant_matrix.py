@@ -45,9 +45,12 @@ Each cell is one entry, one of alpha's keys, one way of calling:
 - ``id``: beta's object by its id or name, naming no project → the same status and body
   shape as a free id gets (an id taken in beta must look free), and what it creates is
   alpha's own object of that id.
-- ``query`` / ``header`` / ``cookie`` / ``session``: beta named by ``?project=beta``,
-  ``X-Scenarist-Project: beta``, the ``scenarist_project`` cookie, or alpha's session
-  with that cookie → 403 or 404.
+- ``query`` / ``header``: beta named by ``?project=beta`` or ``X-Scenarist-Project: beta``
+  → 403 or 404.
+- ``cookie`` / ``session``: the ``scenarist_project`` cookie naming beta, with alpha's key
+  or alpha's session. A remembered project the caller's key does not open counts as
+  naming none (so a stale cookie never locks a browser out of its own project): these
+  cells are ``id`` cells sent with that cookie, answered in alpha as a free id is.
 - extras: alpha's run against beta's baseline, an item naming beta's trace, a snapshot of
   alpha's trace under beta's snapshot name, a scenario run with the id of beta's
   incomplete run log, an OTLP ``scenarist.record`` naming beta's trace, a run log whose
@@ -99,6 +102,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 KEYS = ("ingest", "read", "admin")
 NAMING = ("query", "header", "cookie", "session")
+AS_ID = ("id", "cookie", "session")  # a cookie naming a project the key does not open: ignored
 OWN = ("own", "own session", "common")
 HERE = Path(__file__).parent
 
@@ -179,7 +183,7 @@ class Matrix:
                 alpha = self.harness.make(ALPHA, needs, tag)
             made = self.harness.make(target, needs, tag)
             self.objects[cell.id] = (alpha, made)
-            if cell.variant == "id" or (cell.extra is not None and cell.extra.as_free):
+            if cell.variant in AS_ID or (cell.extra is not None and cell.extra.as_free):
                 # alpha may rightly hold an object of the same id after this cell: seeing
                 # that id in alpha's lists is no leak
                 self.harness.claimed |= made.ids()
@@ -326,15 +330,16 @@ def test_tenant_cell(matrix: Matrix, cell: Cell, monkeypatch: pytest.MonkeyPatch
             problems.append(f"beta's {gone} missing before the call (lost by the seeding or "
                             "by an earlier cell)")  # fmt: skip
     free = free_obj(target.tag or "shared")
-    if cell.variant == "id" or (cell.extra is not None and cell.extra.as_free):
+    if cell.variant in AS_ID or (cell.extra is not None and cell.extra.as_free):
         extra = cell.extra
+        naming = cell.variant if cell.variant in NAMING else None
 
         def build(o: Obj) -> Call:
             return entry.build(o, h) if extra is None else extra.build(alpha, o, h)
 
         taken_call, free_call = build(target), build(free)
-        taken = _send(matrix, cell, taken_call)
-        answer = _send(matrix, cell, free_call)
+        taken = _send(matrix, cell, taken_call, naming)
+        answer = _send(matrix, cell, free_call, naming)
         if shape(taken, placeholders(target)) != shape(answer, placeholders(free)):
             problems.append(
                 f"an id taken in beta is answered {taken.status} {taken.text[:300]!r}, "

@@ -34,8 +34,9 @@ retries run out), ``checks.comparison._Unsupported`` (becomes the check's ERROR)
 ``CassetteError``, ``RunLogError`` or 422), and the
 server's own, each turned into an HTTP answer by its route: ``store.sql.compare.CompareError``
 (404), ``server.trace_actions.TraceNotFound`` (404), ``server.judging.JudgeNotConfigured``
-(503), ``server.ratelimit.RateLimited`` (429), ``store.sql.keys.LastActiveKey`` (409), ``server.dashboard._csrf.CsrfError`` (403),
-``server.dashboard.session.LoginRequired`` (a redirect to the login page), and the
+(503), ``server.ratelimit.RateLimited`` (429), ``store.sql.keys.LastActiveKey`` (409),
+``server.dashboard._csrf.CsrfError`` (403), ``server.dashboard.session.LoginRequired`` (a
+redirect to the login page), and the
 request errors ``server._input_limits.InvalidInput``, ``server.routes_api._BadLog`` and
 ``server.routes_veval._ItemError`` (422). The core never imports the server, so they stay
 in its modules.

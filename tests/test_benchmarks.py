@@ -41,6 +41,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "peer_pydantic_evals.py",  # the harness API on pydantic-evals, a peer compare.py runs
         "llm_capture_overhead.py",
         "replay_throughput.py",
+        "replay_at_scale.py",
         "tracing_overhead.py",
         "store_writes.py",
         "server_seed.py",
@@ -115,6 +116,21 @@ def test_replay_throughput_runs() -> None:
     assert "httpx2 sync, JSON" in out
     assert "openai SDK, stream" in out
     assert "floor: httpx2 MockTransport, JSON" in out
+
+
+def test_replay_at_scale_runs(tmp_path: Path) -> None:
+    """Records then replays through the real CLI; the script itself fails unless every
+    scenario passes with every call replayed and none live."""
+    out_json = tmp_path / "scale.json"
+    out = run_bench(
+        "replay_at_scale.py", "--n", "6", "--parallel", "2", "--repeat", "1", "--top", "3",
+        "--json", str(out_json),
+    )  # fmt: skip
+    assert "scenarios/s" in out
+    assert "floor (openai SDK + MockTransport, no scenarist)" in out
+    report = json.loads(out_json.read_text())
+    assert report["scenarios"] == 6
+    assert set(report["profile_seconds"]) >= {"scenarist", "SDK stack"}
 
 
 def test_tracing_overhead_runs() -> None:

@@ -1,0 +1,335 @@
+"""Replay at scale: ``scenarist run --replay --parallel 16`` over 10,000 recorded scenarios
+(not a test; issue 30 item 4).
+
+Writes a scenario file (into a temp dir) whose module-level ``Suite`` holds ``N``
+scenarios; each one's agent makes one ``openai`` SDK chat completion (``AsyncOpenAI``,
+one client for the run) and a ``StringMatching`` check reads the answer. Then, each as its
+own process, through the real CLI (``python -m scenarist run``):
+
+1. **record**: ``run FILE --record --parallel P`` against ``FakeLLMServer`` on loopback
+   (one cassette, ``.cassettes/<file>.jsonl``, ``N`` calls); the server is then stopped.
+2. **replay**: ``run FILE --replay --parallel P``, timed: wall time and CPU time (user +
+   system of the process and the run's forked child, ``RUSAGE_CHILDREN``). Every run must
+   pass every scenario with a certificate of ``N replayed, 0 missed, 0 refused, 0 live``.
+3. **floor**: the same ``N`` calls with no scenarist at all: a fresh Python imports
+   ``openai``, serves each call from a minimal in-process ``httpx2.MockTransport``
+   (``httpx2`` is the SDK's HTTP client; the cassette's recorded status, headers and
+   body, looked up by the question) and makes them ``P`` at a time with ``asyncio`` (a semaphore), checking each answer. Same
+   interpreter start and SDK import as the replay process: the SDK's own work.
+4. **profile** (``--no-profile`` skips it): the replay once more under ``cProfile``, in
+   one process (``SCENARIST_SUPERVISE=0``, so the run is in the profiled process), and
+   each function's own time attributed to a component by its file: ``scenarist``
+   (``src/scenarist``), the SDK stack (``openai``, ``httpx2``, ``httpcore``, ``h11``,
+   ``pydantic``, ``pydantic_core``, ``jiter``, ...), the scenario file itself, the event
+   loop (``asyncio``, ``selectors``). Builtins and the rest of the standard library
+   (``json``, ``re``, ``sqlite3``, ``anyio``...) have no owner of their own: their time goes
+   to their callers' components, split by the time each caller spent in them, up the
+   call graph until a component is met (cProfile keeps one level of callers, so this is an
+   estimate; what never reaches a component is "unattributed").
+
+Figures, medians over ``--repeat`` alternated replay/floor pairs:
+
+* scenarios/s = ``N`` / replay wall time (the whole command: start, imports, building the
+  scenarios, the run, the run log and the database write, the report);
+* overhead (floor) = (replay - floor) / replay, on CPU time and on wall time;
+* overhead (profile) = scenarist's share of the profiled time (the event loop and
+  unattributed shown apart).
+
+    .venv/bin/python bench/replay_at_scale.py [--n 10000] [--parallel 16] [--repeat 3]
+        [--no-profile] [--top 25] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TARGET = 0.20  # our share of the replay's time (issue 30 item 4)
+
+SCENARIOS = '''
+"""N scenarios, each one openai SDK call (bench/replay_at_scale.py)."""
+import os
+
+import openai
+
+from scenarist import Scenario, StringMatching, Suite
+
+N = int(os.environ["SCALE_N"])
+BASE = os.environ["SCALE_BASE_URL"]
+_client = []
+
+
+def _llm():
+    if not _client:  # made in the run, on its event loop
+        _client.append(openai.AsyncOpenAI(base_url=BASE, api_key="sk-bench", max_retries=0))
+    return _client[0]
+
+
+async def agent(question):
+    reply = await _llm().chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
+    )
+    return reply.choices[0].message.content
+
+
+suite = Suite(name="replay-at-scale", target=agent)
+for i in range(N):
+    suite.append(
+        Scenario(f"s{i:05d}").interact(f"question <q{i}>").check(StringMatching(keyword=f"<q{i}>"))
+    )
+'''
+
+FLOOR = '''
+"""The SDK's own work: the same calls from a MockTransport, no scenarist."""
+import asyncio
+import json
+import sys
+
+import httpx2
+import openai
+
+cassette, n, parallel, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+recorded = {}
+with open(cassette) as lines:
+    next(lines)  # the header
+    for line in lines:
+        call = json.loads(line)
+        answer = call["response"]
+        recorded[call["request"]["body"]["messages"][-1]["content"]] = (
+            answer["status"], answer["headers"], json.dumps(answer["body"]).encode()
+        )
+
+
+def serve(request):
+    status, headers, body = recorded[json.loads(request.content)["messages"][-1]["content"]]
+    return httpx2.Response(status, headers=headers, content=body)
+
+
+async def main():
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(serve))  # the SDK's client
+    async with openai.AsyncOpenAI(
+        base_url=base, api_key="sk-bench", max_retries=0, http_client=http
+    ) as llm:
+        gate = asyncio.Semaphore(parallel)
+
+        async def one(i):
+            async with gate:
+                reply = await llm.chat.completions.create(
+                    model="gpt-4o-mini", messages=[{"role": "user", "content": f"question <q{i}>"}]
+                )
+                assert f"<q{i}>" in reply.choices[0].message.content
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+    print(f"floor: {n} calls")
+
+
+asyncio.run(main())
+'''
+
+SDK = ("openai", "httpx2", "httpx", "httpcore", "h11", "pydantic", "pydantic_core", "jiter", "distro")
+SDK += ("sniffio", "typing_extensions", "annotated_types", "typing_inspection", "certifi")
+LOOP = ("asyncio", "selectors")
+CERTIFICATE = re.compile(r"replay certificate: (\d+) replayed, (\d+) missed, (\d+) refused, (\d+) live")
+PASSED = re.compile(r"(\d+) scenarios: (\d+) passed")
+
+
+def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds of a child process (and its waited-for children), its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return wall, cpu, proc.stdout
+
+
+def _check_replay(out: str, n: int) -> None:
+    cert = CERTIFICATE.search(out)
+    passed = PASSED.search(out)
+    if cert is None or cert.groups() != (str(n), "0", "0", "0") or passed is None:
+        raise SystemExit(f"the replay did not replay all {n} calls, none live:\n{out}")
+    if passed.groups() != (str(n), str(n)):
+        raise SystemExit(f"not every scenario passed:\n{out}")
+
+
+def component(filename: str, scenario_file: str) -> str | None:
+    """The component a function's file belongs to; ``None``: its callers' (builtins,
+    the standard library outside the event loop, other packages)."""
+    if filename == scenario_file:
+        return "scenario file"
+    path = filename.replace("\\", "/")
+    if "/src/scenarist/" in path:
+        return "scenarist"
+    if "site-packages/" in path:
+        package = path.split("site-packages/", 1)[1].split("/", 1)[0].removesuffix(".py")
+        return "SDK stack" if package in SDK else None
+    parts = path.split("/")
+    if len(parts) >= 2 and (parts[-2] in LOOP or parts[-1].removesuffix(".py") in LOOP):
+        return "event loop"
+    return None
+
+
+def attribute(stats_file: Path, scenario_file: str) -> tuple[dict[str, float], list[tuple]]:
+    """Seconds of own time per component (see the module's docstring), and the profile's
+    rows for the top list: (own seconds, cumulative seconds, calls, where, component)."""
+    raw: dict[Any, Any] = pstats.Stats(str(stats_file)).stats  # type: ignore[attr-defined]
+    owners = {func: component(func[0], scenario_file) for func in raw}
+    seconds: dict[str, float] = {}
+    pending: dict[Any, float] = {}
+    rows = []
+    for func, (_cc, nc, tt, ct, _callers) in raw.items():
+        owner = owners[func]
+        if owner is None:
+            pending[func] = pending.get(func, 0.0) + tt
+        else:
+            seconds[owner] = seconds.get(owner, 0.0) + tt
+        where = f"{func[0].split('site-packages/')[-1].split('/src/')[-1]}:{func[1]}({func[2]})"
+        rows.append((tt, ct, nc, where, owner or "-"))
+    for _ in range(100):  # up the call graph, one level a round (cycles fade out)
+        moved: dict[Any, float] = {}
+        for func, mass in pending.items():
+            weights = {c: e[3] for c, e in raw[func][4].items() if c in raw and e[3] > 0}
+            total = sum(weights.values())
+            if total <= 0:
+                seconds["unattributed"] = seconds.get("unattributed", 0.0) + mass
+                continue
+            for caller, weight in weights.items():
+                part = mass * weight / total
+                owner = owners[caller]
+                if owner is None:
+                    moved[caller] = moved.get(caller, 0.0) + part
+                else:
+                    seconds[owner] = seconds.get(owner, 0.0) + part
+        pending = moved
+        if not pending:
+            break
+    rest = sum(pending.values())
+    if rest:
+        seconds["unattributed"] = seconds.get("unattributed", 0.0) + rest
+    rows.sort(reverse=True)
+    return seconds, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000, help="scenarios (one call each)")
+    parser.add_argument("--parallel", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=3, help="replay/floor pairs, alternated")
+    parser.add_argument("--no-profile", action="store_true", help="skip the cProfile run")
+    parser.add_argument("--top", type=int, default=25, help="profile rows printed")
+    parser.add_argument("--json", type=Path, help="write the numbers here")
+    args = parser.parse_args()
+    n, parallel = args.n, str(args.parallel)
+
+    from scenarist.testing import FakeLLMServer, Reply, ScriptedLLM
+
+    with tempfile.TemporaryDirectory(prefix="replay-at-scale-") as tmp:
+        root = Path(tmp)
+        scenario_file = root / "scale_scenarios.py"
+        scenario_file.write_text(SCENARIOS)
+        (root / "floor.py").write_text(FLOOR)
+        env = {
+            **os.environ,
+            "SCALE_N": str(n),
+            "SCENARIST_HOME": str(root / "home"),
+            "GISKARD_TELEMETRY_DISABLED": "1",
+            "DO_NOT_TRACK": "1",
+        }
+        env.pop("SCENARIST_URL", None)  # no upload
+        run = [sys.executable, "-m", "scenarist", "run", scenario_file.name, "-q"]
+        run += ["--parallel", parallel]
+
+        script = ScriptedLLM(lambda r: Reply(f"answer to {r.text}", tokens_in=11, tokens_out=4))
+        with FakeLLMServer(script) as server:
+            env["SCALE_BASE_URL"] = server.openai_url
+            record_wall, _, _ = _timed([*run, "--record"], env, root)
+        cassette = root / ".cassettes" / "scale_scenarios.jsonl"
+        calls = len(cassette.read_text().splitlines()) - 1
+        assert calls == n, f"recorded {calls} calls, expected {n}"
+        print(f"recorded {n} scenarios in {record_wall:.1f} s (the server is now stopped)")
+
+        floor_cmd = [sys.executable, "floor.py", str(cassette), str(n), parallel, env["SCALE_BASE_URL"]]
+        replays: list[tuple[float, float]] = []
+        floors: list[tuple[float, float]] = []
+        for k in range(args.repeat):
+            pair = ["replay", "floor"] if k % 2 == 0 else ["floor", "replay"]
+            for which in pair:
+                if which == "replay":
+                    wall, cpu, out = _timed([*run, "--replay"], env, root)
+                    _check_replay(out, n)
+                    replays.append((wall, cpu))
+                else:
+                    wall, cpu, _ = _timed(floor_cmd, env, root)
+                    floors.append((wall, cpu))
+                print(f"  {which:6} wall {wall:7.2f} s  cpu {cpu:7.2f} s")
+        r_wall = statistics.median(w for w, _ in replays)
+        r_cpu = statistics.median(c for _, c in replays)
+        f_wall = statistics.median(w for w, _ in floors)
+        f_cpu = statistics.median(c for _, c in floors)
+        results: dict[str, Any] = {
+            "scenarios": n,
+            "parallel": args.parallel,
+            "replay_wall_s": r_wall,
+            "replay_cpu_s": r_cpu,
+            "floor_wall_s": f_wall,
+            "floor_cpu_s": f_cpu,
+            "scenarios_per_s": n / r_wall,
+            "floor_calls_per_s": n / f_wall,
+            "overhead_cpu": (r_cpu - f_cpu) / r_cpu,
+            "overhead_wall": (r_wall - f_wall) / r_wall,
+            "runs": {"replay": replays, "floor": floors},
+            "load_average": os.getloadavg(),
+        }
+
+        if not args.no_profile:
+            profile = root / "replay.prof"
+            profiled = [sys.executable, "-m", "cProfile", "-o", str(profile), *run[1:]]
+            _timed([*profiled, "--replay"], {**env, "SCENARIST_SUPERVISE": "0"}, root)
+            seconds, rows = attribute(profile, str(scenario_file))
+            total = sum(seconds.values())
+            results["profile_seconds"] = seconds
+            results["overhead_profile"] = seconds.get("scenarist", 0.0) / total
+            print(f"\nprofiled replay (cProfile, one process): {total:.2f} s of own time")
+            for name, value in sorted(seconds.items(), key=lambda kv: -kv[1]):
+                print(f"  {name:14} {value:7.2f} s  {value / total:6.1%}")
+            print(f"\ntop {args.top} functions by own time:")
+            print(f"  {'own s':>7} {'cum s':>7} {'calls':>9}  component     function")
+            for tt, ct, nc, where, owner in rows[: args.top]:
+                print(f"  {tt:7.2f} {ct:7.2f} {nc:9,}  {owner:12}  {where}")
+            print(f"\ntop {args.top} scenarist functions by cumulative time:")
+            ours = sorted((r for r in rows if r[4] == "scenarist"), key=lambda r: -r[1])
+            for tt, ct, nc, where, _ in ours[: args.top]:
+                print(f"  {tt:7.2f} {ct:7.2f} {nc:9,}  {where}")
+
+    print(f"\nreplay, {n:,} scenarios, --parallel {args.parallel} (median of {args.repeat}):")
+    print(f"  scenarist run --replay: {r_wall:.2f} s wall, {r_cpu:.2f} s CPU -> "
+          f"{n / r_wall:,.0f} scenarios/s")  # fmt: skip
+    print(f"  floor (openai SDK + MockTransport, no scenarist): {f_wall:.2f} s wall, "
+          f"{f_cpu:.2f} s CPU -> {n / f_wall:,.0f} calls/s")  # fmt: skip
+    print(f"  our overhead, (replay - floor) / replay: {results['overhead_cpu']:.1%} of CPU, "
+          f"{results['overhead_wall']:.1%} of wall")  # fmt: skip
+    if "overhead_profile" in results:
+        print(f"  our overhead, scenarist's share of the profile: {results['overhead_profile']:.1%}")
+    verdict = "meets" if results["overhead_cpu"] <= TARGET else "MISSES"
+    print(f"  {verdict} the target: overhead <= {TARGET:.0%} (CPU, against the floor)")
+    print(f"  load average {results['load_average'][0]:.2f} (2 cores shared)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

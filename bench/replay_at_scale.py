@@ -14,29 +14,41 @@ own process, through the real CLI (``python -m scenarist run``):
 3. **floor**: the same ``N`` calls with no scenarist at all: a fresh Python imports
    ``openai``, serves each call from a minimal in-process ``httpx2.MockTransport``
    (``httpx2`` is the SDK's HTTP client; the cassette's recorded status, headers and
-   body, looked up by the question) and makes them ``P`` at a time with ``asyncio`` (a semaphore), checking each answer. Same
-   interpreter start and SDK import as the replay process: the SDK's own work.
-4. **profile** (``--no-profile`` skips it): the replay once more under ``cProfile``, in
-   one process (``SCENARIST_SUPERVISE=0``, so the run is in the profiled process), and
-   each function's own time attributed to a component by its file: ``scenarist``
-   (``src/scenarist``), the SDK stack (``openai``, ``httpx2``, ``httpcore``, ``h11``,
-   ``pydantic``, ``pydantic_core``, ``jiter``, ...), the scenario file itself, the event
-   loop (``asyncio``, ``selectors``). Builtins and the rest of the standard library
-   (``json``, ``re``, ``sqlite3``, ``anyio``...) have no owner of their own: their time goes
-   to their callers' components, split by the time each caller spent in them, up the
-   call graph until a component is met (cProfile keeps one level of callers, so this is an
-   estimate; what never reaches a component is "unattributed").
+   body, looked up by the question) and makes them ``P`` at a time with ``asyncio`` (a
+   semaphore), checking each answer. Same interpreter start and SDK import as the replay
+   process: the SDK's own work.
+4. **profile** (``--profiler``): the replay once more in one process
+   (``SCENARIST_SUPERVISE=0``, so the run is in the measured process), its time split
+   into components by the files of the running code: ``scenarist`` (``src/scenarist``),
+   the SDK stack (``openai``, ``httpx2``, ``httpcore``, ``h11``, ``jiter``, ...), the
+   scenario file itself, the event loop (``asyncio``, ``selectors``). Builtins, the rest
+   of the standard library (``json``, ``re``, ``sqlite3``...) and packages both sides use
+   (``pydantic``, ``anyio``) or only we use (``sqlalchemy``, ``rich``, ``typer``) have no
+   owner of their own: their time counts for the nearest caller that has one.
+
+   * ``sample`` (default): a ``SIGPROF`` timer every ``--interval`` s of CPU time; the
+     handler, run by the main thread at its next bytecode, walks the stack: the sample
+     is the innermost frame's component that has one (exact, as the whole stack is
+     known). Also by phase (the scenarist function under ``cli/run.py:run``) and by
+     scenarist function (the innermost scenarist frame). Signals that arrive during one
+     long C call count once, so such calls are under-counted.
+   * ``cprofile``: each function's own time (cProfile), given up the call graph to the
+     callers that have a component, split by the time each caller spent in it (cProfile
+     keeps one level of callers, so this is an estimate); cProfile's per-call cost
+     weighs most on code with many small calls (the SDK's request building).
 
 Figures, medians over ``--repeat`` alternated replay/floor pairs:
 
 * scenarios/s = ``N`` / replay wall time (the whole command: start, imports, building the
   scenarios, the run, the run log and the database write, the report);
 * overhead (floor) = (replay - floor) / replay, on CPU time and on wall time;
-* overhead (profile) = scenarist's share of the profiled time (the event loop and
+* overhead (profile) = scenarist's share of the profile (the event loop and
   unattributed shown apart).
 
+The target: overhead (floor, CPU) <= 20 %.
+
     .venv/bin/python bench/replay_at_scale.py [--n 10000] [--parallel 16] [--repeat 3]
-        [--no-profile] [--top 25] [--json PATH]
+        [--profiler sample|cprofile|none] [--interval S] [--top 25] [--json PATH]
 """
 
 from __future__ import annotations
@@ -170,10 +182,13 @@ finally:
 raise SystemExit(code)
 '''
 
-SDK = ("openai", "httpx2", "httpx", "httpcore", "h11", "pydantic", "pydantic_core", "jiter", "distro")
-SDK += ("sniffio", "typing_extensions", "annotated_types", "typing_inspection", "certifi")
+# pydantic (and its helpers) serve both: scenarist's models and the SDK's are pydantic
+# models, so pydantic's time counts for its caller, as the standard library's does.
+SDK = ("openai", "httpx2", "httpx", "httpcore", "h11", "jiter", "distro", "sniffio", "certifi")
 LOOP = ("asyncio", "selectors")
-CERTIFICATE = re.compile(r"replay certificate: (\d+) replayed, (\d+) missed, (\d+) refused, (\d+) live")
+CERTIFICATE = re.compile(
+    r"replay certificate: (\d+) replayed, (\d+) missed, (\d+) refused, (\d+) live"
+)
 PASSED = re.compile(r"(\d+) scenarios: (\d+) passed")
 
 
@@ -279,7 +294,7 @@ def sampled(samples_file: Path, scenario_file: str) -> tuple[dict[str, float], d
             ours[where] = ours.get(where, 0) + 1
         inside = [f for f in stack if "/src/scenarist/" in f[0]]
         phase = "outside cli/run.py:run (start, imports, exit)"
-        for k, (filename, line, name) in enumerate(inside):
+        for k, (filename, _line, name) in enumerate(inside):
             if filename.endswith("cli/run.py") and name == "run":
                 if k > 0:
                     below = inside[k - 1]
@@ -335,7 +350,8 @@ def main() -> None:
         assert calls == n, f"recorded {calls} calls, expected {n}"
         print(f"recorded {n} scenarios in {record_wall:.1f} s (the server is now stopped)")
 
-        floor_cmd = [sys.executable, "floor.py", str(cassette), str(n), parallel, env["SCALE_BASE_URL"]]
+        base_url = env["SCALE_BASE_URL"]
+        floor_cmd = [sys.executable, "floor.py", str(cassette), str(n), parallel, base_url]
         replays: list[tuple[float, float]] = []
         floors: list[tuple[float, float]] = []
         for k in range(args.repeat):
@@ -382,7 +398,7 @@ def main() -> None:
             print(f"\nsampled replay (one process, {total:,} samples of the main thread):")
             for name, value in sorted(counts.items(), key=lambda kv: -kv[1]):
                 print(f"  {name:14} {value:7,} samples  {value / total:6.1%}")
-            print(f"\nby phase (the scenarist function under cli/run.py:run) [component]:")
+            print("\nby phase (the scenarist function under cli/run.py:run) [component]:")
             for name, value in sorted(phases.items(), key=lambda kv: -kv[1])[: args.top]:
                 print(f"  {value / total:6.1%}  {name}")
             print(f"\ntop {args.top} scenarist functions (innermost scenarist frame):")

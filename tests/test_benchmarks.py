@@ -47,6 +47,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "server_seed.py",
         "server_bench.py",
         "otlp_ingest.py",
+        "otlp_flood.py",
         "server_load.py",
         "ray_executor.py",  # on the Ray tests' own Ray: tests/distributed/test_ray_bench.py
         "rate_limiter.py",
@@ -176,6 +177,15 @@ def test_otlp_ingest_runs_on_sqlite() -> None:
     report = json.loads(out[out.index("{\n") :])
     assert report["sqlite"]["spans"] == 64
     assert report["export"]["spans"] > 0
+
+
+def test_otlp_flood_runs() -> None:
+    out = run_bench(
+        "otlp_flood.py", "--spans", "60", "--cap", "20", "--per-trace", "10", "--idle-s", "0.2"
+    )
+    assert "over the cap: 413" in out
+    assert "at the cap: 200" in out
+    assert "health p99, worst phase" in out
 
 
 def test_server_load_loses_and_doubles_nothing_on_sqlite(tmp_path: Path) -> None:

@@ -272,7 +272,9 @@ def attribute(stats_file: Path, scenario_file: str) -> tuple[dict[str, float], l
     return seconds, rows
 
 
-def sampled(samples_file: Path, scenario_file: str) -> tuple[dict[str, float], dict, dict]:
+def sampled(
+    samples_file: Path, scenario_file: str
+) -> tuple[dict[str, float], dict[str, int], dict[str, int], dict[str, int]]:
     """Samples per component (a sample belongs to the innermost frame of the stack that
     has a component: builtins and the standard library count for their caller); per
     scenarist function (the innermost scenarist frame of a scenarist sample); per phase
@@ -280,6 +282,7 @@ def sampled(samples_file: Path, scenario_file: str) -> tuple[dict[str, float], d
     stacks = json.loads(samples_file.read_text())
     counts: dict[str, float] = {}
     ours: dict[str, int] = {}
+    packages: dict[str, int] = {}
     phases: dict[str, int] = {}
     for stack in stacks:
         owner, where = "unattributed", ""
@@ -292,6 +295,8 @@ def sampled(samples_file: Path, scenario_file: str) -> tuple[dict[str, float], d
         counts[owner] = counts.get(owner, 0) + 1
         if owner == "scenarist":
             ours[where] = ours.get(where, 0) + 1
+            package = where.split(":", 1)[0].rsplit("/", 1)[0]
+            packages[package] = packages.get(package, 0) + 1
         inside = [f for f in stack if "/src/scenarist/" in f[0]]
         phase = "outside cli/run.py:run (start, imports, exit)"
         for k, (filename, _line, name) in enumerate(inside):
@@ -303,7 +308,7 @@ def sampled(samples_file: Path, scenario_file: str) -> tuple[dict[str, float], d
                     phase = "cli/run.py:run itself"
                 break
         phases[f"{phase} [{owner}]"] = phases.get(f"{phase} [{owner}]", 0) + 1
-    return counts, ours, phases
+    return counts, ours, packages, phases
 
 
 def main() -> None:
@@ -390,7 +395,7 @@ def main() -> None:
             sampler = [sys.executable, str(root / "sampler.py"), str(samples_file)]
             sampler += [str(args.interval), *run[3:]]
             _timed([*sampler, "--replay"], {**env, "SCENARIST_SUPERVISE": "0"}, root)
-            counts, ours, phases = sampled(samples_file, str(scenario_file))
+            counts, ours, packages, phases = sampled(samples_file, str(scenario_file))
             total = sum(counts.values())
             results["profile_seconds"] = {k: v * args.interval for k, v in counts.items()}
             results["profile_samples"] = counts
@@ -400,6 +405,9 @@ def main() -> None:
                 print(f"  {name:14} {value:7,} samples  {value / total:6.1%}")
             print("\nby phase (the scenarist function under cli/run.py:run) [component]:")
             for name, value in sorted(phases.items(), key=lambda kv: -kv[1])[: args.top]:
+                print(f"  {value / total:6.1%}  {name}")
+            print("\nscenarist's samples by package (the innermost scenarist frame's folder):")
+            for name, value in sorted(packages.items(), key=lambda kv: -kv[1]):
                 print(f"  {value / total:6.1%}  {name}")
             print(f"\ntop {args.top} scenarist functions (innermost scenarist frame):")
             for name, value in sorted(ours.items(), key=lambda kv: -kv[1])[: args.top]:

@@ -41,6 +41,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "peer_pydantic_evals.py",  # the harness API on pydantic-evals, a peer compare.py runs
         "llm_capture_overhead.py",
         "replay_throughput.py",
+        "replay_at_scale.py",
         "tracing_overhead.py",
         "store_writes.py",
         "server_seed.py",
@@ -118,6 +119,21 @@ def test_replay_throughput_runs() -> None:
     assert "floor: httpx2 MockTransport, JSON" in out
 
 
+def test_replay_at_scale_runs(tmp_path: Path) -> None:
+    """Records then replays through the real CLI; the script itself fails unless every
+    scenario passes with every call replayed and none live."""
+    out_json = tmp_path / "scale.json"
+    out = run_bench(
+        "replay_at_scale.py", "--n", "6", "--parallel", "2", "--repeat", "1", "--top", "3",
+        "--json", str(out_json),
+    )  # fmt: skip
+    assert "scenarios/s" in out
+    assert "floor (openai SDK + MockTransport, no scenarist)" in out
+    report = json.loads(out_json.read_text())
+    assert report["scenarios"] == 6
+    assert set(report["profile_seconds"]) >= {"scenarist", "SDK stack"}
+
+
 def test_tracing_overhead_runs() -> None:
     out = run_bench("tracing_overhead.py", "--spans", "50", "--items", "3")
     assert "[span] with step():" in out
@@ -163,10 +179,13 @@ def test_otlp_ingest_runs_on_sqlite() -> None:
     assert report["export"]["spans"] > 0
 
 
-def test_otlp_flood_runs_over_and_at_a_small_cap() -> None:
-    out = run_bench("otlp_flood.py", "--spans", "300", "--cap", "100", "--idle-s", "0.2")
-    assert "over the cap: 413" in out and "at the cap: 200" in out
-    assert "health p99, worst phase:" in out
+def test_otlp_flood_runs() -> None:
+    out = run_bench(
+        "otlp_flood.py", "--spans", "60", "--cap", "20", "--per-trace", "10", "--idle-s", "0.2"
+    )
+    assert "over the cap: 413" in out
+    assert "at the cap: 200" in out
+    assert "health p99, worst phase" in out
 
 
 def test_server_load_loses_and_doubles_nothing_on_sqlite(tmp_path: Path) -> None:

@@ -11,13 +11,13 @@ import json
 import threading
 import urllib.request
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import requests
+from tests.helpers.thread_paths import bare_thread, pool_submit
 from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
 from scenarist import Client, RunContext
@@ -73,28 +73,6 @@ def ask_aiohttp(base: str, question: str) -> str:
             return str((await reply.json())["choices"][0]["message"]["content"])
 
     return asyncio.run(post())
-
-
-def bare_thread(call: Callable[[], str]) -> str:
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = call()
-        except BaseException as error:
-            out["error"] = error
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return str(out["value"])
-
-
-def pool_submit(call: Callable[[], str]) -> str:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(call).result()
 
 
 def run_in_executor(call: Callable[[], str]) -> str:

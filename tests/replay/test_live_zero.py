@@ -14,10 +14,8 @@ import contextvars
 import http.client
 import json
 import socket
-import threading
 import urllib.request
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import httpx
 import pytest
 import requests
 import urllib3
+from tests.helpers.thread_paths import bare_thread, pool_submit
 from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
 from scenarist import Client, RunContext
@@ -135,28 +134,6 @@ CLIENTS.append(ask_socket)
 
 def own_task(call: Callable[[], str]) -> str:
     return call()
-
-
-def bare_thread(call: Callable[[], str]) -> str:
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = call()
-        except BaseException as error:
-            out["error"] = error
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return str(out["value"])
-
-
-def pool_submit(call: Callable[[], str]) -> str:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(call).result()
 
 
 def _in_a_loop(make: Callable[[Callable[[], str]], Any]) -> Callable[[Callable[[], str]], str]:

@@ -42,6 +42,22 @@ def live_server(database_url: str) -> Iterator[LiveServer]:
         yield server
 
 
+def tenant_admin_keys(
+    database_url: str, projects: tuple[str, ...] = ("alpha", "beta")
+) -> dict[str, str]:
+    """An admin key limited to each of ``projects`` (project -> the key's secret)."""
+    from scenarist._sync import run_sync
+    from scenarist.store.sql.store import SqlStore
+
+    store = SqlStore(database_url)
+    keys = {}
+    for project in projects:
+        _, keys[project] = run_sync(
+            store.create_api_key, ["ingest", "read", "admin"], project, projects=[project]
+        )
+    return keys
+
+
 def make_run_log(
     run_id: str | None = None,
     *,

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 from tests.otel import otlp_data as d
-from tests.server.conftest import LiveServer, make_run_log, run_log_json
+from tests.server.conftest import LiveServer, make_run_log, run_log_json, tenant_admin_keys
 
 from scenarist._sync import run_sync
 from scenarist.server.app import create_app
@@ -60,12 +60,7 @@ class Tenants:
 
 @pytest.fixture
 def tenants(database_url: str) -> Iterator[Tenants]:
-    store = SqlStore(database_url)
-    keys = {}
-    for project in ("alpha", "beta"):
-        _, keys[project] = run_sync(
-            store.create_api_key, ["ingest", "read", "admin"], project, projects=[project]
-        )
+    keys = tenant_admin_keys(database_url)
     with LiveServer(create_app(database_url)) as server:
         both = Tenants(server, keys)
         assert both.beta.post("/api/runs", json=run_log_json(make_run_log("r-beta"))).is_success

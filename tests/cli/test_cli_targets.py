@@ -114,3 +114,22 @@ def test_the_readme_first_suite_runs_and_passes(cli: Cli, home: Path) -> None:
     result = cli("run", str(example))
     assert result.exit_code == 0, result.output
     assert "1 passed" in result.stdout
+
+
+def test_the_readme_yaml_suite_is_the_example_file_and_passes(cli: Cli, home: Path) -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    root = Path(__file__).parents[2]
+    example = root / "examples" / "support.suite.yaml"
+    text = example.read_text(encoding="utf-8")
+    assert f"```yaml\n{text}```" in (root / "README.md").read_text(encoding="utf-8")
+    modeline = text.splitlines()[0].split("$schema=", 1)[1]
+    schema_file = (example.parent / modeline).resolve()
+    assert schema_file == root / "src/scenarist/formats/schemas/scenario.schema.json"
+    jsonschema.validate(yaml.safe_load(text), json.loads(schema_file.read_text()))
+    result = cli("run", str(example))
+    assert result.exit_code == 0, result.output
+    assert "2 passed" in result.stdout

@@ -1,8 +1,9 @@
 """The price of an LLM call, from the ``genai-prices`` table (bundled data, offline).
 
 :func:`cost_usd` answers in US dollars, or ``None`` when the price is not known: an
-unknown model, no token counts, or ``genai-prices`` not installed (it comes with the
-``openai`` and ``anthropic`` extras). It never guesses: a budget check over a ``None``
+unknown model, no token counts, or ``genai-prices`` not installed (a dependency of
+``scenarist``; when it is missing all the same, the first lookup warns once, with the
+command that installs it). It never guesses: a budget check over a ``None``
 cost can say "unknown" instead of passing on a made-up zero.
 
 The provider is taken from the API URL when it is a known provider's (a call to
@@ -91,11 +92,20 @@ def _provider_for_url(url: str) -> str | None:
     return None
 
 
+MISSING_TABLE = (
+    "scenarist: LLM costs are unknown in this process: the price table (genai-prices) is "
+    "not installed; run: pip install genai-prices"
+)
+
+
 @functools.cache
 def _genai_prices() -> Any:
-    """The ``genai_prices`` module, or ``None`` when the extra is not installed."""
+    """The ``genai_prices`` module, or ``None`` (warned once) when it is not installed."""
     try:
         import genai_prices
     except ImportError:
+        import warnings
+
+        warnings.warn(MISSING_TABLE, RuntimeWarning, stacklevel=2)
         return None
     return genai_prices

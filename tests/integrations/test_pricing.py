@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import pytest
 
@@ -51,11 +52,17 @@ def test_without_genai_prices_the_cost_is_unknown(monkeypatch: pytest.MonkeyPatc
         cache.cache_clear()
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # as if not installed
     try:
-        with pytest.warns(RuntimeWarning) as warned:
-            assert cost_usd("openai", "gpt-4o-mini", 1000, 500) is None
-            assert cost_usd("openai", "gpt-4o", 10, 5) is None  # warned once, not per call
-            assert cost_usd("openai", "gpt-4o", 10, 5, api_url="https://api.groq.com/x") is None
-        assert [str(w.message) for w in warned] == [pricing.MISSING_TABLE]
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            costs = [
+                cost_usd("openai", "gpt-4o-mini", 1000, 500),
+                cost_usd("openai", "gpt-4o", 10, 5),  # warned once, not per call
+                cost_usd("openai", "gpt-4o", 10, 5, api_url="https://api.groq.com/x"),
+            ]
+        assert costs == [None, None, None]
+        assert [(w.category, str(w.message)) for w in warned] == [
+            (RuntimeWarning, pricing.MISSING_TABLE)
+        ]
         assert "pip install genai-prices" in pricing.MISSING_TABLE
     finally:
         for cache in caches:

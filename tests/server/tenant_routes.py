@@ -354,9 +354,8 @@ ENTRIES: tuple[Entry, ...] = (
 
 PUBLIC: dict[tuple[str, str], str] = {
     ("GET", "/openapi.json"): "the API's description",
-    ("GET", "/docs"): "Swagger UI",
-    ("GET", "/docs/oauth2-redirect"): "Swagger UI",
-    ("GET", "/redoc"): "ReDoc",
+    ("GET", "/docs"): "the API reference page, from the OpenAPI document",
+    ("GET", "/redoc"): "redirects to /docs",
     ("GET", "/api/health"): "liveness: version and database kind",
     ("GET", "/login"): "the login form",
     ("POST", "/login"): "trades a key for a session (the session cells use it)",

@@ -94,6 +94,8 @@ def create_app(
         lifespan=lifespan,
         responses=ERROR_RESPONSES,  # documented on every operation (the pages are hidden)
         default_response_class=Default(FiniteJSONResponse),  # Default: keeps pydantic's path
+        docs_url=None,  # Swagger UI and ReDoc load from a CDN: /docs is ours (api_docs.py)
+        redoc_url=None,
     )
     app.state.store = the_store
     app.state.open_mode_allowed = is_loopback(host)

@@ -7,19 +7,24 @@ a screenshot (``screenshots`` fixture)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from tests.dashboard.conftest import NO_CHROMIUM
+from tests.dashboard.conftest import NO_CHROMIUM, _seeded_server
 from tests.dashboard.test_browser import DRAWN_PIXELS, assert_no_xss
 from tests.server.conftest import LiveServer
 from tests.server.dashboard_views_data import (
     BIG_RUN,
     CHAT_TRACE,
+    CRM_DOWN,
+    ERRORED_RUN,
     VEVAL_RUN,
     XSS,
     XSS_SCRIPT,
+    crm_lookup,
+    seed_errored,
 )
 
 pytestmark = NO_CHROMIUM
@@ -236,3 +241,43 @@ def test_dashboard_new_views_keep_hostile_text_as_text(
         assert XSS in page.locator("body").inner_text()
     assert_no_xss(page)
     assert console_errors == []
+
+
+@pytest.fixture(scope="module")
+def errored_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The dashboard over one run whose agent raised."""
+    yield from _seeded_server(tmp_path_factory, seed_errored)
+
+
+def test_an_errored_scenario_shows_what_raised_where_and_its_traceback(
+    page: Page, errored_server: LiveServer, console_errors: list[str], screenshots: Path
+) -> None:
+    import inspect
+
+    source, start = inspect.getsourcelines(crm_lookup)
+    line = start + next(i for i, text in enumerate(source) if "raise ConnectionError" in text)
+    where = f"tests/server/dashboard_views_data.py:{line} in crm_lookup"
+    page.goto(errored_server.url + f"/runs/{ERRORED_RUN}")
+    row = page.locator('tr[data-scenario="greets_customer"]')
+    expect(row.locator(".step-error")).to_contain_text(
+        f"ConnectionError in the agent call: {CRM_DOWN}"
+    )
+    expect(row.locator(".step-error")).to_contain_text(f"at {where}")
+    expect(row).not_to_contain_text("1 checks")
+    page.screenshot(path=screenshots / "run-errored-scenario.png", full_page=True)
+
+    page.goto(errored_server.url + f"/runs/{ERRORED_RUN}/scenarios/0")
+    error = page.locator("#step-error-1")
+    expect(error).to_contain_text("ConnectionError in the agent call")
+    expect(error.locator(".message")).to_have_text(CRM_DOWN)
+    expect(error.locator("code.location")).to_have_text(where)
+    traceback = error.locator("details.traceback pre")
+    expect(traceback).to_be_visible()  # open: the reason is the point of the page
+    expect(traceback).to_contain_text("Traceback (most recent call last)")
+    expect(traceback).to_contain_text(f"line {line}, in crm_lookup")
+    assert_no_xss(page)
+    assert console_errors == []
+    page.screenshot(path=screenshots / "scenario-errored-traceback.png", full_page=True)
+    twin = page.request.get(errored_server.url + f"/runs/{ERRORED_RUN}/scenarios/0.json").json()
+    assert twin["errors"][0]["what"] == "the agent call"
+    assert twin["errors"][0]["location"] == where

@@ -268,6 +268,30 @@ def big_suite_log(run_id: str, *, at: datetime, branch: str, count: int) -> RunL
     return log
 
 
+ERRORED_RUN = "run-errored"
+CRM_DOWN = f"upstream CRM returned 503 {XSS}"
+
+
+def crm_lookup(question: str) -> str:
+    raise ConnectionError(CRM_DOWN)  # the agent's own line, shown on the run and scenario pages
+
+
+def crm_agent(question: str) -> str:
+    return f"Hello {crm_lookup(question)}"
+
+
+def errored_log() -> RunLog:
+    suite = Suite(name="crm", target=crm_agent)
+    suite.append(Scenario("greets_customer").interact("Hi").check(StringMatching(keyword="Hi")))
+    result = suite.run_sync(return_exception=True)
+    result.started_at = T0 - timedelta(days=3)
+    return run_log_from_suite_result(result, run_id=ERRORED_RUN)
+
+
+async def seed_errored(store: SqlStore) -> None:
+    await store.ingest_run_log(errored_log())
+
+
 async def seed_views(store: SqlStore) -> None:
     await store.save_trace(chat_trace())
     await store.save_trace(orphan_trace())

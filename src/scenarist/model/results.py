@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
     from scenarist.model.comparison import RunComparison
+    from scenarist.model.error_origin import ErrorOrigin
 
 __all__ = [
     "CheckResult",
@@ -247,6 +248,23 @@ class StepError(BaseModel):
             traceback=redact_text("".join(_traceback.format_exception(exc))),
             phase=phase,
         )
+
+    def origin(self) -> ErrorOrigin:
+        """Which part raised (the agent call, the input generator...) and the user's own
+        frame, read from the stored traceback (:mod:`scenarist.model.error_origin`)."""
+        from scenarist.model.error_origin import origin_of_traceback
+
+        return origin_of_traceback(self.traceback, self.phase)
+
+    def describe(self) -> str:
+        """The error for people: the exception and message, what raised it (the agent
+        call, the input generator...) and, on a second line, the user's own frame.
+        giskard's :meth:`summary` says ``during input_generation`` for every one of them."""
+        origin = self.origin()
+        where = f"\n  at {origin.location}" if origin.location else ""
+        if origin.what is None:  # the traceback does not say: giskard's words
+            return f"{self.summary()}{where}"
+        return f"{self.exception_type} in {origin.what}: {self.message}{where}"
 
     def summary(self) -> str:
         """One line: ``<ExceptionType> during <phase>: <message>`` (as giskard-checks)."""

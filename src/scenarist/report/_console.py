@@ -282,8 +282,7 @@ def _step_rows(step: TestCaseResult, label: str) -> list[tuple[str, str, str]]:
     """The step's error (if any) as a row, then one row per check result."""
     rows: list[tuple[str, str, str]] = []
     if (error := step.error) is not None:
-        message = f"{error.exception_type} during {error.phase}: {error.message}"
-        rows.append((label, "error", message))
+        rows.append((label, "error", error.describe()))
     # each check named with its step ("step 2 · tool_args"), except in a lone test case
     prefix = "" if label == "step" else f"{label} · "
     for result in step.results:

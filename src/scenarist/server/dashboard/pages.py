@@ -19,6 +19,7 @@ from scenarist._version import __version__
 from scenarist.model.certificate import ReplayCertificate, trace_certificate
 from scenarist.model.items import ItemSummary, ScenarioItem
 from scenarist.model.record import TraceRecord
+from scenarist.model.results import ScenarioResult
 from scenarist.model.status import DECIDED, FAILING, pass_rate_of, summary_line
 from scenarist.model.trace import Span
 from scenarist.model.usage import token_spans
@@ -287,6 +288,21 @@ class CheckView(CheckResultView):
     diff: ValueDiff | None = None
 
 
+class StepErrorView(BaseModel):
+    """A step that raised: what raised it, where in the user's code, the traceback."""
+
+    step: int
+    """From 1."""
+    exception_type: str
+    message: str
+    what: str | None
+    """``the agent call``, ``the input generator``, ``the outputs function``, ``a timeout``."""
+    location: str | None
+    """``agent.py:12 in lookup``: the user's own frame."""
+    described: str
+    traceback: str | None
+
+
 class ScenarioTracePage(BaseModel):
     """``/runs/{run_id}/scenarios/{position}``: one scenario of a run, its checks (a
     failed comparison with its diff) and the trace it produced (interactions, their
@@ -298,6 +314,8 @@ class ScenarioTracePage(BaseModel):
     checks: list[CheckView]
     interactions: list[InteractionView]
     annotations: dict[str, Any]
+    errors: list[StepErrorView] = Field(default_factory=list)
+    """The steps that raised, in order, each with its traceback."""
     vacuous_reason: str | None = None
     """Why a pass tested nothing (``ScenarioResult.vacuous_reason``), else ``None``."""
 
@@ -700,8 +718,28 @@ async def scenario_trace_page(
         checks=checks,
         interactions=[_interaction(i) for i in dumped.get("interactions") or []],
         annotations=dumped.get("annotations") or {},
+        errors=_step_errors(result),
         vacuous_reason=result.vacuous_reason if result is not None else None,
     )
+
+
+def _step_errors(result: ScenarioResult | None) -> list[StepErrorView]:
+    views = []
+    for index, step in enumerate(result.steps if result is not None else [], start=1):
+        if (error := step.error) is not None:
+            origin = error.origin()
+            views.append(
+                StepErrorView(
+                    step=index,
+                    exception_type=error.exception_type,
+                    message=error.message,
+                    what=origin.what,
+                    location=origin.location,
+                    described=error.describe(),
+                    traceback=error.traceback,
+                )
+            )
+    return views
 
 
 async def history_page(

@@ -126,6 +126,9 @@ class ScenarioResultView(BaseModel):
     check_count: int
     no_checks: bool
     checks: list[CheckResultView] = Field(default_factory=list)
+    error: str | None = None
+    """An errored scenario's first step error, described (``StepError.describe``: what
+    raised, the message, the user's line); ``None`` otherwise."""
 
 
 class RunDetail(RunSummary):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 
+from scenarist.model.results import StepError
 from scenarist.model.status import pass_rate_of
 from scenarist.store.sql._paging import cursor_time, keyset, page_of
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
@@ -213,6 +214,7 @@ class RunQueries(Database):
             data = dict(row._mapping)
             data["tags"] = json.loads(data["tags"])
             data["checks"] = by_position.get(row.position, [])
+            data["error"] = step_error(data.pop("document")) if row.status == "error" else None
             views.append(ScenarioResultView.model_validate(data))
         data = dict(run._mapping)
         data["document"] = json.loads(data["document"])
@@ -277,3 +279,15 @@ class RunQueries(Database):
             pass_rate=rate,
             next_cursor=encode_cursor(last.sort_at, last.run_id, last.position) if last else None,
         )
+
+
+def step_error(document: str | None) -> str | None:
+    """The first step error of a stored scenario record, described, if it has one."""
+    if not document:
+        return None
+    try:
+        steps = json.loads(document).get("result", {}).get("steps") or []
+        error = next(step["error"] for step in steps if step.get("error"))
+        return StepError.model_validate(error).describe()
+    except (ValueError, AttributeError, TypeError, KeyError, StopIteration):
+        return None  # not a suite scenario's record (a Veval-style run), or none

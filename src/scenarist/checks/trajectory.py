@@ -47,6 +47,7 @@ from pydantic import (
     PrivateAttr,
     SerializationInfo,
     field_serializer,
+    field_validator,
     model_validator,
 )
 
@@ -60,12 +61,12 @@ __all__ = [
     "ArgMatcher",
     "ArgOutcome",
     "ExpectedCall",
-    "MatcherError",
     "PairOutcome",
     "TrajectoryMode",
     "actual_calls",
     "align",
     "compare",
+    "credit_matrix",
     "parse_matcher",
     "render_table",
     "value_key",
@@ -80,8 +81,8 @@ DEFAULT_TOL = 1e-9
 _CELL = 48  # the widest a table cell gets
 
 
-class MatcherError(Exception):
-    """A matcher could not decide (a predicate raised or returned a non-bool)."""
+class _PredicateFailed(Exception):
+    """A predicate raised or returned a non-bool (the check is ERROR)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,11 +198,17 @@ class ExpectedCall(BaseModel):
             return {"tool": data[0], "args": data[1]}
         return data
 
-    @model_validator(mode="after")
-    def _compile(self) -> ExpectedCall:
-        for name in self.args:
+    @field_validator("args", mode="after")
+    @classmethod
+    def _valid_matchers(cls, args: dict[str, Any]) -> dict[str, Any]:
+        for name, spec in args.items():  # errors point at args (the model keeps no state yet)
             if not isinstance(name, str):
                 raise ValueError(f"argument names must be strings, got {name!r}")
+            parse_matcher(spec, name)
+        return args
+
+    @model_validator(mode="after")
+    def _compile(self) -> ExpectedCall:
         self._matchers = {name: parse_matcher(spec, name) for name, spec in self.args.items()}
         return self
 
@@ -306,7 +313,7 @@ def compare(
     verdicts: Verdicts,
 ) -> PairOutcome | None:
     """The credit of the expected call (``tool``, ``matchers``) against ``call``; ``None``
-    for a call of another tool. Raises :class:`MatcherError` when a predicate fails."""
+    for a call of another tool. Raises ``_PredicateFailed`` when a predicate cannot decide."""
     if call.tool != tool:
         return None
     outcomes = tuple(
@@ -314,6 +321,17 @@ def compare(
     )
     credit = (1 + sum(o.matched for o in outcomes)) / (1 + len(outcomes))
     return PairOutcome(credit, outcomes)
+
+
+def credit_matrix(
+    expected: Sequence[ExpectedCall], calls: Sequence[ActualCall], verdicts: Verdicts
+) -> list[list[PairOutcome | None]] | str:
+    """Every expected call (rows) against every actual call (columns), or the problem of a
+    predicate that could not decide."""
+    try:
+        return [[compare(e.tool, e.matchers, call, verdicts) for call in calls] for e in expected]
+    except _PredicateFailed as exc:
+        return str(exc)
 
 
 def _match_arg(
@@ -369,11 +387,11 @@ def _predicate(name: str, matcher: ArgMatcher, actual: Any, got: str) -> ArgOutc
     try:
         verdict = fn(actual)
     except Exception as exc:
-        raise MatcherError(
+        raise _PredicateFailed(
             f"the predicate for argument '{name}' raised {type(exc).__name__}: {exc}"
         ) from exc
     if not isinstance(verdict, bool):
-        raise MatcherError(
+        raise _PredicateFailed(
             f"the predicate for argument '{name}' must return a bool, got "
             f"{type(verdict).__name__}: {verdict!r}"
         )

@@ -26,13 +26,11 @@ from scenarist.checks.spans import SpanCheck
 from scenarist.checks.trajectory import (
     ActualCall,
     ExpectedCall,
-    MatcherError,
-    PairOutcome,
     TrajectoryMode,
     Verdicts,
     actual_calls,
     align,
-    compare,
+    credit_matrix,
     render_table,
     value_key,
 )
@@ -134,13 +132,9 @@ class ToolTrajectory(SpanCheck, WithJudgeMixin):
                 f"{self.prefix}: {exc}", details=details, metrics=_usage(judge_calls, details)
             )
         metrics = _usage(judge_calls, details) if judge_calls else []
-        try:
-            credits: list[list[PairOutcome | None]] = [
-                [compare(e.tool, e.matchers, call, verdicts) for call in calls]
-                for e in self.expected
-            ]
-        except MatcherError as exc:
-            return CheckResult.error(f"{self.prefix}: {exc}", details=details, metrics=metrics)
+        credits = credit_matrix(self.expected, calls, verdicts)
+        if isinstance(credits, str):
+            return CheckResult.error(f"{self.prefix}: {credits}", details=details, metrics=metrics)
         alignment = align(credits, len(self.expected), len(calls), self.mode, self.ordered)
         details["score"] = alignment.score
         details["alignment"] = [

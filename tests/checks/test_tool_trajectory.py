@@ -471,6 +471,9 @@ def test_tool_trajectory_predicates_cannot_be_written_to_json() -> None:
         {"tool": "email", "args": {"body": "<predicate polite>"}}
     ]
     assert check.model_dump()["expected"][0]["args"]["body"] is polite
+    scenario = Scenario("s").interact("hi", outputs="ok").check(check)
+    with pytest.raises(Exception, match=r"'email\.body' with Python predicates"):
+        scenario.model_dump_json()  # inside a scenario: the same words
 
 
 def test_tool_trajectory_works_as_a_veval_item_assertion(booking: Trace[Any, Any]) -> None:

@@ -52,6 +52,7 @@ from pydantic import (
 )
 
 from scenarist.checks.base import omits_callables
+from scenarist.errors import SerializationError
 from scenarist.model.trace import Span
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "credit_matrix",
     "parse_matcher",
     "render_table",
+    "unserialisable",
     "value_key",
 ]
 
@@ -171,6 +173,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def unserialisable(predicates: Sequence[str]) -> SerializationError:
+    """The error of a JSON dump of ``tool.argument`` matchers that are Python predicates."""
+    return SerializationError(
+        f"ToolTrajectory matches {', '.join(map(repr, predicates))} with Python predicates, "
+        "which cannot be written to JSON; dump it with mode='python', describe it with "
+        "to_spec(), or use a data matcher ({'regex': ...}, {'approx': ..., 'tol': ...}, "
+        "{'judge': ...}) to make it serialisable."
+    )
+
+
 # -- expected calls --------------------------------------------------------------------
 
 
@@ -228,7 +240,7 @@ class ExpectedCall(BaseModel):
             return args
         if omits_callables(info.context):
             return {k: self._matchers[k].describe() if callable(v) else v for k, v in args.items()}
-        raise ValueError(f"the arguments {self.predicates} of {self.tool!r} are Python predicates")
+        raise unserialisable([f"{self.tool}.{name}" for name in self.predicates])
 
     def describe(self) -> str:
         """``search(q=/refund/, limit=5)``."""

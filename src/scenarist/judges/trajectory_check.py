@@ -32,9 +32,9 @@ from scenarist.checks.trajectory import (
     align,
     credit_matrix,
     render_table,
+    unserialisable,
     value_key,
 )
-from scenarist.errors import SerializationError
 from scenarist.judges._prompts import PromptError, builtin, judge_messages, render
 from scenarist.judges.base import WithJudgeMixin
 from scenarist.judges.judge import JudgeCall
@@ -87,13 +87,7 @@ class ToolTrajectory(SpanCheck, WithJudgeMixin):
 
     def _reject_predicates(self) -> None:
         if self._predicates():
-            raise SerializationError(
-                f"ToolTrajectory matches {', '.join(map(repr, self._predicates()))} with "
-                "Python predicates, which cannot be written to JSON; dump it with "
-                "mode='python', describe it with to_spec(), or use a data matcher "
-                "({'regex': ...}, {'approx': ..., 'tol': ...}, {'judge': ...}) to make it "
-                "serialisable."
-            )
+            raise unserialisable(self._predicates())
 
     def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """As :meth:`pydantic.BaseModel.model_dump`; JSON mode with predicates raises."""

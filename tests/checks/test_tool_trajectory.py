@@ -4,7 +4,9 @@ partial-credit scores, aligned failure table, judged arguments, files and bad in
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from pydantic import ValidationError
 from tests.judges.conftest import FakeProvider, verdict
 
 from scenarist import Check, Scenario, ToolTrajectory, TraceAssert
+from scenarist.checks.trajectory import PairOutcome, align
 from scenarist.errors import SerializationError, UserError
 from scenarist.formats.scenario_schema import json_schema
 from scenarist.judges.mocks import JudgeMocks, using_judge_mocks
@@ -255,6 +258,40 @@ def test_tool_trajectory_passing_below_one_shows_the_table(
     assert result.message.splitlines()[-1].endswith("unexpected call")
 
 
+def _best(credits: list[list[float]], ordered: bool) -> float:
+    """The greatest total credit of a one-to-one pairing, by brute force."""
+    n, m = len(credits), len(credits[0]) if credits else 0
+    best = 0.0
+    for columns in itertools.product([None, *range(m)], repeat=n):
+        used = [c for c in columns if c is not None]
+        if len(set(used)) < len(used) or (ordered and used != sorted(used)):
+            continue
+        if any(c is not None and credits[i][c] == 0 for i, c in enumerate(columns)):
+            continue
+        best = max(best, sum(credits[i][c] for i, c in enumerate(columns) if c is not None))
+    return best
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_tool_trajectory_alignment_is_optimal(ordered: bool) -> None:
+    rng = random.Random(32)
+    for _ in range(300):
+        n, m = rng.randint(0, 4), rng.randint(0, 4)
+        credits = [[rng.choice([0.0, 0.0, 1 / 3, 0.5, 1.0]) for _ in range(m)] for _ in range(n)]
+        outcomes = [[PairOutcome(c) if c else None for c in row] for row in credits]
+        alignment = align(outcomes, n, m, "unordered", ordered=False)
+        if ordered:
+            alignment = align(outcomes, n, m, "strict", ordered=False)
+        assert alignment.credit == pytest.approx(_best(credits, ordered)), credits
+        pairs = [(r.expected, r.actual) for r in alignment.rows if r.outcome is not None]
+        assert len({e for e, _ in pairs}) == len({a for _, a in pairs}) == len(pairs)
+        shown = sorted(r.expected for r in alignment.rows if r.expected is not None)
+        assert shown == list(range(n))  # every call has its row, once
+        assert sorted(r.actual for r in alignment.rows if r.actual is not None) == list(range(m))
+        if ordered:
+            assert [a for _, a in pairs] == sorted(a for _, a in pairs)
+
+
 # -- the failure message -----------------------------------------------------------------
 
 
@@ -485,6 +522,31 @@ def test_tool_trajectory_works_as_a_veval_item_assertion(booking: Trace[Any, Any
     )
     failure = asyncio.run(TraceAssert.tool_trajectory(["book"]).evaluate_async(booking))
     assert failure is not None and failure.startswith("ToolTrajectory: score 0.33 is below")
+
+
+def test_tool_trajectory_as_a_veval_scenario_assertion_with_judge_mocks() -> None:
+    from scenarist import RunContext, ScenarioItem
+    from scenarist.testing import TestClient
+
+    def agent(ctx: RunContext) -> str:
+        with ctx.step("search", input={"q": "refund policy"}, kind="tool"):
+            pass
+        with ctx.step("lookup", input={"order_id": "A-1"}, kind="tool"):
+            pass
+        return "sent"
+
+    check = TraceAssert.tool_trajectory(
+        [("search", {"q": {"judge": "asks about refunds"}}), ("lookup", {"order_id": "A-2"})]
+    )
+    client = TestClient().with_judge_mock("asks about refunds", True, 1.0, "about refunds")
+    result = asyncio.run(
+        client.run_scenario_async("trajectory", agent, [check], items=[ScenarioItem(input="q")])
+    )
+    (item,) = result.results
+    assert item.passed is False
+    (failure,) = item.failures
+    assert failure.startswith("ToolTrajectory: score 0.75 is below the threshold 1.00")
+    assert failure.endswith("order_id: expected 'A-2', got 'A-1'")
 
 
 AGENT = """

@@ -585,6 +585,9 @@ steps:
               limit: {{approx: 3, tol: 0.5}}
           - tool: lookup
             args: {{order_id: "*"}}
+      - kind: tool_trajectory
+        mode: {mode}
+        expected: [search, lookup]
 """
 
 
@@ -603,8 +606,14 @@ def test_tool_trajectory_from_a_yaml_scenario(
     scenario = Scenario.from_file(path)
     result = scenario.run_sync()
     assert result.passed is passed, result
-    check = scenario.steps[0].checks[0]
+    check, shorthand = scenario.steps[0].checks
     assert isinstance(check, ToolTrajectory) and check.mode == mode
+    assert isinstance(shorthand, ToolTrajectory)
+    assert [c.tool for c in shorthand.expected] == ["search", "lookup"]
+    typo = yaml.safe_load(path.read_text())
+    typo["steps"][0]["checks"][0]["expected"][0]["arg"] = {}
+    with pytest.raises(jsonschema.ValidationError):  # the schema catches a typo, too
+        jsonschema.validate(typo, json_schema())
 
 
 def test_tool_trajectory_yaml_errors_name_the_field(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ from scenarist.errors import SerializationError
 from scenarist.model.trace import Span
 
 __all__ = [
+    "EXPECTED_CALL_SCHEMA",
     "MATCHER_KEYS",
     "ActualCall",
     "Alignment",
@@ -181,6 +182,29 @@ def unserialisable(predicates: Sequence[str]) -> SerializationError:
         "to_spec(), or use a data matcher ({'regex': ...}, {'approx': ..., 'tol': ...}, "
         "{'judge': ...}) to make it serialisable."
     )
+
+
+EXPECTED_CALL_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "minLength": 1, "description": "A tool, its arguments unchecked."},
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "minLength": 1},
+                "args": {
+                    "type": "object",
+                    "description": "Argument name -> matcher: a value (==), {exact: value}, "
+                    "{regex: pattern}, {approx: number, tol: number >= 0}, '*' or "
+                    "{any: true}, {judge: criterion}.",
+                },
+            },
+            "required": ["tool"],
+            "additionalProperties": False,
+        },
+    ],
+    "description": "One expected tool call: a tool name, or {tool, args}.",
+}
+"""The JSON Schema of one expected call in a file (the shorthand string included)."""
 
 
 # -- expected calls --------------------------------------------------------------------

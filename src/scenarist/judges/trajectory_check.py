@@ -17,13 +17,14 @@ expected call names; a check without judged matchers never touches a model.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import Field, StrictBool, WithJsonSchema, model_validator
 
 from scenarist.checks.base import Check, omits_callables
 from scenarist.checks.spans import SpanCheck
 from scenarist.checks.trajectory import (
+    EXPECTED_CALL_SCHEMA,
     ActualCall,
     ExpectedCall,
     TrajectoryMode,
@@ -61,7 +62,7 @@ class ToolTrajectory(SpanCheck, WithJudgeMixin):
     the judge checks (default: the default judge, temperature 0, two retries).
     """
 
-    expected: list[ExpectedCall]
+    expected: list[Annotated[ExpectedCall, WithJsonSchema(EXPECTED_CALL_SCHEMA)]]
     mode: TrajectoryMode = "strict"
     ordered: StrictBool = Field(default=False, exclude_if=lambda v: v is False)
     threshold: float = Field(default=1.0, ge=0.0, le=1.0)

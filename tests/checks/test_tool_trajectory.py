@@ -219,6 +219,19 @@ def test_tool_trajectory_broken_predicate_is_error(
     assert result.message.startswith(f"ToolTrajectory: {problem}")
 
 
+def test_tool_trajectory_regex_that_backtracks_forever_is_error(
+    run: CheckRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("scenarist.checks.trajectory.REGEX_TIMEOUT_S", 0.05)
+    trace = trace_of([call("search", {"q": "a" * 40 + "b"})])
+    result = run(TraceAssert.tool_trajectory([("search", {"q": {"regex": "(a|aa)+$"}})]), trace)
+    assert result.status is CheckStatus.ERROR
+    assert result.message == (
+        "ToolTrajectory: matching argument 'q' against /(a|aa)+$/ timed out after 0.05s; "
+        "simplify the pattern"
+    )
+
+
 # -- partial credit ----------------------------------------------------------------------
 
 
@@ -710,4 +723,4 @@ def test_tool_trajectory_docs_example_runs() -> None:
     (check,) = yaml.safe_load(yaml_block.group(1))["checks"]
     loaded = Check.model_validate(check)
     assert isinstance(loaded, ToolTrajectory)
-    assert loaded.expected[1].matchers["order_id"].pattern == re.compile(r"^A-\d+$")
+    assert loaded.expected[1].matchers["order_id"].value == r"^A-\d+$"

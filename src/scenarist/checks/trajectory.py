@@ -11,7 +11,7 @@ file (a Python callable is the one exception)::
 
     "Paris"                      exact: == (a bool never equals a number)
     {"exact": {"regex": "x"}}    exact, for a value that looks like a matcher
-    {"regex": "^par"}            re.search on a string value
+    {"regex": "^par"}            search in a string value (2 s limit, then ERROR)
     {"approx": 3.0, "tol": 0.01} a number within tol (absolute, default 1e-9) of 3.0
     "*"  or  {"any": true}       any value, but the argument must be there
     {"judge": "a French city"}   an LLM judge says the value meets the criterion
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -81,11 +80,14 @@ MATCHER_KEYS = frozenset({"exact", "regex", "approx", "tol", "any", "judge"})
 """Keys that make a dict a matcher; any other dict is compared exactly."""
 
 DEFAULT_TOL = 1e-9
+REGEX_TIMEOUT_S = 2.0
+"""A regex matcher's time limit (catastrophic backtracking is ERROR, as in RegexMatching)."""
 _CELL = 48  # the widest a table cell gets
 
 
-class _PredicateFailed(Exception):
-    """A predicate raised or returned a non-bool (the check is ERROR)."""
+class _Undecided(Exception):
+    """A matcher could not decide: a predicate raised or returned a non-bool, a regex timed
+    out (the check is ERROR)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,8 @@ class ArgMatcher:
     value: Any = None
     """The exact value, the pattern text, the target number, the predicate or the criterion."""
     tol: float = DEFAULT_TOL
-    pattern: re.Pattern[str] | None = None
+    pattern: Any = None
+    """The compiled ``regex`` pattern (the ``regex`` module, for its match timeout)."""
 
     def describe(self) -> str:
         """How the table shows it: ``'Paris'``, ``/^par/``, ``≈3±0.01``, ``*``..."""
@@ -137,9 +140,11 @@ def parse_matcher(spec: Any, where: str) -> ArgMatcher:
         pattern = spec["regex"]
         if not isinstance(pattern, str):
             raise ValueError(f"{where}.regex: the pattern must be a string, got {pattern!r}")
+        import regex  # lazy: only regex matchers need it
+
         try:
-            return ArgMatcher("regex", pattern, pattern=re.compile(pattern))
-        except re.error as exc:
+            return ArgMatcher("regex", pattern, pattern=regex.compile(pattern))
+        except regex.error as exc:
             raise ValueError(
                 f"{where}.regex: {pattern!r} is not a valid regular expression ({exc})"
             ) from None
@@ -349,7 +354,7 @@ def compare(
     verdicts: Verdicts,
 ) -> PairOutcome | None:
     """The credit of the expected call (``tool``, ``matchers``) against ``call``; ``None``
-    for a call of another tool. Raises ``_PredicateFailed`` when a predicate cannot decide."""
+    for a call of another tool. Raises ``_Undecided`` when a matcher cannot decide."""
     if call.tool != tool:
         return None
     outcomes = tuple(
@@ -363,10 +368,10 @@ def credit_matrix(
     expected: Sequence[ExpectedCall], calls: Sequence[ActualCall], verdicts: Verdicts
 ) -> list[list[PairOutcome | None]] | str:
     """Every expected call (rows) against every actual call (columns), or the problem of a
-    predicate that could not decide."""
+    matcher that could not decide."""
     try:
         return [[compare(e.tool, e.matchers, call, verdicts) for call in calls] for e in expected]
-    except _PredicateFailed as exc:
+    except _Undecided as exc:
         return str(exc)
 
 
@@ -393,7 +398,14 @@ def _match_arg(
             return ArgOutcome(
                 name, False, f"{name}: {got} is not a string, so it cannot match /{matcher.value}/"
             )
-        if matcher.pattern.search(actual):
+        try:
+            found = matcher.pattern.search(actual, timeout=REGEX_TIMEOUT_S)
+        except TimeoutError:
+            raise _Undecided(
+                f"matching argument '{name}' against /{matcher.value}/ timed out after "
+                f"{REGEX_TIMEOUT_S:g}s; simplify the pattern"
+            ) from None
+        if found:
             return ArgOutcome(name, True)
         return ArgOutcome(name, False, f"{name}: {got} does not match /{matcher.value}/")
     if matcher.kind == "approx":
@@ -423,11 +435,11 @@ def _predicate(name: str, matcher: ArgMatcher, actual: Any, got: str) -> ArgOutc
     try:
         verdict = fn(actual)
     except Exception as exc:
-        raise _PredicateFailed(
+        raise _Undecided(
             f"the predicate for argument '{name}' raised {type(exc).__name__}: {exc}"
         ) from exc
     if not isinstance(verdict, bool):
-        raise _PredicateFailed(
+        raise _Undecided(
             f"the predicate for argument '{name}' must return a bool, got "
             f"{type(verdict).__name__}: {verdict!r}"
         )

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     )
     from scenarist.judges.judge import get_default_judge
     from scenarist.judges.trace_judge import TraceJudge
+    from scenarist.judges.trajectory_check import ToolTrajectory
     from scenarist.model.items import ScenarioItem
     from scenarist.model.paths import NoMatch, resolve
     from scenarist.model.results import (
@@ -197,6 +198,7 @@ __getattr__, __dir__ = lazy_attributes(
         "ToolCallCount": "scenarist.checks.tools",
         "ToolOrder": "scenarist.checks.tools",
         "ToolArgs": "scenarist.checks.tools",
+        "ToolTrajectory": "scenarist.judges.trajectory_check",
         "AnswerRelevance": "scenarist.judges.checks",
         "BaseJudge": "scenarist.judges.judge",
         "BaseLLMCheck": "scenarist.judges.base",
@@ -352,6 +354,7 @@ __all__ = [
     "ToolCalled",
     "ToolNotCalled",
     "ToolOrder",
+    "ToolTrajectory",
     "Toxicity",
     "Trace",
     "TraceAssert",

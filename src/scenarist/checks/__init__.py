@@ -111,6 +111,7 @@ Check.register_lazy(
         "scenarist.judges.checks",
     )
     | {"trace_judge": "scenarist.judges.trace_judge"}
+    | {"tool_trajectory": "scenarist.judges.trajectory_check"}
     | {"rego_policy": "scenarist.checks.rego"}
     | {"readability": "scenarist.checks.readability"}
 )

@@ -59,6 +59,7 @@ from scenarist.veval.assertions import ITraceAssertion as ITraceAssertion  # its
 
 if TYPE_CHECKING:
     from scenarist.judges.trace_judge import TraceJudge
+    from scenarist.judges.trajectory_check import ToolTrajectory
     from scenarist.replay import SnapshotData, SnapshotOptions
     from scenarist.store.base import Store
     from scenarist.veval.snapshot_check import MatchesSnapshot
@@ -519,6 +520,36 @@ class TraceAssert:
         return ToolArgs(
             tool_name=tool_name,
             args=args,
+            interaction=interaction,
+            name=name,
+            description=description,
+        )
+
+    @staticmethod
+    def tool_trajectory(
+        expected: list[Any],
+        mode: Literal["strict", "unordered", "subset", "superset"] = "strict",
+        *,
+        ordered: bool = False,
+        threshold: float = 1.0,
+        judge: Any = None,
+        interaction: int | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> ToolTrajectory:
+        """The tool calls match ``expected`` in ``mode`` with a score of at least
+        ``threshold`` (1.0: exactly). Each expected call is a tool name, a
+        ``(tool, {argument: matcher})`` pair or ``{"tool": ..., "args": {...}}``; matchers
+        are values, ``{"regex": ...}``, ``{"approx": x, "tol": t}``, ``"*"``,
+        ``{"judge": criterion}`` (asked of ``judge``) or predicates."""
+        from scenarist.judges.trajectory_check import ToolTrajectory
+
+        return ToolTrajectory(
+            expected=expected,
+            mode=mode,
+            ordered=ordered,
+            threshold=threshold,
+            judge=judge,
             interaction=interaction,
             name=name,
             description=description,

@@ -86,7 +86,8 @@ def test_traces_list_filters_by_agent_status_and_time(cli: Cli, home: Path) -> N
     recent = cli("traces", "list", "--agent", "support", "--since", "1d")
     assert [line.split("\t")[0] for line in recent.stdout.splitlines()] == ["t-err"]
     none = cli("traces", "list", "--agent", "nobody")
-    assert none.exit_code == 0 and none.stdout.startswith("no traces match in the database")
+    assert none.exit_code == 0
+    assert none.stdout.startswith("no traces match in project 'default' in the database")
     bad = cli("traces", "list", "--since", "soon")
     assert bad.exit_code == 2
     assert "--since 'soon': use a duration (30m, 2h, 1d, 2w) or a date" in bad.stderr

@@ -288,6 +288,10 @@ ENTRIES: tuple[Entry, ...] = (
     # -- dashboard pages, their JSON twins, and forms ----------------------------------
     Entry("GET", "/", "read", "read", lambda o, h: Call("GET", "/", headers=HTML), 200),
     Entry("GET", "/index.json", "read", "read", lambda o, h: Call("GET", "/index.json"), 200),
+    Entry("GET", "/traces", "read", "read",
+          lambda o, h: Call("GET", "/traces?limit=200", headers=HTML), 200),
+    Entry("GET", "/traces.json", "read", "read",
+          lambda o, h: Call("GET", "/traces.json?limit=200"), 200),
     Entry("GET", "/suites/{name:path}", "read", "read",
           lambda o, h: Call("GET", f"/suites/{q(o.suite)}.json"), 200, named=True),
     Entry("GET", "/runs/{run_id}", "read", "read",

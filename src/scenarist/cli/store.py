@@ -212,26 +212,82 @@ def traces_list(
     since: Annotated[
         str | None, typer.Option("--since", help="Only from then on: 2h, 1d, 2026-01-31.")
     ] = None,
+    text: Annotated[
+        str | None, typer.Option("--text", "-q", help="Only traces holding this text (any case).")
+    ] = None,
+    replays: Annotated[
+        bool | None,
+        typer.Option("--replays/--no-replays", help="Only replays, or no replays (default: both)."),
+    ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project", help="The project to list (default: SCENARIST_PROJECT, else default)."
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 50,
 ) -> None:
-    """List recorded traces, newest first: id, agent, status, start, duration, spans."""
-    store = _store()
+    """List recorded traces, newest first: id, agent, status, start, duration, spans, and
+    whether it is a replay. Reads the server at SCENARIST_URL when it is set (with
+    SCENARIST_API_KEY), else the local database."""
+    import os
+
+    from scenarist.store.projects import check_project
+
+    if project is not None:
+        project = check_project(project)
     start = parse_since(since) if since is not None else None
+    url = os.environ.get("SCENARIST_URL")
+    store: Any
+    if url:
+        from scenarist.store.remote import RemoteStore
+
+        store = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"), project=project)
+        where = f"on the server {url}"
+    else:
+        local = _store()
+        store = local.scoped(project) if project is not None else local
+        where = f"in the database {_where(local)}"
     page = _sync(
-        lambda: store.search_traces(agent_name=agent_name, status=status, since=start, limit=limit)
-    )
+        lambda: store.search_traces(
+            agent_name=agent_name, status=status, since=start, limit=limit,
+            text=text, replay=replays,
+        )
+    )  # fmt: skip
     if not page.items:
-        typer.echo(f"no traces match in the database {_where(store)}")
+        name = project or getattr(store, "project", None)
+        shown = f"project {name!r}" if name else "the key's project"
+        typer.echo(f"no traces match in {shown} {where}{_elsewhere(store, url)}")
         return
     for trace in page.items:
         started = f"{trace.started_at:%Y-%m-%d %H:%M:%S}" if trace.started_at else "-"
         duration = f"{trace.duration_ms:.0f} ms" if trace.duration_ms is not None else "-"
+        replay = ""
+        if trace.is_replay:
+            replay = f"\treplay of {trace.replay_of}" if trace.replay_of else "\treplay"
         typer.echo(
             f"{trace.trace_id}\t{trace.agent_name or '-'}\t{trace.status}\t{started}\t"
-            f"{duration}\t{trace.span_count} span(s)"
+            f"{duration}\t{trace.span_count} span(s){replay}"
         )
     if page.next_cursor is not None:
         typer.echo(f"(more: raise --limit above {limit})")
+
+
+def _elsewhere(store: Any, url: str | None) -> str:
+    """Where else traces are: the local database's other projects that hold some, or the
+    hint to name a project on a server."""
+    if url:
+        return "; name another project with --project NAME"
+    others = []
+    for name in _sync(store.list_projects):
+        if (
+            name != store.project
+            and _sync(lambda n=name: store.scoped(n).search_traces(limit=1)).items
+        ):
+            others.append(name)
+    if not others:
+        return ""
+    return f"; traces are in project(s) {', '.join(others)}: add --project {others[0]}"
 
 
 @traces_app.command("export")

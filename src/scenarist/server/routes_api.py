@@ -4,7 +4,8 @@ JSON twins of the dashboard pages grow from these."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
@@ -176,12 +177,31 @@ async def search_traces(
     store: Store,
     agent_name: str | None = None,
     status: str | None = None,
+    since: Annotated[datetime | None, Query(description="started at or after")] = None,
+    until: Annotated[datetime | None, Query(description="started before")] = None,
+    min_cost: Annotated[float | None, Query(ge=0, description="cost_usd at least")] = None,
+    max_cost: Annotated[float | None, Query(ge=0, description="cost_usd at most")] = None,
+    replay: Annotated[bool | None, Query(description="only replays (true) or none")] = None,
+    q: Annotated[
+        str | None, Query(max_length=500, description="text in the trace, any case")
+    ] = None,
+    previews: Annotated[bool, Query(description="add input/output previews")] = False,
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> Page[TraceSummary]:
-    """Traces, newest first, filtered by agent and/or status."""
+    """Traces, newest first, filtered by agent, status, start, cost, replay and text."""
     return await store.search_traces(
-        agent_name=agent_name, status=status, cursor=cursor, limit=limit
+        agent_name=agent_name,
+        status=status,
+        since=since,
+        until=until,
+        min_cost=min_cost,
+        max_cost=max_cost,
+        replay=replay,
+        text=q,
+        previews=previews,
+        cursor=cursor,
+        limit=limit,
     )
 
 

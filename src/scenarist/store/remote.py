@@ -30,6 +30,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -49,6 +50,7 @@ from scenarist.store.spool import (
     sync_spool,
     upload_path,
 )
+from scenarist.store.sql.records import Page, TraceSummary
 from scenarist.tracing.http._network_guard import unguarded
 
 if TYPE_CHECKING:
@@ -266,6 +268,40 @@ class RemoteStore:
 
         data = await self._request("GET", f"/v1/traces/{_name(trace_id)}", allow_404=True)
         return None if data is None else from_veval(data)
+
+    async def search_traces(
+        self,
+        *,
+        agent_name: str | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        min_cost: float | None = None,
+        max_cost: float | None = None,
+        replay: bool | None = None,
+        text: str | None = None,
+        previews: bool = False,
+    ) -> Page[TraceSummary]:
+        """The server's traces (``GET /api/traces``), as ``SqlStore.search_traces``."""
+        params = {
+            "agent_name": agent_name,
+            "status": status,
+            "cursor": cursor,
+            "limit": limit,
+            "since": since.isoformat() if since is not None else None,
+            "until": until.isoformat() if until is not None else None,
+            "min_cost": min_cost,
+            "max_cost": max_cost,
+            "replay": None if replay is None else str(replay).lower(),
+            "q": text,
+            "previews": "true" if previews else None,
+        }
+        data = await self._request(
+            "GET", "/api/traces", params={k: v for k, v in params.items() if v is not None}
+        )
+        return Page[TraceSummary].model_validate(data)
 
     async def save_scenario_run(self, run: ScenarioRunRecord) -> None:
         await self._send("scenario_run", run.run_id, _json(run))

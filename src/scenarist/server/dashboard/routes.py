@@ -37,7 +37,7 @@ from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.server._deps import Cursor, Ingest, Read, Store
 from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.auth import has_scope
-from scenarist.server.dashboard import api_docs, pages
+from scenarist.server.dashboard import api_docs, pages, trace_list
 from scenarist.server.dashboard._csrf import (
     FIELD,
     CsrfError,
@@ -59,6 +59,7 @@ PageSize = Annotated[int, Query(ge=1, le=200, description="page size")]
 
 def install_dashboard(app: FastAPI) -> None:
     """Add the dashboard's pages and static files to ``app``."""
+    app.include_router(trace_list.router)  # /traces, before /traces/{trace_id}
     app.include_router(router)
     app.include_router(api_docs.router)  # /docs, /redoc
     install_sessions(app)  # /login, /logout, /settings (login.py, settings.py)

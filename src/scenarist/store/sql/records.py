@@ -176,6 +176,25 @@ class TraceSummary(BaseModel):
     cost_usd: float | None
     span_count: int
     is_replay: bool
+    replay_of: str | None = None
+    """The trace this one replays, when it is a replay of a stored trace."""
+    input_preview: str | None = None
+    """The start of the trace's input as text (at most 200 characters)."""
+    output_preview: str | None = None
+    """The start of the trace's output as text (at most 200 characters)."""
+
+
+TRACE_SUMMARY_COLUMNS = (
+    "trace_id",
+    "agent_name",
+    "status",
+    "started_at",
+    "duration_ms",
+    "cost_usd",
+    "span_count",
+    "is_replay",
+    "replay_of",
+)
 
 
 class SnapshotInfo(BaseModel):

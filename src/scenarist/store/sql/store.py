@@ -12,6 +12,7 @@ to the latest version on first use.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from scenarist.store.sql.keys import KeyQueries
 from scenarist.store.sql.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
 from scenarist.store.sql.projects import ProjectQueries, ensure_project
 from scenarist.store.sql.records import (
+    TRACE_SUMMARY_COLUMNS,
     Page,
     SnapshotInfo,
     TraceSummary,
@@ -48,7 +50,38 @@ __all__ = ["SqlStore"]
 _TRACES = table_of(TraceRow)
 _ITEMS = table_of(ScenarioItemRow)
 _SNAPSHOTS = table_of(SnapshotRow)
-_TRACE_SUMMARY = [_TRACES.c[name] for name in TraceSummary.model_fields]
+_TRACE_SUMMARY = [_TRACES.c[name] for name in TRACE_SUMMARY_COLUMNS]
+PREVIEW_CHARS = 200
+
+
+def _contains(text: str) -> str:
+    """A ``LIKE`` pattern for ``text`` inside a stored JSON document: the text as JSON
+    writes it (quotes and newlines escaped), then ``\\``, ``%`` and ``_`` escaped."""
+    encoded = json.dumps(text, ensure_ascii=False)[1:-1]
+    for char in ("\\", "%", "_"):
+        encoded = encoded.replace(char, "\\" + char)
+    return f"%{encoded}%"
+
+
+def _preview(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _trace_summary(row: Any) -> TraceSummary:
+    data = dict(row._mapping)
+    document = data.pop("document", None)
+    if document is not None:
+        try:
+            parsed = json.loads(document)
+        except ValueError:
+            parsed = {}
+        data["input_preview"] = _preview(parsed.get("input"))
+        data["output_preview"] = _preview(parsed.get("output"))
+    return TraceSummary.model_validate(data)
 
 
 def _item_row(
@@ -213,25 +246,42 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         cursor: str | None = None,
         limit: int = 50,
         since: datetime | None = None,
+        until: datetime | None = None,
+        min_cost: float | None = None,
+        max_cost: float | None = None,
+        replay: bool | None = None,
+        text: str | None = None,
+        previews: bool = False,
     ) -> Page[TraceSummary]:
-        """Traces, newest first, of one agent and/or with one status (and from ``since``
-        on)."""
-        query = select(*_TRACE_SUMMARY, _TRACES.c.sort_at).where(_TRACES.c.project == self.project)
+        """Traces, newest first, filtered: one agent, one status, started in
+        ``[since, until)``, cost in ``[min_cost, max_cost]`` (a bound leaves out traces of
+        unknown cost), replays only (``replay=True``) or none, and ``text`` found in the
+        trace (its input, output, spans and metadata, any case). ``previews``: each summary
+        carries the start of its input and output as text (reads the page's documents)."""
+        columns = [*_TRACE_SUMMARY, _TRACES.c.sort_at]
+        if previews:
+            columns.append(_TRACES.c.document)
+        query = select(*columns).where(_TRACES.c.project == self.project)
         if agent_name is not None:
             query = query.where(_TRACES.c.agent_name == agent_name)
         if status is not None:
             query = query.where(_TRACES.c.status == status)
         if since is not None:
             query = query.where(_TRACES.c.sort_at >= since)
+        if until is not None:
+            query = query.where(_TRACES.c.sort_at < until)
+        if min_cost is not None:
+            query = query.where(_TRACES.c.cost_usd >= min_cost)
+        if max_cost is not None:
+            query = query.where(_TRACES.c.cost_usd <= max_cost)
+        if replay is not None:
+            query = query.where(_TRACES.c.is_replay.is_(replay))
+        if text:
+            query = query.where(_TRACES.c.document.ilike(_contains(text), escape="\\"))
         query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
-        return page_of(
-            rows,
-            limit,
-            lambda row: TraceSummary.model_validate(dict(row._mapping)),
-            lambda row: (row.sort_at, row.trace_id),
-        )
+        return page_of(rows, limit, _trace_summary, lambda row: (row.sort_at, row.trace_id))
 
     # -- scenario items ------------------------------------------------------------------
 

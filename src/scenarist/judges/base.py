@@ -186,6 +186,7 @@ class BaseLLMCheck(Check, WithJudgeMixin):
                         judge_messages(prompt),
                         temperature=self.temperature,
                         max_retries=self.max_retries,
+                        threshold=self.threshold,
                     )
                     for _ in range(self.samples)
                 )
@@ -210,12 +211,12 @@ class BaseLLMCheck(Check, WithJudgeMixin):
             ]
         for index, call in enumerate(calls, start=1):
             if call.verdict is None:
-                which = f"sample {index} of {len(calls)}: " if len(calls) > 1 else ""
+                which = f" (sample {index} of {len(calls)})" if len(calls) > 1 else ""
                 details["answers"] = call.answers
                 return CheckResult.error(
                     self.error_message(
-                        f"The judge gave no valid verdict after {call.attempts} attempt(s) "
-                        f"({which}{call.problem})."
+                        f"The judge gave no valid verdict after {call.attempts} attempt(s)"
+                        f"{which}: {'; '.join(call.problems)}."
                     ),
                     details=details,
                     metrics=metrics,

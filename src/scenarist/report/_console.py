@@ -306,6 +306,11 @@ def _check_row(result: CheckResult) -> tuple[str, str, str]:
         message = "vacuous: no check inside, nothing was asserted" if result.vacuous else ""
     else:
         message = result.message or ""
+    badge = (result.details or {}).get("calibration")
+    if isinstance(badge, dict) and "kappa" in badge:  # a calibrated judge (judges/gate.py)
+        from scenarist.judges.gate import badge_text
+
+        message = f"{message} [{badge_text(badge)}]" if message else f"[{badge_text(badge)}]"
     return (result.label, result.status, message)
 
 

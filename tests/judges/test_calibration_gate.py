@@ -13,19 +13,25 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from rich.console import Console
+from tests.replay.cassette_support import ConnectionCounter
 
-from scenarist import CheckStatus, LLMJudge, Scenario
+from scenarist import CheckStatus, LLMJudge, Scenario, Suite
+from scenarist.formats.runlog import read_jsonl, run_log_from_suite_result, write_jsonl
 from scenarist.judges.gate import calibration_cache_dir
 from scenarist.judges.labels import load_labelled_set
 from scenarist.model.results import CheckResult
 from scenarist.model.trace import Interaction, Trace
 from scenarist.providers import OpenAIProvider
+from scenarist.replay import cassette
 from scenarist.testing import FakeLLMServer, FakeRequest, Reply, ScriptedLLM
 
 LABELS = Path(__file__).parent / "labels" / "return_window.jsonl"
@@ -235,3 +241,96 @@ def test_calibration_gate_absent_leaves_results_and_dumps_as_before(
     dumped = gated(server).model_dump(mode="json")
     assert (dumped["labelled_set"], dumped["min_kappa"]) == (str(LABELS), 0.5)
     assert "min_agreement" not in dumped
+
+
+# -- replay and reports ------------------------------------------------------------------
+
+
+def gated_suite(base_url: str) -> Suite:
+    """Two scenarios, run in parallel, sharing one calibrated judge check's parameters."""
+    judge = OpenAIProvider("gpt-4o-mini", base_url=base_url, api_key="sk-test")
+
+    def scenario(name: str, answer: str) -> Scenario[Any, Any]:
+        check = LLMJudge(
+            name="return window",
+            prompt=RUBRIC,
+            judge=judge,
+            labelled_set=str(LABELS),
+            min_kappa=0.5,
+        )
+        return Scenario(name).interact("Returns?", answer).check(check)
+
+    return Suite(
+        name="returns",
+        scenarios=[
+            scenario("in window", "Within 30 days, free of charge."),
+            scenario("no window", "Send it back whenever you like."),
+        ],
+    )
+
+
+def test_calibration_gate_a_replayed_calibrated_run_makes_no_live_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded with one home, replayed with another, cold one: the calibration's judge
+    calls come from the cassette too, so the replay reaches no server and gives the same
+    badge and verdicts."""
+    tape_path = tmp_path / "returns.jsonl"
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "recording-home"))
+    with FakeLLMServer(ScriptedLLM(keyword_judge)) as server:
+        with cassette(tape_path, mode="record") as tape:
+            recorded = gated_suite(server.openai_url).run_sync(parallel=True, verbose=False)
+        assert tape.stats.live == 10 + 2  # one calibration for both scenarios, two verdicts
+        assert len(server.requests) == 12
+    assert not (tmp_path / "recording-home" / "judge-calibrations").exists()  # on the tape
+
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "replaying-home"))
+    with ConnectionCounter() as port, cassette(tape_path, mode="replay") as tape:
+        replayed = gated_suite(port.openai_url).run_sync(parallel=True, verbose=False)
+    assert port.connections == 0
+    assert tape.stats.faithful, tape.stats.to_dict()
+    assert tape.stats.replayed == 12
+    for live, again in zip(recorded.results, replayed.results, strict=True):
+        live_check, replayed_check = live.steps[0].results[0], again.steps[0].results[0]
+        assert replayed_check.status is live_check.status
+        badge = replayed_check.details["calibration"]
+        assert badge["kappa"] == pytest.approx(KAPPA) and badge["n"] == 10
+        assert {k: v for k, v in badge.items() if k not in {"source", "date", "calibrated_at"}} == {
+            k: v
+            for k, v in live_check.details["calibration"].items()
+            if k not in {"source", "date", "calibrated_at"}
+        }
+    assert [r.status.value for r in replayed.results] == ["pass", "fail"]
+
+
+def test_calibration_gate_badge_in_console_junit_and_run_log(
+    tmp_path: Path, home: Path, server: FakeLLMServer
+) -> None:
+    result = gated_suite(server.openai_url).run_sync(verbose=False)
+    badge_line = f"calibrated κ 0.58, agreement 80.0%, n=10, {date.today().isoformat()}"
+
+    console = Console(width=200, color_system=None, record=True)
+    result.print_report(console)
+    text = console.export_text()
+    assert f"No 30-day window. [{badge_line}]" in text  # on the check's row
+    assert (
+        f"Judge calibration: judge openai/gpt-4o-mini on {LABELS}: {badge_line} (2 verdicts)"
+        in (" ".join(text.split()))
+    )  # under the results, for the passes too
+
+    xml = ET.fromstring(result.to_junit_xml())
+    properties = [
+        json.loads(p.get("value") or "")
+        for p in xml.iter("property")
+        if p.get("name") == "judge_calibration"
+    ]
+    assert [p["check"] for p in properties] == ["step_1.return window"] * 2
+    assert all(p["kappa"] == pytest.approx(KAPPA) and p["n"] == 10 for p in properties)
+
+    path = tmp_path / "run.jsonl"
+    write_jsonl(run_log_from_suite_result(result), path)
+    records = read_jsonl(path).scenarios
+    badges = [r.result.steps[0].results[0].details["calibration"] for r in records]
+    assert [(b["kappa"], b["n"], b["min_kappa"]) for b in badges] == [
+        (pytest.approx(KAPPA), 10, 0.5)
+    ] * 2

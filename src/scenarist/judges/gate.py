@@ -36,6 +36,7 @@ import hashlib
 import json
 import threading
 import weakref
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from scenarist.judges.base import BaseLLMCheck
     from scenarist.judges.judge import BaseJudge
     from scenarist.judges.labels import LabelledSet
+    from scenarist.model.results import ScenarioResult
 
 __all__ = [
     "GATE_VERSION",
@@ -54,6 +56,7 @@ __all__ = [
     "calibration_cache_dir",
     "calibration_gate",
     "calibration_key",
+    "calibration_summaries",
 ]
 
 GATE_VERSION = 1
@@ -236,6 +239,26 @@ def badge_text(badge: dict[str, Any]) -> str:
         f"calibrated κ {_figure(kappa)}, agreement {_figure(agreement, percent=True)}, "
         f"n={badge.get('n')}, {date}"
     )
+
+
+def calibration_summaries(results: Iterable[ScenarioResult]) -> list[str]:
+    """One line per calibration the run's judged verdicts carry (the same judge, labelled
+    set and key counted once): what a report prints under its results."""
+    seen: dict[tuple[Any, ...], tuple[dict[str, Any], int]] = {}
+    for result in results:
+        for step in result.steps:
+            for check in step.results:
+                badge = (check.details or {}).get("calibration")
+                if not isinstance(badge, dict) or "kappa" not in badge:
+                    continue
+                slot = (badge.get("judge"), badge.get("labelled_set"), badge.get("key"))
+                first, count = seen.get(slot, (badge, 0))
+                seen[slot] = (first, count + 1)
+    return [
+        f"judge {badge.get('judge')} on {badge.get('labelled_set')}: {badge_text(badge)} "
+        f"({count} verdict{'' if count == 1 else 's'})"
+        for badge, count in seen.values()
+    ]
 
 
 def _problem(calibration: Calibration, min_kappa: float, min_agreement: float | None) -> str | None:

@@ -148,6 +148,10 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
 
     for warning in judge_warnings(result.results):
         yield Text(f"Judge warning: {warning}", style="yellow")
+    from scenarist.judges.gate import calibration_summaries
+
+    for line in calibration_summaries(result.results):
+        yield Text(f"Judge calibration: {line}", style="dim")
     if result.recommendation:
         from rich.markdown import Markdown
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import threading
 import weakref
 from collections.abc import Iterable
@@ -158,7 +159,7 @@ def _write_cached(calibration: Calibration) -> None:
     folder = calibration_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     file = folder / f"{calibration.key}.json"
-    temporary = file.with_name(f"{file.name}.{threading.get_ident()}.tmp")
+    temporary = file.with_name(f"{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     text = json.dumps(asdict(calibration), indent=2, sort_keys=True) + "\n"
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(file)

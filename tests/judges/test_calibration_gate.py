@@ -209,6 +209,14 @@ def test_calibration_gate_unevaluated_cases_are_an_error_and_not_kept(
         result.message or ""
     )
     assert not calibration_cache_dir().exists()
+    assert len(server.requests) == 11
+    again = run(gated(server, labelled_set=str(labels), max_retries=0))
+    assert again.status is CheckStatus.ERROR
+    assert len(server.requests) == 22  # the next run tries again: the judge may be fixed
+    suite = gated_suite(server.openai_url, labels, max_retries=0)
+    outcome = suite.run_sync(parallel=True, verbose=False)
+    assert [r.steps[0].results[0].message for r in outcome.results] == [again.message] * 2
+    assert len(server.requests) == 22 + 11  # within a run, one failed calibration is enough
 
 
 def test_calibration_gate_misuse_and_a_missing_set(
@@ -246,7 +254,7 @@ def test_calibration_gate_absent_leaves_results_and_dumps_as_before(
 # -- replay and reports ------------------------------------------------------------------
 
 
-def gated_suite(base_url: str) -> Suite:
+def gated_suite(base_url: str, labelled_set: Path = LABELS, **options: Any) -> Suite:
     """Two scenarios, run in parallel, sharing one calibrated judge check's parameters."""
     judge = OpenAIProvider("gpt-4o-mini", base_url=base_url, api_key="sk-test")
 
@@ -255,8 +263,9 @@ def gated_suite(base_url: str) -> Suite:
             name="return window",
             prompt=RUBRIC,
             judge=judge,
-            labelled_set=str(LABELS),
+            labelled_set=str(labelled_set),
             min_kappa=0.5,
+            **options,
         )
         return Scenario(name).interact("Returns?", answer).check(check)
 

@@ -21,7 +21,8 @@ template source, the system prompt, the verdict schema, the labelled set's bytes
 changed judge model or prompt never keeps old trust. Calibrations are kept one file a key
 in ``$SCENARIST_HOME/judge-calibrations/<key>.json`` and reused across runs; within one
 process a key is calibrated once, whatever the number of checks and scenarios sharing it.
-A calibration with unevaluated cases is not kept (the next run tries again).
+A calibration with unevaluated cases is not kept: it is reused within the run (one event
+loop) and tried again by the next.
 
 **Under a cassette** the disk cache is bypassed: the calibration's judge calls go through
 the cassette like every judge call, in their own lane (``judge-calibration:<key>``), so a
@@ -38,7 +39,7 @@ import os
 import threading
 import weakref
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,7 +143,20 @@ _memo_by_source: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Calibratio
     weakref.WeakKeyDictionary()
 )
 """Calibrations made under each cassette, by (cache folder, key)."""
-_locks: dict[tuple[str, int, int], asyncio.Lock] = {}
+
+
+@dataclass
+class _LoopState:
+    """Per event loop (one run): a lock per key and source, and the failed calibrations,
+    reused within the run but tried again by the next (the judge may have been fixed)."""
+
+    locks: dict[tuple[str, int], asyncio.Lock] = field(default_factory=dict)
+    failed: dict[tuple[str, str, int], Calibration] = field(default_factory=dict)
+
+
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+    weakref.WeakKeyDictionary()
+)
 _guard = threading.Lock()
 
 
@@ -206,20 +220,25 @@ async def _calibration(
     slot = (str(calibration_cache_dir().resolve()), key)
     if slot in memo:
         return memo[slot], "this run"
-    loop_id = id(asyncio.get_running_loop())
     with _guard:
-        lock = _locks.setdefault((key, id(source), loop_id), asyncio.Lock())
+        state = _loops.setdefault(asyncio.get_running_loop(), _LoopState())
+    lock = state.locks.setdefault((key, id(source)), asyncio.Lock())
     async with lock:
         if slot in memo:
             return memo[slot], "this run"
+        if (failed := state.failed.get((*slot, id(source)))) is not None:
+            return failed, "this run"
         cached = _read_cached(key) if source is None else None
         if cached is not None:
             memo[slot] = cached
             return cached, "cache"
         calibration = await _calibrate(check, judge, labelled, key)
-        memo[slot] = calibration
-        if source is None and calibration.errors == 0:
-            _write_cached(calibration)
+        if calibration.errors:
+            state.failed[(*slot, id(source))] = calibration
+        else:
+            memo[slot] = calibration
+            if source is None:
+                _write_cached(calibration)
         return calibration, "computed"
 
 

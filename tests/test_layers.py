@@ -65,6 +65,10 @@ UPWARD: dict[tuple[str, str], str] = {
     ("scenarist.engine.suite", "scenarist.formats.files"): (
         "Suite.from_file (spec 03): the scenario file format builds on the engine"
     ),
+    ("scenarist.judges.labels", "scenarist.formats.files"): (
+        "a labelled set is a data file read as scenario files are (one safe JSON/YAML "
+        "reader, with its limits)"
+    ),
 }
 """The imports allowed to run up the layers, and why."""
 

@@ -1,7 +1,8 @@
 """Verdicts you can trust, through the OpenAI adapter against the fake server (real HTTP).
 
-A reason must say why (a placeholder, a copy of the prompt's example or of the rubric, or
-two words are not a verdict, and the raw answer is kept); ``score`` is optional; the
+A passing verdict's reason must say why (a placeholder, a bare echo of the verdict, a copy
+of the prompt's example or of the rubric are not a verdict, and the raw answer is kept; a
+short reason is, see ``test_short_verdicts.py``); ``score`` is optional; the
 judge's ``max_retries`` is the only retry policy, counted at the server, with every
 attempt's answer and tokens in the result.
 """
@@ -63,7 +64,7 @@ def test_the_system_prompt_example_is_not_a_placeholder() -> None:
         pytest.param("<reason>", "'reason' '<reason>' is a placeholder", id="angle"),
         pytest.param("string", "'reason' 'string' is a placeholder", id="type-name"),
         pytest.param("N/A", "'reason' 'N/A' is a placeholder", id="n/a"),
-        pytest.param("Looks fine.", "'reason' 'Looks fine.' is too short", id="two-words"),
+        pytest.param("Passed.", "'reason' 'Passed.' is a placeholder", id="verdict-echo"),
         pytest.param(SYSTEM_EXAMPLE_REASON, "copies the instructions", id="system-example"),
         pytest.param(
             "Every factual claim in the answer is supported by the context.",

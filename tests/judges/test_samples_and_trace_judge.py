@@ -48,7 +48,7 @@ async def test_samples_one_invalid_sample_makes_the_check_error() -> None:
     provider = FakeProvider(verdict(True), "garbage", verdict(True))
     result = await Conformity(rule="r", judge=provider, samples=3, max_retries=0).run(TRACE)
     assert result.status is CheckStatus.ERROR
-    assert "(sample 2 of 3: the answer is not JSON: 'garbage')" in result.message
+    assert "(sample 2 of 3): attempt 1: the answer is not JSON: 'garbage'." in result.message
 
 
 @pytest.mark.anyio

@@ -1,7 +1,8 @@
 """``scenarist judges calibrate LABELS --judge MODEL``: a judge against human labels.
 
-``LABELS`` is a JSON, YAML or JSON Lines file of labelled cases; a JSON/YAML object may
-also name the judge check to calibrate (any judge kind with its fields; default
+``LABELS`` is a JSON, YAML or JSON Lines file of labelled cases (the format of
+:mod:`scenarist.judges.labels`, also read by a judge check's ``labelled_set=`` gate); a
+JSON/YAML object may also name the judge check to calibrate (any judge kind with its fields; default
 ``{"kind": "groundedness"}``)::
 
     check: {kind: conformity, rule: "Never promise a refund."}
@@ -37,67 +38,13 @@ __all__ = ["calibrate_command", "judges_app", "load_labels"]
 judges_app = typer.Typer(help="Judge models: calibrate them against human labels.")
 
 
-def _interaction(data: Any, where: str) -> Any:
-    from scenarist.model.trace import Interaction
-
-    if not isinstance(data, dict) or "outputs" not in data:
-        raise UserError(f"{where} needs 'inputs' and 'outputs' (and optional 'metadata')")
-    return Interaction(
-        inputs=data.get("inputs"), outputs=data["outputs"], metadata=data.get("metadata") or {}
-    )
-
-
-def _case(data: Any, index: int, source: Path) -> Any:
-    from scenarist.judges.calibrate import LabelledCase
-    from scenarist.model.trace import Trace
-
-    where = f"{source}: cases[{index}]"
-    if not isinstance(data, dict):
-        raise UserError(f"{where} must be an object with 'expected' and the case")
-    expected = data.get("expected")
-    if not isinstance(expected, bool):
-        raise UserError(f"{where}.expected must be true or false (the person's verdict)")
-    turns = data.get("trace", [data])
-    if not isinstance(turns, list) or not turns:
-        raise UserError(f"{where}.trace must be a non-empty list of interactions")
-    trace: Trace[Any, Any] = Trace()
-    for number, turn in enumerate(turns):
-        label = f"{where}.trace[{number}]" if "trace" in data else where
-        trace = trace.with_interaction(_interaction(turn, label))
-    name = data.get("name")
-    return LabelledCase(trace=trace, expected=expected, name=str(name) if name else None)
-
-
 def load_labels(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    """The check spec and the labelled cases in ``path`` (errors name the file and case)."""
-    from scenarist.formats.files import read_data
+    """The check spec and the labelled cases in ``path`` (errors name the file and case);
+    the format is :mod:`scenarist.judges.labels`'."""
+    from scenarist.judges.labels import load_labelled_set
 
-    if not path.is_file():
-        raise UserError(f"{path}: no such labels file")
-    if path.suffix.lower() == ".jsonl":
-        import json
-
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as exc:
-                    raise UserError(f"{path}:{number}: not JSON ({exc})") from None
-        data: Any = {"cases": rows}
-    else:
-        data = read_data(path)
-        if isinstance(data, list):
-            data = {"cases": data}
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise UserError(f"{path}: expected a list of cases, or an object with 'cases'")
-    check = data.get("check") or {"kind": "groundedness"}
-    if not isinstance(check, dict) or "kind" not in check:
-        raise UserError(f"{path}: 'check' must be a judge check, e.g. {{kind: groundedness}}")
-    cases = [_case(item, i, path) for i, item in enumerate(data["cases"])]
-    if not cases:
-        raise UserError(f"{path}: no labelled cases")
-    return check, cases
+    labelled = load_labelled_set(path)
+    return labelled.check or {"kind": "groundedness"}, labelled.cases
 
 
 @judges_app.command("calibrate")

@@ -10,6 +10,10 @@ A judge check is a typed config like any check, plus a rubric. Running it:
    ``temperature`` (0 by default), each answer parsed strictly with ``max_retries``;
 4. the verdicts are combined by majority (a tie fails), or, with ``threshold``, by score.
 
+With ``labelled_set=`` (and ``min_kappa``, ``min_agreement``) the judge is first
+calibrated against human labels (:mod:`scenarist.judges.gate`): below the minimum the
+check is ERROR with the figures; above it, ``details["calibration"]`` carries the badge.
+
 The verdict's reason is the message. ``details`` holds, as giskard-checks' does, the
 ``reason`` and the ``inputs`` given to the judge (the rubric's variables, the trace
 included: the run's, not a copy); and ours: each input but the trace at the top level, the rendered
@@ -20,6 +24,7 @@ apart from the agent's own spans.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -101,6 +106,15 @@ class WithJudgeMixin(BaseModel):
         return resolve_judge(self.judge)
 
 
+def _as_path_text(value: Any) -> Any:
+    """A labelled set's path as text (a ``Path`` is accepted); blank is refused."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("labelled_set must be the path of a labelled set file, got ''")
+    return value
+
+
 def _total(values: list[Any]) -> Any:
     """The sum, or ``None`` when any part is unknown (a total is never silently too low)."""
     return None if any(v is None for v in values) else sum(values)
@@ -127,6 +141,24 @@ class BaseLLMCheck(Check, WithJudgeMixin):
     samples: int = Field(default=1, ge=1, le=25, exclude_if=lambda v: v == 1)
     max_retries: int = Field(default=2, ge=0, le=10, exclude_if=lambda v: v == 2)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=is_none)
+    # The calibration gate (judges/gate.py); absent from dumps when unused.
+    labelled_set: Annotated[str | None, BeforeValidator(_as_path_text)] = Field(
+        default=None, exclude_if=is_none
+    )
+    min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0, exclude_if=is_none)
+    min_agreement: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=is_none)
+
+    @model_validator(mode="after")
+    def _gate_needs_a_set(self) -> Self:
+        if self.labelled_set is None:
+            for name in ("min_kappa", "min_agreement"):
+                if getattr(self, name) is not None:
+                    raise ValueError(
+                        f"{name}={getattr(self, name)!r} needs labelled_set= (the file of "
+                        "human labels the judge is calibrated against), e.g. "
+                        "labelled_set='labels/refund.jsonl'"
+                    )
+        return self
 
     def get_prompt(self) -> str:
         """The rubric's Jinja2 source."""
@@ -178,6 +210,13 @@ class BaseLLMCheck(Check, WithJudgeMixin):
         try:
             judge = self.resolved_judge()
             details["judge"] = {"name": judge.name}
+            if self.labelled_set is not None:
+                from scenarist.judges.gate import calibration_gate
+
+                gate = await calibration_gate(self, judge)
+                details["calibration"] = gate.badge
+                if gate.problem is not None:
+                    return CheckResult.error(self.error_message(gate.problem), details=details)
             calls = await asyncio.gather(
                 *(
                     judge.verdict_call(
@@ -186,6 +225,7 @@ class BaseLLMCheck(Check, WithJudgeMixin):
                         judge_messages(prompt),
                         temperature=self.temperature,
                         max_retries=self.max_retries,
+                        threshold=self.threshold,
                     )
                     for _ in range(self.samples)
                 )
@@ -210,12 +250,12 @@ class BaseLLMCheck(Check, WithJudgeMixin):
             ]
         for index, call in enumerate(calls, start=1):
             if call.verdict is None:
-                which = f"sample {index} of {len(calls)}: " if len(calls) > 1 else ""
+                which = f" (sample {index} of {len(calls)})" if len(calls) > 1 else ""
                 details["answers"] = call.answers
                 return CheckResult.error(
                     self.error_message(
-                        f"The judge gave no valid verdict after {call.attempts} attempt(s) "
-                        f"({which}{call.problem})."
+                        f"The judge gave no valid verdict after {call.attempts} attempt(s)"
+                        f"{which}: {'; '.join(call.problems)}."
                     ),
                     details=details,
                     metrics=metrics,

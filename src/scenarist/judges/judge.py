@@ -67,6 +67,17 @@ class JudgeCall:
     log: list[dict[str, Any]] = field(default_factory=list)
     """Every attempt: its raw answer, usage and why it was not a verdict (if it was not)."""
 
+    @property
+    def problems(self) -> list[str]:
+        """Why each refused attempt was not a verdict, ``"attempt N: ..."``, in order (the
+        :attr:`problem` alone for a judge that logs no attempts)."""
+        listed = [
+            f"attempt {number}: {entry['problem']}"
+            for number, entry in enumerate(self.log, start=1)
+            if entry.get("problem")
+        ]
+        return listed or ([self.problem] if self.problem else [])
+
     def record(self, model: str | None, tokens_in: Any, tokens_out: Any, cost: Any) -> None:
         """Count one model answer's usage."""
         self.log.append(
@@ -107,12 +118,19 @@ class BaseJudge(KindRegistered):
         return getattr(type(self), method) is not getattr(BaseJudge, method)
 
     async def ask(
-        self, messages: list[Message], *, temperature: float = 0.0, max_retries: int = 2
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_retries: int = 2,
+        threshold: float | None = None,
     ) -> JudgeCall:
         """One verdict for ``messages``; a malformed answer is retried, then reported.
 
-        The default serves judges that implement only :meth:`judge`: it hands them the
-        rendered rubric as the prompt, with no variables.
+        ``threshold`` is the check's (the score decides the verdict): an implementation
+        may leave it out of its signature, it is then not passed. The default serves
+        judges that implement only :meth:`judge`: it hands them the rendered rubric as the
+        prompt, with no variables.
         """
         if not self._implements("judge"):
             raise NotImplementedError(
@@ -151,12 +169,16 @@ class BaseJudge(KindRegistered):
         *,
         temperature: float = 0.0,
         max_retries: int = 2,
+        threshold: float | None = None,
     ) -> JudgeCall:
         """What a judge check asks: :meth:`ask` with the rendered ``messages`` when this
-        judge implements it, else giskard's :meth:`judge` with the ``template`` source and
-        its ``inputs``."""
+        judge implements it (with ``threshold`` when its ``ask`` takes one), else
+        giskard's :meth:`judge` with the ``template`` source and its ``inputs``."""
         if self._implements("ask") or not self._implements("judge"):
-            return await self.ask(messages, temperature=temperature, max_retries=max_retries)
+            options: dict[str, Any] = {"temperature": temperature, "max_retries": max_retries}
+            if threshold is not None and _takes_threshold(type(self).ask):
+                options["threshold"] = threshold
+            return await self.ask(messages, **options)
         return await self._judge_call(template, inputs)
 
     async def _judge_call(self, prompt: str, inputs: dict[str, Any]) -> JudgeCall:
@@ -174,6 +196,13 @@ class BaseJudge(KindRegistered):
                 "LLMCheckResult(passed=..., reason=...)"
             )
         return call
+
+
+def _takes_threshold(method: Any) -> bool:
+    """Whether a judge's ``ask`` accepts ``threshold=`` (user judges written before it
+    existed do not)."""
+    parameters = inspect.signature(method).parameters.values()
+    return any(p.name == "threshold" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def _check_generator(value: Any) -> Any:
@@ -241,9 +270,17 @@ class LLMChatJudge(BaseJudge):
         return self._provider
 
     async def ask(
-        self, messages: list[Message], *, temperature: float = 0.0, max_retries: int = 2
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_retries: int = 2,
+        threshold: float | None = None,
     ) -> JudgeCall:
         """Ask up to ``1 + max_retries`` times; each retry shows the model what was wrong.
+
+        A verdict that would fail (by ``passed``, or by its score under ``threshold``) is
+        never refused for its reason (:func:`~scenarist.judges.verdict.parse_verdict`).
 
         This is the only retry of a malformed answer: the adapter is asked for one attempt
         (:func:`~scenarist.providers.base.single_attempt`), so ``max_retries=0`` is one
@@ -261,7 +298,7 @@ class LLMChatJudge(BaseJudge):
                 )
                 call.answers.append(response.text)
                 call.log[-1]["answer"] = response.text
-                outcome = parse_verdict(response, instructions)
+                outcome = parse_verdict(response, instructions, threshold=threshold)
                 if isinstance(outcome, LLMCheckResult):
                     call.verdict, call.problem = outcome, None
                     return call

@@ -1,17 +1,23 @@
 """The judge's structured verdict, ``{passed, reason, score?}``, and its strict parser.
 
 A judge is an LLM, so its answer is untrusted text. :func:`parse_verdict` accepts only a
-JSON object whose ``passed`` is a real boolean, whose ``reason`` says why in words of its
-own, and whose ``score``, when present, is a number in ``[0, 1]`` (``passed`` and
-``reason`` make a verdict; ``score`` is optional). Anything else is a *problem* (a
-sentence saying what was wrong), which the judge may be asked to fix and which, once the
-retries are spent, makes the check ERROR. A malformed answer never becomes a PASS.
+JSON object whose ``passed`` is a real boolean and whose ``score``, when present, is a
+number in ``[0, 1]``. Anything else is a *problem* (a sentence saying what was wrong),
+which the judge may be asked to fix and which, once the retries are spent, makes the
+check ERROR. A malformed answer never becomes a PASS.
 
-A reason is not a reason when it is blank, a placeholder (``"..."``, ``"<reason>"``,
-``"string"``, ``"N/A"``: what small models copy from a prompt's example), shorter than
-:data:`MIN_REASON_WORDS` words, or a copy of the instructions (the system prompt with its
-worked example, the rubric's own words outside the ``<material>`` tags): a verdict that
-cites nothing has shown nothing.
+Strictness about the ``reason`` exists to stop a false PASS, so it applies to verdicts
+that would pass (``passed: true``, or with a ``threshold`` a score reaching it):
+
+- a verdict that would **fail** is never refused for its reason: short, placeholder,
+  copied, blank or missing, the FAIL stands (a blank or missing reason becomes
+  :data:`NO_REASON`, so the check's message still says what happened);
+- a verdict that would **pass** is refused when its reason is blank, a placeholder
+  (``"..."``, ``"<reason>"``, ``"string"``, ``"N/A"``, or a bare echo of the verdict such
+  as ``"Yes."``: what small models copy from a prompt's example) or a copy of the
+  instructions (a whole sentence of them, or a run of :data:`COPY_MIN_WORDS` words or
+  more: the system prompt with its worked example, the rubric's own words outside the
+  ``<material>`` tags). Brevity is not a problem: ``"One sentence."`` is a reason.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 from scenarist.providers.base import ChatResponse
 
 __all__ = [
-    "MIN_REASON_WORDS",
+    "COPY_MIN_WORDS",
+    "NO_REASON",
     "VERDICT_SCHEMA",
     "LLMCheckResult",
     "instructions_of",
@@ -34,8 +41,12 @@ __all__ = [
     "reason_problem",
 ]
 
-MIN_REASON_WORDS = 3
-"""The fewest words a reason may have ("Refund window matches." is three)."""
+NO_REASON = "The judge failed this check without giving a reason."
+"""The reason of a failing verdict whose reason was blank or missing (it is not refused)."""
+COPY_MIN_WORDS = 4
+"""A reason of this many words or more found as a run in the instructions is a copy; a
+shorter one only when it is a whole sentence of them ("In French." is not a copy of
+"Is the answer in French?")."""
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "title": "verdict",
@@ -108,11 +119,18 @@ _PLACEHOLDERS = frozenset(
         "", "reason", "the reason", "your reason", "explanation", "your explanation",
         "string", "str", "text", "n/a", "n a", "na", "none", "null", "todo", "tbd", "placeholder",
         "one or two sentences", "...",
+        # a bare echo of the verdict says nothing about the material
+        "yes", "no", "ok", "okay", "true", "false", "pass", "passed", "passes", "fail",
+        "failed", "fails", "correct", "incorrect", "good", "fine", "valid", "meets the rubric",
+        "meets the criteria", "the output meets the criteria",
     }
 )  # fmt: skip
 _BRACKETED = re.compile(r"<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")
 _TAGGED = re.compile(r"<([A-Za-z_][\w-]*)>.*?</\1>", re.S)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.U)
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n\s*\n|\n\s*[-*•]\s")
+"""Where a sentence of the instructions ends: its punctuation, a blank line, a bullet (a
+line wrapped inside a sentence does not end it)."""
 
 
 def _words(text: str) -> list[str]:
@@ -126,8 +144,13 @@ def instructions_of(messages: list[dict[str, str]]) -> str:
     return "\n".join(_TAGGED.sub(" ", m.get("content", "")) for m in messages)
 
 
+def _sentences(text: str) -> set[str]:
+    """The bare words of each sentence or bullet of ``text``."""
+    return {" ".join(w) for part in _SENTENCE_END.split(text) if (w := _words(part))}
+
+
 def reason_problem(reason: str, instructions: str = "") -> str | None:
-    """Why ``reason`` is no reason (blank, placeholder, too short, copied), else ``None``."""
+    """Why ``reason`` is no reason for a PASS (blank, placeholder, copied), else ``None``."""
     stripped = reason.strip()
     if not stripped:
         return "'reason' is blank: the judge must say why"
@@ -135,12 +158,10 @@ def reason_problem(reason: str, instructions: str = "") -> str | None:
     bare = " ".join(words)
     if not words or bare in _PLACEHOLDERS or _BRACKETED.fullmatch(stripped):
         return f"'reason' {_shorten(stripped)!r} is a placeholder, not a reason"
-    if len(words) < MIN_REASON_WORDS:
-        return (
-            f"'reason' {_shorten(stripped)!r} is too short: say why in at least "
-            f"{MIN_REASON_WORDS} words, citing the evidence"
-        )
-    if instructions and f" {bare} " in f" {' '.join(_words(instructions))} ":
+    if instructions and (
+        (len(words) >= COPY_MIN_WORDS and f" {bare} " in f" {' '.join(_words(instructions))} ")
+        or bare in _sentences(instructions)
+    ):
         return (
             f"'reason' {_shorten(stripped)!r} copies the instructions; it must cite the "
             "evidence in the material"
@@ -148,11 +169,23 @@ def reason_problem(reason: str, instructions: str = "") -> str | None:
     return None
 
 
-def parse_verdict(response: ChatResponse, instructions: str = "") -> LLMCheckResult | str:
+def _failing_reason(reason: Any) -> str:
+    """A failing verdict's reason as given (never refused); blank or missing: NO_REASON."""
+    if reason is None:
+        return NO_REASON
+    text = reason if isinstance(reason, str) else json.dumps(reason, default=str)
+    return text.strip() or NO_REASON
+
+
+def parse_verdict(
+    response: ChatResponse, instructions: str = "", *, threshold: float | None = None
+) -> LLMCheckResult | str:
     """The verdict in ``response``, or a sentence saying why there is none.
 
     ``instructions`` is the text a reason must not copy (:func:`instructions_of` of the
-    messages sent)."""
+    messages sent). ``threshold`` is the check's: with one, the score decides whether the
+    verdict would pass, and so whether its reason is held to the PASS rule.
+    """
     if response.refusal:
         return f"the judge refused to answer: {_shorten(response.refusal)!r}"
     try:
@@ -166,14 +199,6 @@ def parse_verdict(response: ChatResponse, instructions: str = "") -> LLMCheckRes
     passed = data["passed"]
     if not isinstance(passed, bool):
         return f"'passed' must be true or false, got {passed!r}"
-    reason = data.get("reason")
-    if reason is None:
-        return "the verdict has no 'reason' field"
-    if not isinstance(reason, str):
-        return f"'reason' must be a string, got {type(reason).__name__}"
-    problem = reason_problem(reason, instructions)
-    if problem is not None:
-        return problem
     score = data.get("score")
     if score is not None:
         if isinstance(score, bool) or not isinstance(score, int | float):
@@ -181,4 +206,15 @@ def parse_verdict(response: ChatResponse, instructions: str = "") -> LLMCheckRes
         if math.isnan(score) or not 0.0 <= score <= 1.0:
             return f"'score' {score!r} is outside [0, 1]"
         score = float(score)
+    would_pass = passed if threshold is None else score is not None and score >= threshold
+    reason = data.get("reason")
+    if not would_pass:
+        return LLMCheckResult(passed=passed, reason=_failing_reason(reason), score=score)
+    if reason is None:
+        return "the verdict has no 'reason' field"
+    if not isinstance(reason, str):
+        return f"'reason' must be a string, got {type(reason).__name__}"
+    problem = reason_problem(reason, instructions)
+    if problem is not None:
+        return problem
     return LLMCheckResult(passed=passed, reason=reason, score=score)

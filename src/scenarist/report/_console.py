@@ -148,6 +148,10 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
 
     for warning in judge_warnings(result.results):
         yield Text(f"Judge warning: {warning}", style="yellow")
+    from scenarist.judges.gate import calibration_summaries
+
+    for line in calibration_summaries(result.results):
+        yield Text(f"Judge calibration: {line}", style="dim")
     if result.recommendation:
         from rich.markdown import Markdown
 
@@ -305,6 +309,11 @@ def _check_row(result: CheckResult) -> tuple[str, str, str]:
         message = "vacuous: no check inside, nothing was asserted" if result.vacuous else ""
     else:
         message = result.message or ""
+    badge = (result.details or {}).get("calibration")
+    if isinstance(badge, dict) and "kappa" in badge:  # a calibrated judge (judges/gate.py)
+        from scenarist.judges.gate import badge_text
+
+        message = f"{message} [{badge_text(badge)}]" if message else f"[{badge_text(badge)}]"
     return (result.label, result.status, message)
 
 

@@ -148,6 +148,7 @@ def _testcase(
         ET.SubElement(properties, "property", {"name": "repeats_passed", "value": passed})
     if scenario.flaky:
         ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
+    _calibration_properties(properties, scenario)
     _certificate_properties(properties, scenario_certificate(scenario, guarantee))
 
     element = _ELEMENT_FOR.get(scenario.status)
@@ -162,6 +163,20 @@ def _testcase(
         outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
     if system_out == "all" or element in ("failure", "error"):
         ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+
+
+def _calibration_properties(properties: ET.Element, scenario: ScenarioResult) -> None:
+    """One ``judge_calibration`` property per calibrated judge check (judges/gate.py):
+    the check and its badge as JSON (κ, agreement, n, date, minimums, labelled set)."""
+    for index, step in enumerate(scenario.steps, start=1):
+        for check in step.results:
+            badge = (check.details or {}).get("calibration")
+            if isinstance(badge, dict) and "kappa" in badge:
+                _json_property(
+                    properties,
+                    "judge_calibration",
+                    {"check": f"step_{index}.{check.label}", **badge},
+                )
 
 
 def _certificate_properties(properties: ET.Element, certificate: ReplayCertificate | None) -> None:

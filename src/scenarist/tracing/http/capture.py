@@ -65,6 +65,7 @@ __all__ = [
     "ResponseSource",
     "capture_active",
     "capture_llm_calls",
+    "current_source",
     "serve_llm_calls",
 ]
 
@@ -101,6 +102,11 @@ class ResponseSource(Protocol):
 
 
 _source: ContextVar[ResponseSource | None] = ContextVar("scenarist_llm_source", default=None)
+
+
+def current_source() -> ResponseSource | None:
+    """The source answering this context's LLM calls (a cassette), or ``None``."""
+    return _source.get()
 
 
 @contextmanager

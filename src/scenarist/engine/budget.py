@@ -110,8 +110,7 @@ def parse_budget(value: Any, *, source: str = "budget") -> Budget | None:
         return Budget(usd=_amount(float(value), value, source, usage))
     usd: float | None = None
     tokens: int | None = None
-    parts = [p for p in value.split(",")]
-    for part in parts:
+    for part in value.split(","):
         found = _PART.match(part)
         if found is None or not part.strip():
             raise UserError(f"{usage}; got {value!r}")

@@ -150,7 +150,9 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     target: Any = Field(default=MISSING, exclude=True, repr=False)
     annotations: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
-    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False, exclude_if=lambda v: v is None)
+    budget: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, exclude_if=lambda v: v is None
+    )
     """The most this scenario may be expected to spend, in USD: estimated above it, a
     suite run does not start it (BUDGET); spending more while running fails the run (see
     :mod:`scenarist.engine.budget`). Ours; left out of dumps while ``None``."""

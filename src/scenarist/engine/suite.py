@@ -235,6 +235,10 @@ class Suite(BaseModel):
         ledger: Budget | None = None
         if budget is not None:
             ledger = _budget(budget, self, repeat)
+        elif not self.streamed and any(s.budget is not None for s in self.scenarios):
+            from scenarist.engine.budget import Budget
+
+            ledger = _budget(Budget(), self, repeat)  # no run limit: the scenarios' own
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,

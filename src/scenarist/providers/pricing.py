@@ -110,8 +110,8 @@ def _ceiling(provider_id: str) -> tuple[float, float]:
             continue
         for model in provider.models:
             prices = model.prices
-            for price in prices if isinstance(prices, list) else [prices]:
-                price = getattr(price, "prices", price)  # a conditional price: its prices
+            for entry in prices if isinstance(prices, list) else [prices]:
+                price: Any = getattr(entry, "prices", entry)  # a conditional price's prices
                 pair = (_per_mtok(price.input_mtok), _per_mtok(price.output_mtok))
                 if best is None or sum(pair) > sum(best):
                     best = pair

@@ -225,3 +225,13 @@ def test_a_scenario_that_spends_over_its_own_budget_fails_the_budget(
     assert result.results[0].outcome == "pass"
     assert result.budget is not None and result.budget.over_budget == ["first"]
     assert result.budget.failed
+
+
+def test_the_budgets_guide_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "budgets.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    exec(compile(block, "docs/budgets.md", "exec"), {})
+    assert "['pass', 'pass', 'budget', 'budget', 'budget']" in capsys.readouterr().out

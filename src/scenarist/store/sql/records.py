@@ -126,6 +126,9 @@ class ScenarioResultView(BaseModel):
     check_count: int
     no_checks: bool
     checks: list[CheckResultView] = Field(default_factory=list)
+    outcome: str | None = None
+    """``"budget"`` for a scenario the run's budget did not start (its ``status`` is
+    ``"error"``, as giskard-checks code sees it); ``None`` otherwise."""
 
 
 class RunDetail(RunSummary):

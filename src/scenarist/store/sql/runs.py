@@ -213,6 +213,8 @@ class RunQueries(Database):
             data = dict(row._mapping)
             data["tags"] = json.loads(data["tags"])
             data["checks"] = by_position.get(row.position, [])
+            if row.status == "error":  # a scenario the budget did not start is an ERROR
+                data["outcome"] = _outcome(data["document"])
             views.append(ScenarioResultView.model_validate(data))
         data = dict(run._mapping)
         data["document"] = json.loads(data["document"])
@@ -277,3 +279,12 @@ class RunQueries(Database):
             pass_rate=rate,
             next_cursor=encode_cursor(last.sort_at, last.run_id, last.position) if last else None,
         )
+
+
+def _outcome(document: str | None) -> str | None:
+    """A stored scenario record's ``outcome`` (``"budget"``), read only for errored rows."""
+    try:
+        found = json.loads(document or "{}").get("outcome")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None

@@ -235,3 +235,17 @@ def test_the_budgets_guide_example_runs(capsys: pytest.CaptureFixture[str]) -> N
     (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     exec(compile(block, "docs/budgets.md", "exec"), {})
     assert "['pass', 'pass', 'budget', 'budget', 'budget']" in capsys.readouterr().out
+
+
+def test_a_zero_budget_starts_nothing_of_unknown_cost(server: FakeLLMServer) -> None:
+    result = suite_of(2, agent_for(server)).run_sync(budget=0, verbose=False)
+    assert [r.outcome for r in result.results] == ["budget", "budget"]
+    assert server.requests == []
+
+
+def test_a_token_budget_stops_the_run(server: FakeLLMServer) -> None:
+    result = suite_of(4, agent_for(server)).run_sync(budget="5ktokens", verbose=False)
+    # each call is 2000 tokens: two fit in 5000, a third would not
+    assert [r.outcome for r in result.results] == ["pass", "pass", "budget", "budget"]
+    error = result.results[2].steps[0].error
+    assert error is not None and "5000 tokens" in error.message

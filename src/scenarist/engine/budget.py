@@ -220,7 +220,12 @@ class _Pricer:
 
     def trace(self, trace: Trace[Any, Any]) -> Spend:
         """What a trace spent live (replayed calls cost nothing)."""
-        roots = [span for interaction in trace.interactions for span in interaction.spans]
+        return self.spans(
+            [span for interaction in trace.interactions for span in interaction.spans]
+        )
+
+    def spans(self, roots: list[Span]) -> Spend:
+        """What some root spans (and their children) spent live."""
         if not roots:
             return Spend()
         usd, estimated, tokens = 0.0, Spend(), 0
@@ -395,8 +400,8 @@ class Budget:
 
     # -- during the run --------------------------------------------------------------
 
-    def _estimate(self, name: str) -> Estimate | None:
-        found = self.estimates.get(name) or self._learned.get(name)
+    def _estimate(self, name: str, fallback: Estimate | None = None) -> Estimate | None:
+        found = self.estimates.get(name) or self._learned.get(name) or fallback
         if found is not None:
             return found
         if self._finished_runs:
@@ -404,83 +409,118 @@ class Budget:
             return Estimate(self._finished_usd / runs, self._finished_tokens // runs, "this run")
         return None
 
-    def _refusal(self, scenario: Scenario, runs: int) -> tuple[str | None, _Ticket | None]:
-        """Why ``scenario`` may not start now (``None``: it may), or the ticket it holds."""
+    def _refusal(
+        self, name: str, own: float | None, runs: int, fallback: Estimate | None
+    ) -> tuple[str | None, _Ticket | None]:
+        """Why ``name`` may not start now (and the ticket it holds when it may)."""
         if self._stop is not None:
             return self._stop, None
-        found = self._estimate(scenario.name)
+        found = self._estimate(name, fallback)
         probe = found is None
         estimate = found or Estimate(0.0, 0, "unknown")
         need_usd, need_tokens = estimate.usd * runs, estimate.tokens * runs
         basis = f"estimated at {_money(need_usd)} ({estimate.source})"
-        own = scenario.budget
         if own is not None and need_usd > own:
             return (
                 f"not started: its own budget is {_money(own)} and it is {basis}",
                 None,
             )
-        if self.usd is not None and self.spent.usd + self._reserved_usd + need_usd > self.usd:
-            committed = self.spent.usd + self._reserved_usd
+        committed = self.spent.usd + self._reserved_usd
+        # nothing known of its cost: it may start only while something is left
+        if self.usd is not None and (
+            committed + need_usd > self.usd or (probe and committed >= self.usd)
+        ):
             self._stop = (
                 f"not started: the run's budget of {_money(self.usd)} would be exceeded "
                 f"({_money(committed)} spent or reserved by running scenarios when "
-                f"{scenario.name!r} was next, {basis}); the run stopped there"
+                f"{name!r} was next, {basis}); the run stopped there"
             )
             return self._stop, None
-        if (
-            self.tokens is not None
-            and self.spent.tokens + self._reserved_tokens + need_tokens > self.tokens
+        used = self.spent.tokens + self._reserved_tokens
+        if self.tokens is not None and (
+            used + need_tokens > self.tokens or (probe and used >= self.tokens)
         ):
             self._stop = (
                 f"not started: the run's budget of {self.tokens} tokens would be exceeded "
-                f"({self.spent.tokens + self._reserved_tokens} spent or reserved when "
-                f"{scenario.name!r} was next, estimated at {need_tokens} tokens "
+                f"({used} spent or reserved when "
+                f"{name!r} was next, estimated at {need_tokens} tokens "
                 f"({estimate.source})); the run stopped there"
             )
             return self._stop, None
         return None, _Ticket(need_usd, need_tokens, probe)
 
-    async def _admit(self, scenario: Scenario, runs: int) -> tuple[str | None, _Ticket | None]:
+    async def admit(
+        self,
+        name: str,
+        *,
+        own: float | None = None,
+        runs: int = 1,
+        fallback: Estimate | None = None,
+    ) -> tuple[str | None, _Ticket | None]:
+        """Reserve what ``name`` is expected to spend (``runs`` times its estimate per
+        run, ``fallback`` when nothing else is known), or say why it may not start: a
+        refusal message and no ticket. An unknown estimate waits for a running probe."""
         while True:
             if (
                 not self._probing
                 or self._stop is not None
-                or self._estimate(scenario.name) is not None
+                or fallback is not None
+                or self._estimate(name) is not None
             ):
                 break
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             await waiter  # a probe finished: an estimate is known now
-        refused, ticket = self._refusal(scenario, runs)
+        refused, ticket = self._refusal(name, own, runs, fallback)
         if ticket is not None:
             self._reserved_usd += ticket.need_usd
             self._reserved_tokens += ticket.need_tokens
             self._probing = self._probing or ticket.probe
+        else:
+            self._record(stopped=[name])
         return refused, ticket
 
-    def _settle(self, scenario: Scenario, ticket: _Ticket, runs: list[ScenarioResult]) -> None:
+    def settle(
+        self,
+        name: str,
+        ticket: _Ticket,
+        spend: Spend,
+        executed: int,
+        own: float | None = None,
+        *,
+        learn: bool = True,
+    ) -> None:
+        """Count what ``name`` spent over ``executed`` runs; release its reservation.
+        ``learn=False``: its spend says nothing of the others' (a replayed item)."""
         self._reserved_usd -= ticket.need_usd
         self._reserved_tokens -= ticket.need_tokens
-        spend = Spend()
-        for run in runs:
-            spend += result_spend(run, self._pricer)
         self.spent += spend
-        executed = sum(max(r.runs_executed, 1) for r in runs)
-        if executed:
-            self._learned[scenario.name] = Estimate(
+        if executed and learn:
+            self._learned[name] = Estimate(
                 spend.usd / executed, spend.tokens // executed, "this run"
             )
             self._finished_usd += spend.usd
             self._finished_tokens += spend.tokens
             self._finished_runs += executed
-        over = scenario.budget is not None and spend.usd > scenario.budget
-        self._record(over_budget=[scenario.name] if over else [])
+        over = own is not None and spend.usd > own
+        self._record(over_budget=[name] if over else [])
         if ticket.probe:
             self._probing = False
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+    def spend_of(self, results: Iterable[ScenarioResult]) -> Spend:
+        """What some results spent (each run's trace and judges)."""
+        spend = Spend()
+        for result in results:
+            spend += result_spend(result, self._pricer)
+        return spend
+
+    def spend_of_spans(self, roots: list[Span]) -> Spend:
+        """What some recorded spans spent live (a Veval item's run)."""
+        return self._pricer.spans(roots)
 
     def _record(self, *, stopped: list[str] = (), over_budget: list[str] = ()) -> None:  # type: ignore[assignment]
         report = self.report
@@ -507,15 +547,15 @@ class Budget:
     ) -> ScenarioResult:
         """Start ``scenario`` (``runs``: how many runs it may make) through ``start`` if the
         budget allows it, else give its BUDGET result; its spend is counted when it ends."""
-        refused, ticket = await self._admit(scenario, runs)
+        own = scenario.budget
+        refused, ticket = await self.admit(scenario.name, own=own, runs=runs)
         if ticket is None:
-            assert refused is not None
-            self._record(stopped=[scenario.name])
-            return stopped_result(scenario, refused)
+            return stopped_result(scenario, refused or "not started: over budget")
         try:
             result, every_run = await start()
         except BaseException:
-            self._settle(scenario, ticket, [])
+            self.settle(scenario.name, ticket, Spend(), 0, own)
             raise
-        self._settle(scenario, ticket, every_run)
+        executed = sum(max(r.runs_executed, 1) for r in every_run)
+        self.settle(scenario.name, ticket, self.spend_of(every_run), executed, own)
         return result

@@ -733,6 +733,7 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
                 list(spec.assertions),
                 spec.scenario_items(),
                 max_concurrency=max(spec.max_concurrency, _cap(plan.parallel)),
+                budget=plan.budget,
             )
 
         if plan.cassette_mode is None:

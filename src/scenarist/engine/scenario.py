@@ -39,7 +39,7 @@ from scenarist.model.trace import Trace
 if TYPE_CHECKING:
     from scenarist.model.results import ScenarioResult
 
-__all__ = ["Scenario", "Step", "Target", "not_a_check", "tags_error"]
+__all__ = ["Scenario", "Step", "Target", "budgets_seen", "not_a_check", "tags_error"]
 
 
 class Target(Protocol):
@@ -127,6 +127,15 @@ def _validate_tags(tags: Any) -> list[str]:
     return checked
 
 
+_BUDGETS_SEEN = [False]
+"""Whether any scenario of this process was given a ``budget`` (see ``Scenario.budget``)."""
+
+
+def budgets_seen() -> bool:
+    """Whether any scenario was given its own ``budget`` (a suite run then looks for them)."""
+    return _BUDGETS_SEEN[0]
+
+
 class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     """A named, ordered list of steps to run against a system under test.
 
@@ -197,6 +206,15 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     @classmethod
     def _check_tags(cls, value: Any) -> list[str]:
         return _validate_tags(value)
+
+    @field_validator("budget")
+    @classmethod
+    def _note_budget(cls, value: float | None) -> float | None:
+        """Remember that some scenario has a budget: until one does, a suite run does not
+        even look for them (its path without a budget stays as it was)."""
+        if value is not None:
+            _BUDGETS_SEEN[0] = True
+        return value
 
     @field_validator("target")
     @classmethod

@@ -25,7 +25,7 @@ from scenarist.engine._gc import FREEZE_EVERY, frozen_while_running
 from scenarist.engine._progress import Progress
 from scenarist.engine.adaptive import AUTO, AdaptiveConcurrency
 from scenarist.engine.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
-from scenarist.engine.scenario import Scenario, tags_error
+from scenarist.engine.scenario import Scenario, budgets_seen, tags_error
 from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.model._construct import construct
 from scenarist.model._missing import MISSING
@@ -235,7 +235,11 @@ class Suite(BaseModel):
         ledger: Budget | None = None
         if budget is not None:
             ledger = _budget(budget, self, repeat)
-        elif not self.streamed and any(s.budget is not None for s in self.scenarios):
+        elif (
+            budgets_seen()
+            and not self.streamed
+            and any(s.budget is not None for s in self.scenarios)
+        ):
             from scenarist.engine.budget import Budget
 
             ledger = _budget(Budget(), self, repeat)  # no run limit: the scenarios' own

@@ -118,3 +118,18 @@ def test_the_help_documents_the_budget_exit_code(cli: Cli) -> None:
     result = cli("run", "--help")
     assert "--budget" in result.output
     assert "4 the budget stopped the run" in " ".join(result.output.split()).replace("│ ", "")
+
+
+def test_a_replay_is_estimated_from_its_cassette_and_fits_a_zero_budget(
+    cli: Cli, write: Write, home: Path, server: FakeLLMServer
+) -> None:
+    write("paid_suite.py", PAID)
+    assert cli("run", "paid_suite.py", "--record").exit_code == 0
+    sent = len(server.requests)
+    result = cli("run", "paid_suite.py", "--replay", "--budget", "0usd")
+    assert result.exit_code == 0, result.output
+    assert "estimated $0.00 (scenarios by source: 5 cassette)" in result.output
+    assert len(server.requests) == sent  # every call answered by the cassette
+    runs = sorted((home / "home" / "runs").glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    budget = json.loads(runs[-1].read_text().splitlines()[0])["budget"]
+    assert (budget["spent_usd"], budget["spent_tokens"], budget["stopped"]) == (0.0, 0, [])

@@ -39,6 +39,8 @@ from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus
 
 if TYPE_CHECKING:
+    from scenarist.engine.budget import Budget, Estimate
+    from scenarist.model.budget import BudgetReport
     from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
 
@@ -55,7 +57,10 @@ HELP = (
     "2 errors: a usage error, a file that could not be loaded, a cassette problem, results "
     "that could not be saved (a full disk, a read-only folder, a locked database), or an "
     "errored scenario (unless --fail-under is met); 3 the run's process ended without its "
-    "verdict (os._exit or a crash in user code); 130 interrupted by Ctrl-C. With "
+    "verdict (os._exit or a crash in user code); 4 the budget stopped the run: --budget "
+    "(or a scenario's own budget) left a scenario unstarted (reported BUDGET) or was "
+    "crossed by scenarios already running; the results so far are kept; 130 interrupted "
+    "by Ctrl-C. With "
     "--fail-on-vacuous, a scenario that passed with no interaction in its trace, or with "
     "an input generator that yielded none, fails the run (exit 1). With --replay, an LLM "
     "call that went live fails the run (exit 1; --no-fail-on-live to allow it), and "
@@ -84,6 +89,7 @@ def verdict(
     replay_errors: int = 0,
     fail_on_vacuous: bool = False,
     live_calls: int = 0,
+    budget: BudgetReport | None = None,
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring).
 
@@ -94,6 +100,8 @@ def verdict(
     that cannot be read): exit 2, said as such. ``fail_on_vacuous`` fails a run whose
     scenarios all passed but some with no interaction in their trace. ``live_calls``:
     LLM calls that went live when they must not (``--fail-on-live``): exit 1, said so.
+    ``budget``: the run's budget report; one that stopped a scenario or was crossed is
+    exit 4 (never a pass, whatever the pass rate).
     """
     rate = result.pass_rate
     counts = result.summary_line()
@@ -121,6 +129,9 @@ def verdict(
     elif write_errors:
         code, word = 2, "ERROR"
         reason = f"the results could not all be saved ({write_errors} error(s) above)"
+    elif budget is not None and budget.failed:
+        code, word = 4, "BUDGET"
+        reason = _budget_reason(budget)
     elif live_calls:
         code, word = 1, "FAILED"
         reason = (
@@ -149,6 +160,21 @@ def verdict(
         if fail_under is not None:
             reason += f", pass rate below --fail-under {threshold}"
     return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
+
+
+def _budget_reason(budget: BudgetReport) -> str:
+    """Why the budget fails the run, in the verdict line."""
+    parts = []
+    if budget.stopped:
+        parts.append(f"{len(budget.stopped)} scenario(s) not started (BUDGET)")
+    if budget.over_budget:
+        parts.append(f"{len(budget.over_budget)} scenario(s) spent over their own budget")
+    if budget.exceeded:
+        parts.append("the limit was crossed by scenarios already running")
+    return (
+        f"the budget of {budget.limit_text()} stopped the run: {', '.join(parts)}; "
+        f"spent ${budget.spent_usd:.4f}"
+    )
 
 
 def _untested(result: SuiteResult) -> str:
@@ -182,6 +208,8 @@ class _Plan:
     junit: Path | None = None
     guarantee: Guarantee | None = None
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
+    budget: Budget | None = None
+    """The run's budget, shared by every file's run (``--budget``)."""
 
 
 def run(
@@ -290,6 +318,19 @@ def run(
             help="Fail the run when an LLM call went live (default: on with --replay).",
         ),
     ] = None,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            "--budget",
+            metavar="AMOUNT",
+            help=(
+                "Stop starting scenarios before the run spends more than this: 5usd, $5, "
+                "100000tokens, 5usd,1Mtokens. A scenario that would go over is not started "
+                "(BUDGET) and the run exits 4; the spend is estimated first from cassettes "
+                "and the store's history."
+            ),
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     if project is not None:
@@ -304,6 +345,7 @@ def run(
         ctx.meta[DEBUG_KEY] = True
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
+    ledger = _parse_budget(budget)
     if sandbox:
         if not replay:
             raise UserError(
@@ -361,10 +403,15 @@ def run(
         from scenarist.tracing.http._sandbox import guarantee
 
         plan.guarantee = guarantee(strict=mode == "replay")
+    if ledger is not None:
+        plan.budget = _estimated(ledger, scenario_files, mode, repeat, quiet, project)
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
         _run_items(ran, files, plan)
     result, header = ran.result, ran.header
+    if plan.budget is not None:
+        result = result.model_copy(update={"budget": plan.budget.report})
+        ran.result = result
     from rich.console import Console
 
     console = Console()
@@ -416,9 +463,80 @@ def run(
         replay_errors=len(ran.replay_errors),
         fail_on_vacuous=fail_on_vacuous,
         live_calls=_live(certificate, replay if fail_on_live is None else fail_on_live),
+        budget=result.budget,
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _parse_budget(value: str | None) -> Budget | None:
+    """``--budget``: parsed before anything runs (a bad amount is a usage error)."""
+    if value is None:
+        return None
+    from scenarist.engine.budget import parse_budget
+
+    return parse_budget(value, source="--budget")
+
+
+def _estimated(
+    ledger: Budget,
+    files: list[SourceFile],
+    mode: str | None,
+    repeat: int,
+    quiet: bool,
+    project: str | None,
+) -> Budget:
+    """The run's budget with its estimate: with ``--replay``, a file's scenarios whose
+    cassette exists spend nothing live; otherwise each scenario's largest cost over its
+    last 10 stored runs (the store's history). Printed unless ``--quiet``."""
+    estimates: dict[str, Estimate] = {}
+    names: list[str] = []
+    for file in files:
+        cassette = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
+        for scenario in file.scenarios:
+            if mode == "replay" and cassette.exists():
+                from scenarist.engine.budget import Estimate
+
+                estimates[scenario.name] = Estimate(0.0, 0, "cassette")
+            else:
+                names.append(scenario.name)
+    estimates.update(_history(names, project))
+    ledger.estimates = {**estimates, **ledger.estimates}
+    report = ledger.estimate_run([s for f in files for s in f.scenarios], repeat)
+    if not quiet:
+        typer.echo(f"budget: limit {report.limit_text()}; estimated {report.estimate_text()}")
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    return ledger
+
+
+def _history(names: list[str], project: str | None) -> dict[str, Estimate]:
+    """Each scenario's largest cost over its last 10 stored runs (none when the store
+    has no run of it, or cannot be read: the scenario is then estimated as it runs)."""
+    if not names:
+        return {}
+    from scenarist._sync import run_sync
+    from scenarist.engine.budget import Estimate
+    from scenarist.store.default import default_store
+
+    async def look_up() -> dict[str, Estimate]:
+        store = default_store(project)
+        history = getattr(store, "scenario_history", None)
+        found: dict[str, Estimate] = {}
+        if history is None:
+            return found
+        for name in dict.fromkeys(names):
+            points = (await history(name, limit=10)).points
+            costs = [p.cost_usd for p in points if p.cost_usd is not None]
+            if costs:
+                found[name] = Estimate(max(costs), 0, "history")
+        return found
+
+    try:
+        return run_sync(look_up)
+    except Exception as exc:  # no database yet, or one that cannot be read: no history
+        typer.echo(f"warning: no history for the budget's estimate ({exc})", err=True)
+        return {}
 
 
 def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:
@@ -615,6 +733,7 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
                 list(spec.assertions),
                 spec.scenario_items(),
                 max_concurrency=max(spec.max_concurrency, _cap(plan.parallel)),
+                budget=plan.budget,
             )
 
         if plan.cassette_mode is None:
@@ -674,6 +793,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         started_at=datetime.now(UTC),
         environment=collect_environment(),
         settings=RunSettings(concurrency=_cap(plan.parallel), repeat=plan.repeat),
+        budget=None if plan.budget is None else plan.budget.report,
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
     try:
@@ -730,6 +850,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             max_concurrency=plan.parallel,
             repeat=plan.repeat,
             executor=plan.executor,
+            budget=plan.budget,
         )
         async with aclosing(stream_of_results) as finished:  # closed here, in this task
             async for index, result in finished:

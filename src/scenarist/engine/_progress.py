@@ -113,7 +113,8 @@ class Progress:
         return "so far: " + ", ".join(f"{n} {s}" for s, n in sorted(self._tally.items()))
 
     def advance(self, index: int, result: ScenarioResult) -> None:
-        self._tally[result.status.value] += 1
+        outcome = result.outcome  # "budget" for a scenario the budget did not start
+        self._tally[outcome] += 1
         self._finished.add(index)
         done = sum(self._tally.values())
         tally = self.tally()
@@ -124,7 +125,7 @@ class Progress:
             running = self.running() if self._workers() > 1 else []
             also = f"; running: {', '.join(running)}" if running else ""
             self._lines.write(
-                f"[{done}/{len(self._names)}] {result.status.value.upper():5} "
+                f"[{done}/{len(self._names)}] {outcome.upper():5} "
                 f"{result.scenario_name} ({tally}; {elapsed:.1f}s{also})\n"
             )
             self._lines.flush()

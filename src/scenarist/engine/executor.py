@@ -25,6 +25,7 @@ from scenarist.errors import ScenarioSourceError
 
 if TYPE_CHECKING:
     from scenarist.engine.adaptive import AdaptiveConcurrency
+    from scenarist.engine.budget import Budget
     from scenarist.engine.rate_limits import RateLimiter
     from scenarist.engine.scenario import Scenario
     from scenarist.model.results import ScenarioResult
@@ -44,7 +45,8 @@ class RunPlan:
     :class:`~scenarist.engine.adaptive.AdaptiveConcurrency` for ``max_concurrency="auto"``.
     ``limiter`` paces the agent's LLM calls (on a Ray worker: a handle on the run's
     limiter actor). ``indices`` are the scenarios' positions in the whole suite (a Ray batch runs a
-    slice of it and reports the suite's own indices).
+    slice of it and reports the suite's own indices). ``budget``: the run's spending
+    ledger (:mod:`scenarist.engine.budget`), consulted before each scenario starts.
     """
 
     target: Any
@@ -55,6 +57,7 @@ class RunPlan:
     repeat: int = 1
     limiter: RateLimiter | Limiter | None = field(default=None, compare=False)
     indices: Sequence[int] | None = field(default=None, compare=False)
+    budget: Budget | None = field(default=None, compare=False)
 
     @property
     def cap(self) -> int | None:
@@ -130,6 +133,44 @@ class LocalExecutor:
             chosen.repeat_statuses = [r.status for r in runs]
             return chosen
 
+        budget = plan.budget
+
+        async def run_budgeted(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
+            """``run_one`` through the run's budget (or a ledger of the scenario's own
+            budget): started only if it fits, every run's spend counted."""
+            nonlocal budget
+            if budget is None:
+                from scenarist.engine.budget import Budget
+
+                budget = Budget()  # no run limit: the scenarios' own budgets only
+
+            async def every_run() -> list[ScenarioResult]:
+                with lane(f"scenario:{scenario.name}"):
+                    return [
+                        await runner.run(
+                            scenario,
+                            target,
+                            plan.return_exception,
+                            timeout_s=plan.timeout_s,
+                            threads=threads,
+                        )
+                        for _ in range(repeat)
+                    ]
+
+            async def start() -> tuple[ScenarioResult, list[ScenarioResult]]:
+                if adaptive is None:
+                    runs = await every_run()
+                else:
+                    async with adaptive.slot():
+                        runs = await every_run()
+                chosen = runs[0]
+                if repeat > 1:
+                    chosen = next((r for r in runs if not r.passed), runs[-1])
+                    chosen.repeat_statuses = [r.status for r in runs]
+                return chosen, runs
+
+            return await budget.run(scenario, repeat * scenario.multiple_runs, start)
+
         # Scenarios are pulled one at a time, when a worker is free: a streamed suite
         # (any iterable) is built lazily, and no finished scenario is kept alive here.
         pending: Iterator[tuple[int, Scenario]] = (
@@ -168,7 +209,9 @@ class LocalExecutor:
                 index, scenario = item
                 del item
                 try:
-                    if adaptive is None:
+                    if budget is not None or scenario.budget is not None:
+                        result = await run_budgeted(scenario, threads)
+                    elif adaptive is None:
                         result = await run_one(scenario, threads)
                     else:
                         async with adaptive.slot():

@@ -39,7 +39,7 @@ from scenarist.model.trace import Trace
 if TYPE_CHECKING:
     from scenarist.model.results import ScenarioResult
 
-__all__ = ["Scenario", "Step", "Target", "not_a_check", "tags_error"]
+__all__ = ["Scenario", "Step", "Target", "budgets_seen", "not_a_check", "tags_error"]
 
 
 class Target(Protocol):
@@ -127,6 +127,15 @@ def _validate_tags(tags: Any) -> list[str]:
     return checked
 
 
+_BUDGETS_SEEN = [False]
+"""Whether any scenario of this process was given a ``budget`` (see ``Scenario.budget``)."""
+
+
+def budgets_seen() -> bool:
+    """Whether any scenario was given its own ``budget`` (a suite run then looks for them)."""
+    return _BUDGETS_SEEN[0]
+
+
 class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     """A named, ordered list of steps to run against a system under test.
 
@@ -135,6 +144,7 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     ``Trace`` subclass. ``multiple_runs=n`` runs the whole scenario up to ``n`` times,
     each with a fresh trace, and stops at the first run that does not pass.
     ``timeout_s`` bounds each interaction (expiry is an ERROR with phase ``timeout``).
+    ``budget`` (USD) caps what a suite run lets it spend (:mod:`scenarist.engine.budget`).
     """
 
     model_config = ConfigDict(
@@ -149,6 +159,12 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     target: Any = Field(default=MISSING, exclude=True, repr=False)
     annotations: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
+    budget: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, exclude_if=lambda v: v is None
+    )
+    """The most this scenario may be expected to spend, in USD: estimated above it, a
+    suite run does not start it (BUDGET); spending more while running fails the run (see
+    :mod:`scenarist.engine.budget`). Ours; left out of dumps while ``None``."""
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
@@ -190,6 +206,15 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     @classmethod
     def _check_tags(cls, value: Any) -> list[str]:
         return _validate_tags(value)
+
+    @field_validator("budget")
+    @classmethod
+    def _note_budget(cls, value: float | None) -> float | None:
+        """Remember that some scenario has a budget: until one does, a suite run does not
+        even look for them (its path without a budget stays as it was)."""
+        if value is not None:
+            _BUDGETS_SEEN[0] = True
+        return value
 
     @field_validator("target")
     @classmethod

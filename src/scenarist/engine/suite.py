@@ -25,13 +25,14 @@ from scenarist.engine._gc import FREEZE_EVERY, frozen_while_running
 from scenarist.engine._progress import Progress
 from scenarist.engine.adaptive import AUTO, AdaptiveConcurrency
 from scenarist.engine.executor import Executor, LocalExecutor, RunPlan, ScenarioSink
-from scenarist.engine.scenario import Scenario, tags_error
+from scenarist.engine.scenario import Scenario, budgets_seen, tags_error
 from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.model._construct import construct
 from scenarist.model._missing import MISSING
 from scenarist.model.results import ScenarioResult, SuiteResult
 
 if TYPE_CHECKING:
+    from scenarist.engine.budget import Budget
     from scenarist.engine.rate_limits import RateLimiter
 
 __all__ = ["Suite", "validate_concurrency", "validate_max_concurrency"]
@@ -95,6 +96,18 @@ def _limiter_stats(plan: RunPlan) -> Any:
     from scenarist.engine.rate_limits import RateLimiter
 
     return plan.limiter.snapshot() if isinstance(plan.limiter, RateLimiter) else None
+
+
+def _budget(value: Any, suite: Suite, repeat: int) -> Budget | None:
+    """The run's ledger for ``budget=`` (a number of USD, text such as ``"5usd"``, or a
+    :class:`~scenarist.engine.budget.Budget`), with its estimate made before the run
+    (unless the caller made it, as the CLI does from history and cassettes)."""
+    from scenarist.engine.budget import parse_budget
+
+    ledger = parse_budget(value, source="budget")
+    if ledger is not None and not ledger.report.estimated_from and not suite.streamed:
+        ledger.estimate_run(suite.scenarios, repeat)
+    return ledger
 
 
 def _is_stream(value: Any) -> bool:
@@ -214,10 +227,22 @@ class Suite(BaseModel):
         timeout_s: float | None,
         repeat: int,
         rate_limits: Any,
+        budget: Any = None,
     ) -> RunPlan:
         limiter: RateLimiter | None = None
         if rate_limits is not None or os.environ.get(_RATE_LIMITS_ENV):
             limiter = _limiter(rate_limits)  # (no budgets: the module is not even imported)
+        ledger: Budget | None = None
+        if budget is not None:
+            ledger = _budget(budget, self, repeat)
+        elif (
+            budgets_seen()
+            and not self.streamed
+            and any(s.budget is not None for s in self.scenarios)
+        ):
+            from scenarist.engine.budget import Budget
+
+            ledger = _budget(Budget(), self, repeat)  # no run limit: the scenarios' own
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,
@@ -226,6 +251,7 @@ class Suite(BaseModel):
             timeout_s=timeout_s,
             repeat=repeat,
             limiter=limiter,
+            budget=ledger,
         )
 
     async def _execute(
@@ -247,6 +273,11 @@ class Suite(BaseModel):
                 f"executor must be an Executor (LocalExecutor(), RayExecutor(...)), "
                 f"got {type(chosen).__name__}"
             )
+        if plan.budget is not None and not isinstance(chosen, LocalExecutor):
+            raise UserError(
+                f"budget= works with the LocalExecutor only (got {chosen!r}): its ledger "
+                "must see every scenario start; run without the budget, or locally"
+            )
         source = self._source()
         if not isinstance(chosen, LocalExecutor) and not isinstance(source, list):
             source = list(source)  # other executors cut a list into batches
@@ -263,6 +294,7 @@ class Suite(BaseModel):
         repeat: int = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
+        budget: Budget | float | str | None = None,
     ) -> AsyncGenerator[tuple[int, ScenarioResult], None]:
         """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
 
@@ -271,6 +303,8 @@ class Suite(BaseModel):
         A consumer that may stop early (an exception in its loop) should close it in its
         own task: ``async with contextlib.aclosing(suite.iter_results(...)) as results``;
         left to the garbage collector, its task group is closed from another task.
+        ``budget``: as for :meth:`run`; pass a :class:`~scenarist.engine.budget.Budget` to
+        read what it did (``budget.report``) after the run.
         """
         import anyio  # on first use: Suite.run does not need it
         import anyio.lowlevel
@@ -278,7 +312,7 @@ class Suite(BaseModel):
         concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
         plan = self._plan(
-            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits
+            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits, budget
         )
         send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
             plan.cap or 100
@@ -321,6 +355,7 @@ class Suite(BaseModel):
         repeat: int = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
+        budget: Budget | float | str | None = None,
     ) -> SuiteResult:
         """Run every scenario; results come back in scenario order.
 
@@ -336,11 +371,17 @@ class Suite(BaseModel):
         ``$SCENARIST_RATE_LIMITS``) paces the agent's own LLM calls across every scenario
         (see :mod:`scenarist.engine.rate_limits`). ``executor`` says where scenarios run:
         :class:`~scenarist.engine.executor.LocalExecutor` (default) or ``RayExecutor(...)``.
+
+        ``budget`` (USD as a number, ``"5usd"``, ``"2Mtokens"``, or a
+        :class:`~scenarist.engine.budget.Budget`) fails closed: a scenario whose estimate
+        would take the run over it is not started and is reported BUDGET (an ERROR with a
+        message naming the budget for giskard-checks code), and so is every later one;
+        :attr:`SuiteResult.budget` says what was estimated, spent and stopped.
         """
         concurrency = validate_concurrency(max_concurrency)
         repeat = validate_repeat(repeat)
         plan = self._plan(
-            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits
+            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits, budget
         )
         if not self.streamed:
             # giskard-checks refuses such tags when it builds the result, after the run
@@ -388,6 +429,7 @@ class Suite(BaseModel):
                     "suite": self,
                     "incomplete": incomplete,
                     "rate_limits": _limiter_stats(plan),
+                    "budget": None if plan.budget is None else plan.budget.report,
                 },
             )
 
@@ -414,6 +456,7 @@ class Suite(BaseModel):
         repeat: int = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
+        budget: Budget | float | str | None = None,
     ) -> SuiteResult:
         """:meth:`run` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -427,6 +470,7 @@ class Suite(BaseModel):
             repeat=repeat,
             executor=executor,
             rate_limits=rate_limits,
+            budget=budget,
         )
 
     @classmethod

@@ -44,6 +44,7 @@ from scenarist import _json_limits
 from scenarist._jsonable import dump_json, split_jsonl
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
+from scenarist.model.budget import BudgetReport
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
 
@@ -109,6 +110,10 @@ class RunLogHeader(BaseModel):
     """The run's replay certificate (its scenarios' calls and those its cassettes saw
     outside them), written when the run ends, complete or not (an incomplete log has no
     footer); ``None``: not a replay nor a recording, or a log from before it existed."""
+    budget: BudgetReport | None = None
+    """The run's budget (``--budget``, ``Suite.run(budget=...)``): its limit and the
+    estimate made before the run (written with the header), then what was spent and
+    stopped (when the run ends); ``None``: no budget, or a log from before it existed."""
 
 
 class ScenarioRecord(BaseModel):
@@ -132,6 +137,10 @@ class ScenarioRecord(BaseModel):
     tokens_out: int = 0
     certificate: ReplayCertificate | None = None
     """The replay certificate of its LLM calls (``None``: not a replay nor a recording)."""
+    outcome: str | None = None
+    """An outcome beyond the four statuses: ``"budget"`` for a scenario the budget did not
+    start (its ``result.status`` is ``"error"``, for readers that know only those four);
+    ``None`` otherwise."""
 
     @classmethod
     def from_result(
@@ -150,6 +159,7 @@ class ScenarioRecord(BaseModel):
             cost_usd=result.cost_usd,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,
+            outcome="budget" if result.budget_stopped else None,
         )
 
 
@@ -212,6 +222,7 @@ class RunLog(BaseModel):
             started_at=self.header.started_at,
             recommendation=footer.recommendation,
             incomplete=self.footer is None,
+            budget=self.header.budget,
         )
 
 
@@ -238,6 +249,7 @@ def run_log_from_suite_result(
         environment=environment if environment is not None else collect_environment(),
         settings=settings or RunSettings(),
         certificate=certificate,
+        budget=result.budget,
         **({"run_id": run_id} if run_id else {}),
     )
     # An incomplete run (a streamed suite whose source failed) has no footer, so its log

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_fiel
 
 from scenarist.model._construct import construct
 from scenarist.model._ready import Ready
+from scenarist.model.budget import BUDGET, BUDGET_PHASE, BudgetReport
 from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.stats import pass_at_k, pass_hat_k
 from scenarist.model.status import (
@@ -388,6 +389,20 @@ class ScenarioResult(_Renderable):
         return self.status is ScenarioStatus.SKIP
 
     @property
+    def budget_stopped(self) -> bool:
+        """The run's budget did not start this scenario (its status is ERROR for
+        giskard-checks code; :attr:`outcome` says ``"budget"``)."""
+        steps = self.steps
+        error = steps[0].error if steps else None
+        return error is not None and error.phase == BUDGET_PHASE
+
+    @property
+    def outcome(self) -> str:
+        """The outcome scenarist shows: ``"budget"`` for a scenario the budget did not
+        start, else the status's value (``"pass"``, ``"fail"``, ``"error"``, ``"skip"``)."""
+        return BUDGET if self.budget_stopped else self.status.value
+
+    @property
     def repeats_passed(self) -> int:
         """How many of the repeated runs passed (0 without ``repeat``)."""
         return sum(1 for s in self.repeat_statuses if s == ScenarioStatus.PASS)
@@ -516,12 +531,15 @@ class SuiteResult(_Renderable):
     recommendation: str | None = None
     suite: Any = Field(default=None, exclude=True, repr=False)
     incomplete: bool = Field(default=False, kw_only=True, exclude_if=lambda value: not value)
-    rate_limits: Any = Field(default=None, kw_only=True, exclude=True, repr=False)
-    """What the run's rate limiter did (a ``LimiterStats``), when it had one: the report
-    shows it (not part of the run log)."""
     """The run did not finish: read back from a run log without its end record (an
     interrupted run), so the counts cover only the scenarios that finished. Reports say
     ``INCOMPLETE``; left out of dumps while ``False`` (giskard-checks has no such field)."""
+    rate_limits: Any = Field(default=None, kw_only=True, exclude=True, repr=False)
+    """What the run's rate limiter did (a ``LimiterStats``), when it had one: the report
+    shows it (not part of the run log)."""
+    budget: BudgetReport | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """What the run's budget did (``Suite.run(budget=...)``), when it had one; left out of
+    dumps while ``None`` (giskard-checks has no such field)."""
 
     def _count(self, status: ScenarioStatus) -> int:
         return sum(1 for r in self.results if r.status is status)
@@ -546,6 +564,11 @@ class SuiteResult(_Renderable):
     def skipped_count(self) -> int:
         return self._count(ScenarioStatus.SKIP)
 
+    @property
+    def budget_count(self) -> int:
+        """Scenarios the budget did not start (counted in ``errored_count`` too)."""
+        return sum(1 for r in self.results if r.budget_stopped)
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def pass_rate(self) -> float | None:
@@ -561,13 +584,15 @@ class SuiteResult(_Renderable):
         """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
         line the CLI, the pytest plugin and the dashboard show for a run (prefixed
         ``INCOMPLETE run (no end record):`` for a run that did not finish)."""
+        budget = self.budget_count
         line = summary_line(
             len(self.results),
             self.passed_count,
             self.failed_count,
-            self.errored_count,
+            self.errored_count - budget,
             self.skipped_count,
             self.pass_rate,
+            budget=budget,
         )
         return f"INCOMPLETE run (no end record): {line}" if self.incomplete else line
 

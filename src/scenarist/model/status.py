@@ -130,18 +130,30 @@ def format_rate(rate: float | None) -> str:
     return "—" if rate is None else f"{rate * 100:.1f}%"
 
 
-def summary_counts(total: int, passed: int, failed: int, errored: int, skipped: int) -> str:
-    """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped`` (``1 scenario: ...``)."""
+def summary_counts(
+    total: int, passed: int, failed: int, errored: int, skipped: int, *, budget: int = 0
+) -> str:
+    """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped`` (``1 scenario: ...``);
+    ``budget``: scenarios the budget did not start, said after ``errored`` when any (they
+    are not in ``errored`` here)."""
+    stopped = f", {budget} not started (budget)" if budget else ""
     return (
         f"{total} scenario{'' if total == 1 else 's'}: {passed} passed, {failed} failed, "
-        f"{errored} errored, {skipped} skipped"
+        f"{errored} errored{stopped}, {skipped} skipped"
     )
 
 
 def summary_line(
-    total: int, passed: int, failed: int, errored: int, skipped: int, rate: float | None
+    total: int,
+    passed: int,
+    failed: int,
+    errored: int,
+    skipped: int,
+    rate: float | None,
+    *,
+    budget: int = 0,
 ) -> str:
     """The counts and the pass rate: what the CLI, the pytest plugin and the dashboard print,
     ``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``."""
-    counts = summary_counts(total, passed, failed, errored, skipped)
+    counts = summary_counts(total, passed, failed, errored, skipped, budget=budget)
     return f"{counts} | pass rate {format_rate(rate)}"

@@ -19,7 +19,12 @@ import functools
 import re
 from typing import Any
 
-__all__ = ["cost_usd"]
+__all__ = ["DEFAULT_CEILING_USD_PER_MTOK", "ceiling_price", "cost_usd"]
+
+DEFAULT_CEILING_USD_PER_MTOK: tuple[float, float] = (15.0, 75.0)
+"""The price a call of an unknown provider is estimated at, in USD per million input and
+output tokens (a frontier model's list price), when the price table has nothing for it or
+``genai-prices`` is not installed: a budget never counts an unpriced call as free."""
 
 
 def cost_usd(
@@ -77,6 +82,51 @@ def _price(
     except (LookupError, ValueError):
         return None
     return float(calculation.total_price)
+
+
+def ceiling_price(provider: str | None, api_url: str | None = None) -> tuple[float, float]:
+    """The most expensive known price of ``provider``'s models, in USD per million input
+    and output tokens: what a budget charges a call whose own price is unknown (an unknown
+    model, no usage reported). :data:`DEFAULT_CEILING_USD_PER_MTOK` when the provider is
+    unknown too.
+
+    >>> ceiling_price("anthropic")
+    (15.0, 75.0)
+    """
+    provider_id = (_provider_for_url(api_url.split("?")[0]) if api_url else None) or provider
+    if provider_id is None:
+        return DEFAULT_CEILING_USD_PER_MTOK
+    return _ceiling(provider_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _ceiling(provider_id: str) -> tuple[float, float]:
+    if _genai_prices() is None:
+        return DEFAULT_CEILING_USD_PER_MTOK
+    from genai_prices.data import providers
+
+    best: tuple[float, float] | None = None
+    for provider in providers:
+        if provider.id != provider_id:
+            continue
+        for model in provider.models:
+            prices = model.prices
+            for entry in prices if isinstance(prices, list) else [prices]:
+                price: Any = getattr(entry, "prices", entry)  # a conditional price's prices
+                pair = (_per_mtok(price.input_mtok), _per_mtok(price.output_mtok))
+                if best is None or sum(pair) > sum(best):
+                    best = pair
+    return best if best is not None and sum(best) > 0 else DEFAULT_CEILING_USD_PER_MTOK
+
+
+def _per_mtok(value: Any) -> float:
+    """A price per million tokens: a number, or the dearest tier of a tiered price."""
+    if value is None:
+        return 0.0
+    tiers = getattr(value, "tiers", None)
+    if tiers is None:
+        return float(value)
+    return max([float(value.base), *(float(t.price) for t in tiers)])
 
 
 @functools.lru_cache(maxsize=256)

@@ -46,10 +46,29 @@ DEFAULT_MAX_FAILURES: int | None = None  # unlimited, as giskard-checks
 _MAX_MESSAGE_CHARS = 1000  # a check message longer than this is cut (it still wraps)
 _MAX_VALUE_CHARS = 2000  # inputs/outputs are cut to one line anyway; bound the work
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow", "skip": "grey50"}
-_TITLE = {"pass": "✅ PASSED", "fail": "❌ FAILED", "error": "⚠️ ERROR", "skip": "⚠️ SKIPPED"}
-_DOT = {"pass": ".", "fail": "F", "error": "E", "skip": "s"}
+STATUS_STYLE = {
+    "pass": "green",
+    "fail": "red",
+    "error": "yellow",
+    "skip": "grey50",
+    "budget": "magenta",
+}
+_TITLE = {
+    "pass": "✅ PASSED",
+    "fail": "❌ FAILED",
+    "error": "⚠️ ERROR",
+    "skip": "⚠️ SKIPPED",
+    "budget": "⛔ BUDGET",
+}
+_DOT = {"pass": ".", "fail": "F", "error": "E", "skip": "s", "budget": "B"}
 _COUNT_WORDS = (("error", "errored"), ("fail", "failed"), ("skip", "skipped"), ("pass", "passed"))
+_OUTCOME_WORDS = (
+    ("error", "errored"),
+    ("budget", "not started (budget)"),
+    ("fail", "failed"),
+    ("skip", "skipped"),
+    ("pass", "passed"),
+)
 
 
 def print_report(obj: Any, console: Console | None = None) -> None:
@@ -111,9 +130,9 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     from rich.text import Text
 
     yield Rule(Text("Suite Results"))
-    yield Text.assemble(*((_DOT[r.status], STATUS_STYLE[r.status]) for r in result.results))
+    yield Text.assemble(*((_DOT[r.outcome], STATUS_STYLE[r.outcome]) for r in result.results))
     yield Text()
-    failing = [r for r in result.results if r.status in FAILING]
+    failing = [r for r in result.results if r.status in FAILING and not r.budget_stopped]
     if failing:
         yield Rule(Text("FAILURES"), characters="=")
         limit = max_reported_failures()
@@ -131,6 +150,19 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
                 (scenario.status.upper(), STATUS_STYLE[scenario.status]),
             )
             yield Padding(_rows(_failing_rows(scenario)), (0, 0, 0, 4))
+    stopped = [r for r in result.results if r.budget_stopped]
+    if stopped:
+        error = stopped[0].steps[0].error
+        yield Text.assemble(
+            ("BUDGET", STATUS_STYLE["budget"]),
+            f" {len(stopped)} scenario(s) not started: "
+            f"{', '.join(r.scenario_name for r in stopped)} ({error.message if error else ''})",
+        )
+    if result.budget is not None:
+        style = "bold magenta" if result.budget.failed else "dim"
+        yield Text(f"Budget: {result.budget.summary()}", style=style)
+        for warning in result.budget.warnings:
+            yield Text(f"Budget warning: {warning}", style="yellow")
     flaky = [r.scenario_name for r in result.flaky]
     if flaky:
         yield Text(f"Flaky (passed and failed across repeats): {', '.join(flaky)}", "yellow")
@@ -178,8 +210,8 @@ def _summary_line(result: SuiteResult) -> Text:
         line.append("INCOMPLETE", "bold red")
         line.append(" | ")
     line.append(f"{len(result.results)} total")
-    for status, word in _COUNT_WORDS:
-        count = sum(1 for r in result.results if r.status == status)
+    for status, word in _OUTCOME_WORDS:
+        count = sum(1 for r in result.results if r.outcome == status)
         if count:
             line.append(", ")
             line.append(f"{count} {word}", STATUS_STYLE[status])
@@ -214,7 +246,7 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     from rich.rule import Rule
     from rich.text import Text
 
-    yield _status_rule(result.status)
+    yield _status_rule(result.outcome)
     if result.passed and not result.has_checks:
         yield Text("no checks: this scenario passed without asserting anything", "yellow")
     if (reason := result.vacuous_reason) is not None:

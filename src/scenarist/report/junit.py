@@ -152,7 +152,13 @@ def _testcase(
     _certificate_properties(properties, scenario_certificate(scenario, guarantee))
 
     element = _ELEMENT_FOR.get(scenario.status)
-    if element is not None:
+    if scenario.budget_stopped:  # an ERROR for giskard readers, BUDGET for ours
+        ET.SubElement(properties, "property", {"name": "outcome", "value": "budget"})
+        error = scenario.steps[0].error
+        message = f"BUDGET: {error.message if error is not None else 'not started'}"
+        outcome = ET.SubElement(case, "error", {"message": _clean(message), "type": "BUDGET"})
+        outcome.text = _clean(f"scenario={scenario.scenario_name}\n{message}")
+    elif element is not None:
         problems = _problems(scenario, name_exceptions)
         # no verdict, or one without a message: giskard-checks' wording
         first_type, first_message = problems[0] if problems else (element, "")

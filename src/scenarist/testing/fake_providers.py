@@ -69,6 +69,9 @@ class Reply:
     """Extra response headers (``{"retry-after": "1"}`` on a 429)."""
     refusal: str | None = None
     """The model refuses: OpenAI's ``message.refusal``, Anthropic's ``stop_reason: refusal``."""
+    usage: bool = True
+    """``False``: the OpenAI chat and Anthropic answers carry no ``usage`` (a proxy or
+    provider that does not report it)."""
 
 
 @dataclass(frozen=True)
@@ -344,7 +347,7 @@ class _Call:
                     "finish_reason": self._finish("tool_calls", "stop"),
                 }
             ],
-            "usage": self._openai_usage(),
+            **({"usage": self._openai_usage()} if self.reply.usage else {}),
         }
 
     def openai_events(self) -> Iterator[str]:
@@ -370,7 +373,7 @@ class _Call:
             for piece in _halves(arguments):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, self._finish("tool_calls", "stop"))
-        if (self.body.get("stream_options") or {}).get("include_usage"):
+        if self.reply.usage and (self.body.get("stream_options") or {}).get("include_usage"):
             yield _sse(None, {**head, "choices": [], "usage": self._openai_usage()})
         yield "data: [DONE]\n\n"
 
@@ -389,7 +392,11 @@ class _Call:
             "stop_reason": "refusal"
             if self.reply.refusal
             else self._finish("tool_use", "end_turn"),
-            "usage": {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out},
+            **(
+                {"usage": {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}}
+                if self.reply.usage
+                else {}
+            ),
         }
 
     def anthropic_events(self) -> Iterator[str]:

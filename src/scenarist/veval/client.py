@@ -310,6 +310,7 @@ class Client:
         *,
         live_model_steps: bool = False,
         executor: Any = None,
+        budget: Any = None,
     ) -> ScenarioRunResult:
         """Run every item through ``agent`` and assert on each run; store the summary.
 
@@ -323,6 +324,11 @@ class Client:
 
         ``executor=RayExecutor(...)`` runs the items in batches on Ray workers (see
         :mod:`scenarist.distributed.ray`); traces and the summary are stored here.
+
+        ``budget`` (ours: USD, ``"5usd"``, or a :class:`~scenarist.engine.budget.Budget`):
+        an item whose estimate would take the run over it is not started and fails with
+        ``BUDGET: not started: ...``, as do the items after it; trace-backed items replay
+        and are estimated at nothing live.
         """
         from scenarist.engine.suite import validate_max_concurrency
         from scenarist.veval.item_runner import run_items
@@ -332,6 +338,11 @@ class Client:
         check_agent(agent)
         shared = check_assertions(scenario_assertions or [], "scenario_assertions")
         workers = validate_max_concurrency(max_concurrency) or 1
+        ledger = None
+        if budget is not None:
+            from scenarist.engine.budget import parse_budget
+
+            ledger = parse_budget(budget, source="budget")
         return await run_items(
             self._harness(),
             scenario_name,
@@ -341,6 +352,7 @@ class Client:
             workers,
             live_model_steps,
             executor,
+            ledger,
         )
 
     def run_scenario(
@@ -354,6 +366,7 @@ class Client:
         *,
         live_model_steps: bool = False,
         executor: Any = None,
+        budget: Any = None,
     ) -> ScenarioRunResult:
         """:meth:`run_scenario_async` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -366,6 +379,7 @@ class Client:
             max_concurrency,
             live_model_steps=live_model_steps,
             executor=executor,
+            budget=budget,
         )
 
     # -- replay (see scenarist.veval.agent_replay) --------------------------------------

@@ -14,9 +14,10 @@ import secrets
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scenarist.engine._lanes import lane
+from scenarist.errors import UserError
 from scenarist.model._construct import construct
 from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.model.record import TraceRecord
@@ -28,7 +29,13 @@ from scenarist.veval.assertions import Assertion, failures_of
 from scenarist.veval.execution import Agent, Harness, TraceWrites
 from scenarist.veval.results import ItemRunResult, ScenarioRunResult
 
-__all__ = ["ItemExecutor", "run_item_list", "run_items"]
+if TYPE_CHECKING:
+    from scenarist.engine.budget import Budget
+
+__all__ = ["BUDGET_PREFIX", "ItemExecutor", "run_item_list", "run_items"]
+
+BUDGET_PREFIX = "BUDGET: "
+"""The failure of an item the run's budget did not start (its only failure)."""
 
 
 async def _scenario_items(
@@ -76,18 +83,24 @@ async def run_items(
     workers: int,
     live_model_steps: bool,
     executor: ItemExecutor | None = None,
+    budget: Budget | None = None,
 ) -> ScenarioRunResult:
     """Run every item with at most ``workers`` at a time; store and return the summary.
 
     With an ``executor`` (a ``RayExecutor``) the items run there in batches, each batch
     with ``workers`` at a time; the summary is stored here all the same. The items' live
-    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.engine.rate_limits`)."""
+    LLM calls are paced by ``$SCENARIST_RATE_LIMITS`` (see :mod:`scenarist.engine.rate_limits`).
+    ``budget``: each item starts only if its estimate fits (a trace-backed item replays:
+    estimated at 0); one that does not fails with ``BUDGET: not started: ...`` and so do
+    the items after it (see :mod:`scenarist.engine.budget`)."""
     run_id = "run_" + secrets.token_hex(12)
     started_at = datetime.now(UTC)
     t0 = time.perf_counter()
     inline = items is not None
     items, error = await _scenario_items(harness, scenario_name, items)
     results: Sequence[ItemRunResult | None]
+    if budget is not None and executor is not None:
+        raise UserError("budget= works with local item runs only, not with executor=")
     if executor is not None and items:
         results = await executor.run_item_list(
             harness, scenario_name, agent, shared, items, workers, live_model_steps
@@ -95,7 +108,14 @@ async def run_items(
     else:
         with throttling(_env_throttle()):
             results = await run_item_list(
-                harness, scenario_name, agent, shared, items, workers, live_model_steps
+                harness,
+                scenario_name,
+                agent,
+                shared,
+                items,
+                workers,
+                live_model_steps,
+                budget=budget,
             )
 
     run = construct(
@@ -133,6 +153,7 @@ async def run_item_list(
     live_model_steps: bool,
     *,
     indices: Sequence[int] | None = None,
+    budget: Budget | None = None,
 ) -> list[ItemRunResult | None]:
     """The items' results in order (``indices``: their positions in the whole list, for
     their cassette lanes, when this is one batch of it), every trace write awaited."""
@@ -143,9 +164,21 @@ async def run_item_list(
     async def worker() -> None:
         for index, item in pending:
             with lane(f"{scenario_name}:item:{item.name or positions[index]}"):
-                results[index] = await _run_item(
-                    harness, scenario_name, agent, item, shared, live_model_steps
-                )
+                if budget is None:
+                    results[index] = await _run_item(
+                        harness, scenario_name, agent, item, shared, live_model_steps
+                    )
+                else:
+                    results[index] = await _run_budgeted(
+                        budget,
+                        positions[index],
+                        harness,
+                        scenario_name,
+                        agent,
+                        item,
+                        shared,
+                        live_model_steps,
+                    )
 
     with TraceWrites.deferred() as writes:  # a worker takes its next item while it stores
         async with asyncio.TaskGroup() as group:
@@ -155,6 +188,36 @@ async def run_item_list(
     if unstored:
         results = [_unstored(result, unstored) for result in results]
     return results
+
+
+async def _run_budgeted(
+    budget: Budget,
+    position: int,
+    harness: Harness,
+    scenario_name: str,
+    agent: Agent,
+    item: ScenarioItem,
+    shared: list[Assertion],
+    live_model_steps: bool,
+) -> ItemRunResult:
+    """``_run_item`` if the budget lets the item start; its live spend is counted."""
+    from scenarist.engine.budget import Estimate, Spend
+
+    name = f"{scenario_name}:item:{item.name or position}"
+    replayed = item.is_trace_backed and not (item.live_model_steps or live_model_steps)
+    fallback = Estimate(0.0, 0, "recording") if replayed else None
+    refused, ticket = await budget.admit(name, fallback=fallback)
+    if ticket is None:
+        return ItemRunResult(item=item, passed=False, failures=[BUDGET_PREFIX + str(refused)])
+    try:
+        result = await _run_item(harness, scenario_name, agent, item, shared, live_model_steps)
+    except BaseException:
+        budget.settle(name, ticket, Spend(), 0, learn=False)
+        raise
+    record = result.record
+    spend = budget.spend_of_spans(list(record.steps)) if record is not None else Spend()
+    budget.settle(name, ticket, spend, 1, learn=not replayed)
+    return result
 
 
 async def _run_item(

@@ -219,9 +219,26 @@ class ScenarioRunResult(Positional):
                 phase="items",
             )
             return [ScenarioResult(scenario_name=name, steps=[TestCaseResult(error=error)])]
+        from scenarist.model.budget import BUDGET_ERROR, BUDGET_PHASE
+
         converted = []
         for r in self.results:
             label = r.item.label
+            if _budget_stopped(r):  # BUDGET for scenarist's reports, an ERROR for giskard's
+                message = r.failures[0].removeprefix("BUDGET: ")
+                error = StepError(message=message, exception_type=BUDGET_ERROR, phase=BUDGET_PHASE)
+                skip = CheckResult(
+                    status=CheckStatus.SKIP, message=message, kind="item", name=label
+                )
+                converted.append(
+                    ScenarioResult(
+                        scenario_name=f"{name} / {label}",
+                        steps=[TestCaseResult(results=[skip], error=error)],
+                        runs_executed=0,
+                        tags=["item", *r.item.tags],
+                    )
+                )
+                continue
             if r.passed:
                 checks = [
                     CheckResult(
@@ -264,3 +281,12 @@ class ScenarioRunResult(Positional):
                 lines.append(f"- {r.item.label}")
                 lines.extend(f"    {f}" for f in r.failures)
         raise AssertionError("\n".join(lines))
+
+
+def _budget_stopped(result: ItemRunResult) -> bool:
+    """An item the run's budget did not start (see ``veval/item_runner.py``)."""
+    return (
+        result.record is None
+        and len(result.failures) == 1
+        and result.failures[0].startswith("BUDGET: not started")
+    )

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from scenarist._version import __version__
+from scenarist.model.budget import BudgetReport
 from scenarist.model.certificate import ReplayCertificate, trace_certificate
 from scenarist.model.items import ItemSummary, ScenarioItem
 from scenarist.model.record import TraceRecord
@@ -172,6 +173,9 @@ class RunPage(BaseModel):
     certificate: ReplayCertificate | None = None
     """The run's replay certificate (the run log's header, or a Veval-style run's
     record); ``None``: not a replay nor a recording."""
+    budget: BudgetReport | None = None
+    """The run's budget (the run log's header): limit, estimate, spend, what it stopped;
+    ``None``: the run had none."""
 
 
 class SpanNode(BaseModel):
@@ -570,7 +574,19 @@ async def run_page(
             p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
         ],
         certificate=_stored_certificate(document),
+        budget=_stored_budget(header),
     )
+
+
+def _stored_budget(header: dict[str, Any]) -> BudgetReport | None:
+    """A stored run's budget (a hand-made one that does not read is shown as none)."""
+    found = header.get("budget")
+    if not isinstance(found, dict):
+        return None
+    try:
+        return BudgetReport.model_validate(found)
+    except ValueError:
+        return None
 
 
 def _stored_certificate(document: dict[str, Any]) -> ReplayCertificate | None:

@@ -129,6 +129,9 @@ class ScenarioResultView(BaseModel):
     error: str | None = None
     """An errored scenario's first step error, described (``StepError.describe``: what
     raised, the message, the user's line); ``None`` otherwise."""
+    outcome: str | None = None
+    """``"budget"`` for a scenario the run's budget did not start (its ``status`` is
+    ``"error"``, as giskard-checks code sees it); ``None`` otherwise."""
 
 
 class RunDetail(RunSummary):

@@ -214,7 +214,9 @@ class RunQueries(Database):
             data = dict(row._mapping)
             data["tags"] = json.loads(data["tags"])
             data["checks"] = by_position.get(row.position, [])
-            data["error"] = step_error(data.pop("document")) if row.status == "error" else None
+            if row.status == "error":  # a scenario the budget did not start is an ERROR
+                data["outcome"] = _outcome(data["document"])
+                data["error"] = step_error(data["document"])
             views.append(ScenarioResultView.model_validate(data))
         data = dict(run._mapping)
         data["document"] = json.loads(data["document"])
@@ -291,3 +293,12 @@ def step_error(document: str | None) -> str | None:
         return StepError.model_validate(error).describe()
     except (ValueError, AttributeError, TypeError, KeyError, StopIteration):
         return None  # not a suite scenario's record (a Veval-style run), or none
+
+
+def _outcome(document: str | None) -> str | None:
+    """A stored scenario record's ``outcome`` (``"budget"``), read only for errored rows."""
+    try:
+        found = json.loads(document or "{}").get("outcome")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None

@@ -117,7 +117,7 @@ def _text(value: Any) -> str:
 
 def _response(status: str, answer: dict[str, Any]) -> ApiResponse:
     content = answer.get("content") or {}
-    media = next(iter(content.values()), {})
+    media: dict[str, Any] = next(iter(content.values()), {})
     shown = type_of(media.get("schema")) if media.get("schema") else ""
     return ApiResponse(
         status=status,

@@ -94,4 +94,5 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path) -> None:
     assert piped.returncode == 0
     assert "Running:" not in piped.stdout + piped.stderr
     assert "\x1b[" not in piped.stdout + piped.stderr
-    assert "[1/2] PASS" in piped.stderr and "[2/2] PASS" in piped.stderr
+    assert "[1/2] 50% · so far: 1 pass" in piped.stderr
+    assert "[2/2] 100% · so far: 2 pass" in piped.stderr

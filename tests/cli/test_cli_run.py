@@ -240,9 +240,11 @@ def test_run_record_then_replay_uses_a_cassette_next_to_the_file(
     assert both.exit_code == 2 and "exclude each other" in both.stderr
 
 
-def test_run_quiet_prints_only_the_verdict(cli: Cli, write: Write) -> None:
+def test_run_quiet_prints_a_line_a_failure_then_the_verdict(cli: Cli, write: Write) -> None:
     result = cli("run", str(write("mixed.py", FAILING)), "--quiet")
-    assert result.stdout.strip().splitlines() == [last_line(result)]
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == last_line(result)
+    assert lines[:-1] and all(line.startswith(("FAIL ", "ERROR ")) for line in lines[:-1])
     assert result.stderr == ""
 
 

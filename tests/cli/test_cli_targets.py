@@ -133,3 +133,35 @@ def test_the_readme_yaml_suite_is_the_example_file_and_passes(cli: Cli, home: Pa
     result = cli("run", str(example))
     assert result.exit_code == 0, result.output
     assert "2 passed" in result.stdout
+
+
+def test_quiet_keeps_a_line_a_failure_and_the_verdict(cli: Cli, write: Write) -> None:
+    write(
+        "suite.py",
+        """
+        from scenarist import Scenario, StringMatching, Suite
+
+        def lookup(question):
+            raise ConnectionError("upstream CRM returned 503")
+
+        def agent(question):
+            return lookup(question)
+
+        suite = Suite(name="crm", target=agent)
+        suite.append(Scenario("crashes").interact("hi").check(StringMatching(keyword="x")))
+        suite.append(Scenario("answers_wrong").interact("hi", outputs="no").check(
+            StringMatching(keyword="yes", name="says_yes")))
+        suite.append(Scenario("fine").interact("hi", outputs="yes").check(
+            StringMatching(keyword="yes")))
+        """,
+    )
+    result = cli("run", "suite.py", "-q")
+    assert result.exit_code == 2
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "ERROR crashes - step 1: ConnectionError in the agent call: upstream CRM returned 503"
+        " at suite.py:5 in lookup"
+    )
+    assert lines[1].startswith("FAIL answers_wrong - step 1 · says_yes: ")
+    assert lines[2].startswith("scenarist: ERROR (exit 2)") and len(lines) == 3
+    assert "Suite Results" not in result.stdout and "fine" not in result.stdout

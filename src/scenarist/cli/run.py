@@ -258,7 +258,10 @@ def run(
         typer.Option("--baseline", help="Compare with a run log file, a run id, or 'last'."),
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress and no report: the verdict only.")
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No progress, no full report: a line a failure, the verdict."
+        ),
     ] = False,
     upload: Annotated[
         bool | None,
@@ -423,6 +426,11 @@ def run(
         raise typer.Exit(outcome.exit_code)
     if not quiet:
         result.print_report(console=console)
+    else:  # one line a failure, as pytest -q
+        from scenarist.report._console import short_summary
+
+        for line in short_summary(result):
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
     for message in ran.errors + ran.replay_errors:
         typer.echo(f"error: {message}", err=True)
     if ran.tapes:

@@ -334,6 +334,22 @@ def _failing_rows(result: ScenarioResult) -> list[tuple[str, str, str]]:
     return rows
 
 
+def short_summary(result: SuiteResult, width: int = 240) -> list[str]:
+    """One line a failing scenario (pytest's ``-q`` summary): its status, name and first
+    reason (the step error, else the first failing check's message), cut to ``width``."""
+    lines = []
+    for scenario in result.results:
+        if scenario.status not in FAILING:
+            continue
+        rows = _failing_rows(scenario)
+        reason = f"{rows[0][0]}: {rows[0][2]}" if rows else ""
+        line = f"{scenario.status.value.upper()} {scenario.scenario_name}"
+        if reason:
+            line += " - " + " ".join(reason.split())
+        lines.append(_cut(line, width))
+    return lines
+
+
 def _check_row(result: CheckResult) -> tuple[str, str, str]:
     # A PASS message is noise in a failure report; a SKIP message says why (shown dim).
     # A vacuous PASS (an empty AllOf) says it asserted nothing.

@@ -17,6 +17,7 @@ import contextvars
 import http.client
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
@@ -425,3 +426,24 @@ def test_test_client_blocks_an_llm_host_on_an_unknown_path(servers: Servers) -> 
     ):
         client.run("agent", agent, input="hi")
     assert servers.received() == 0 and len(client.blocked) == 1
+
+
+def test_the_write_checks_are_installed_only_while_a_guard_is_active(tmp_path: Path) -> None:
+    """No guard, no cost: every patched method is the standard library's own outside
+    a strict replay, and again after it."""
+    methods = [
+        (socket.socket, "connect"),
+        (socket.socket, "send"),
+        (socket.socket, "sendall"),
+        (socket.socket, "sendto"),
+        (socket.socket, "sendmsg"),
+        (ssl.SSLSocket, "send"),
+        (ssl.SSLSocket, "sendall"),
+        (ssl.SSLObject, "write"),
+        (http.client.HTTPConnection, "putrequest"),
+    ]
+    before = [cls.__dict__[name] for cls, name in methods]
+    seen: list[list[object]] = []
+    cassette_replay(tmp_path, lambda: seen.append([cls.__dict__[n] for cls, n in methods]) or "")
+    assert all(a is not b for a, b in zip(before, seen[0], strict=True))
+    assert [cls.__dict__[name] for cls, name in methods] == before

@@ -377,13 +377,27 @@ _HTTP_STARTS = (
 """How a write that starts an HTTP/1.x request (or a proxy tunnel) begins."""
 
 
+_FIRST = frozenset(start[:1] for start in _HTTP_STARTS)
+"""Their first bytes: one set lookup turns away almost every other write."""
+
+
+def _may_start_request(data: Any) -> bool:
+    """Whether ``data`` may start an HTTP request: its first byte is a method's (the
+    per-write check, kept to a slice and a set lookup; ``True`` when unsure)."""
+    try:
+        return data[:1] in _FIRST  # bytes, bytearray, a read-only memoryview
+    except (TypeError, ValueError):  # an array, a writable memoryview
+        return True
+
+
 def _starts_request(data: Any) -> bool:
     try:
         return bool(data.startswith(_HTTP_STARTS))  # bytes, bytearray: no copy
     except AttributeError:  # a memoryview, an array
-        return bytes(memoryview(data)[:8]).startswith(_HTTP_STARTS)
-    except TypeError:  # not a buffer: the send itself will say so
-        return False
+        try:
+            return bytes(memoryview(data)[:8]).startswith(_HTTP_STARTS)
+        except TypeError:  # not a buffer: the send itself will say so
+            return False
 
 
 def host_named(value: str | None) -> str | None:
@@ -449,9 +463,9 @@ def _check_sent(sock: socket.socket, data: Any, address: Any = None) -> None:
     ``CONNECT <LLM host>:443``) are refused before they are sent, as
     :func:`check_request` refuses ``http.client``'s.
 
-    Only the start of a write is read (one ``startswith`` of a few method names, the
-    request line parsed only after it), and only while a guard is active: the patch is
-    off otherwise.
+    Only the start of a write is read (its first byte against the methods', the request
+    line parsed only after a method matched), and only while a guard is active: the
+    patches are off otherwise.
     """
     if _strict and _starts_request(data):
         peer = _peer(sock, address)
@@ -459,15 +473,25 @@ def _check_sent(sock: socket.socket, data: Any, address: Any = None) -> None:
             _check_written(peer, data, None, True)
 
 
-def _check_tls(sock: ssl.SSLSocket, data: Any) -> None:
-    """An ``SSLSocket`` write: as :func:`_check_sent`, and any write to an LLM host
-    named by the TLS server name (HTTP/2 frames, a request without ``Host``)."""
-    if not _strict:
-        return
-    request = _starts_request(data)
-    name = sock.server_hostname
-    if request or _llm_host(name):
-        _check_written(_peer(sock), data, name, request)
+_llm_names: dict[str | None, bool] = {}
+"""TLS server names already judged (an LLM host's or not); emptied with the hosts."""
+
+
+def _llm_name(name: str | None) -> bool:
+    known = _llm_names.get(name)
+    if known is None:
+        known = _llm_names[name] = _llm_host(name)
+    return known
+
+
+def _check_tls(name: str | None, peer: tuple[str, int | None] | None, data: Any) -> None:
+    """A TLS write's plaintext (``SSLSocket``, ``SSLObject``): as :func:`_check_sent`,
+    and any write to an LLM host named by the TLS server name (HTTP/2 frames, a request
+    without ``Host``)."""
+    if _strict:
+        request = _starts_request(data)
+        if request or _llm_name(name):
+            _check_written(peer, data, name, request)
 
 
 def _llm_host(name: str | None) -> bool:
@@ -475,13 +499,15 @@ def _llm_host(name: str | None) -> bool:
 
 
 def _send(sock: socket.socket, data: Any, *args: Any) -> int:
-    _check_sent(sock, data)
+    if _may_start_request(data):
+        _check_sent(sock, data)
     sent: int = _originals["send"](sock, data, *args)
     return sent
 
 
 def _sendall(sock: socket.socket, data: Any, *args: Any) -> None:
-    _check_sent(sock, data)
+    if _may_start_request(data):
+        _check_sent(sock, data)
     _originals["sendall"](sock, data, *args)
 
 
@@ -509,13 +535,17 @@ def _sendmsg(sock: socket.socket, buffers: Any, *args: Any) -> int:
 
 
 def _ssl_send(sock: ssl.SSLSocket, data: Any, *args: Any) -> int:
-    _check_tls(sock, data)
+    name = sock.server_hostname
+    if _may_start_request(data) or _llm_names.get(name) is not False:
+        _check_tls(name, _peer(sock), data)
     sent: int = _originals["ssl_send"](sock, data, *args)
     return sent
 
 
 def _ssl_sendall(sock: ssl.SSLSocket, data: Any, *args: Any) -> None:
-    _check_tls(sock, data)
+    name = sock.server_hostname
+    if _may_start_request(data) or _llm_names.get(name) is not False:
+        _check_tls(name, _peer(sock), data)
     _originals["ssl_sendall"](sock, data, *args)
 
 
@@ -523,11 +553,9 @@ def _ssl_object_write(tls: ssl.SSLObject, data: Any) -> int:
     """Plaintext written through a memory-BIO TLS object (asyncio's and anyio's TLS
     streams): checked as a socket's, its destination named by its TLS server name
     (the peer's address is the transport's, unknown here)."""
-    if _strict:
-        request = _starts_request(data)
-        name = tls.server_hostname
-        if request or _llm_host(name):
-            _check_written(None, data, name, request)
+    name = tls.server_hostname
+    if _may_start_request(data) or _llm_names.get(name) is not False:
+        _check_tls(name, None, data)
     written: int = _originals["ssl_object_write"](tls, data)
     return written
 
@@ -598,6 +626,7 @@ def guard_network(guard: NetworkGuard) -> Iterator[NetworkGuard]:
         _active += 1
         _strict = [*_strict, guard]
         _extra_hosts = _hosts(named)
+        _llm_names.clear()
     token = _guard.set(guard)
     try:
         yield guard
@@ -606,6 +635,7 @@ def guard_network(guard: NetworkGuard) -> Iterator[NetworkGuard]:
         with _lock:
             _strict = [g for g in _strict if g is not guard]
             _extra_hosts = _hosts(named)
+            _llm_names.clear()
             _active -= 1
             if _active == 0:
                 _uninstall()

@@ -28,11 +28,33 @@ started without the agent's context (``run_in_executor``, a bare ``Thread``): fr
 context with no run, response source or guard of its own, an LLM call is served by the
 source of the one active guard (never sent), or refused and counted on each guard when
 several are active (:func:`stray_source` for the hooks, :func:`check_request` for
-``http.client``, and for an LLM request written by hand on a socket, seen at its first
-write: ``socket.send`` / ``sendall`` and their ``ssl.SSLSocket`` twins). Such a thread's
-other connections pass: the process's own threads
-(servers, exporters, store pools) keep working. A ``llm_only`` guard (``TestClient``)
-refuses LLM calls only.
+``http.client`` and the writes below). An LLM call is one the payload classifier knows by
+its path, or any request to an LLM API's host (``_llm_hosts``: the known providers',
+``$SCENARIST_LLM_HOSTS``, the guards' ``llm_hosts``), seen wherever the host is named:
+
+* the hooks (URL and ``Host`` header) and ``http.client.putrequest`` (its host, its
+  tunnel host through a proxy, an absolute URL to a proxy);
+* a request written by hand, seen at its first write: ``socket.send`` / ``sendall`` /
+  ``sendto`` / ``sendmsg`` (its first buffers) and ``ssl.SSLSocket.send`` / ``sendall``
+  read a write starting an HTTP/1.x request line (its path, its ``Host`` header, a
+  proxy's ``CONNECT host:port``); ``ssl.SSLObject.write`` reads the plaintext of
+  asyncio's and anyio's TLS streams (memory BIOs: their socket sees ciphertext);
+* the TLS server name of an ``SSLSocket`` / ``SSLObject``: any write to an LLM host
+  (HTTP/2 frames included), and ``connect((name, port))`` by an LLM host's name.
+
+``sendto`` / ``sendmsg`` with an address are also checked as a ``connect`` in a guarded
+context (TCP Fast Open connects without one). ``SSLSocket.sendmsg`` and a connected
+``SSLSocket.sendto`` are refused by Python itself. Such a thread's other connections
+pass: the process's own threads (servers, exporters, store pools) keep working. A
+``llm_only`` guard (``TestClient``) refuses LLM calls only.
+
+What this covers is the *in-process* guarantee: Python-level sockets, ``ssl`` objects
+and the HTTP libraries, in every thread of this process. Network code below Python
+(grpc core, pycurl, an extension's own sockets, uvloop's transports) and other processes
+are out of its reach: the sandbox (``_sandbox``) covers those. Cost: the patches exist
+only while a guard is active; then a write pays a slice and a set lookup of its first
+byte (and a TLS object a lookup of its server name), about 220 ns a write on a loaded
+2-core machine (``bench/guard_write_cost.py``).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ import json
 import socket
 import ssl
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -279,6 +281,37 @@ def httpx_via_proxy(s: Servers) -> str:
     return str(reply.status_code)
 
 
+def aiohttp_via_proxy(s: Servers) -> str:
+    import aiohttp
+
+    async def post() -> str:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"https://{COHERE}/v2/chat",
+                data=_body("q"),
+                proxy=s.proxy.url,
+                ssl=s.cert.client_context(),
+            ) as reply,
+        ):
+            return str(reply.status)
+
+    return _on_own_loop(post)
+
+
+def urllib_via_proxy(s: Servers) -> str:
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({"https": s.proxy.url}),
+        urllib.request.HTTPSHandler(context=s.cert.client_context()),
+    )
+    request = urllib.request.Request(f"https://{COHERE}/v2/chat", data=_body("q"))
+    try:
+        with opener.open(request, timeout=30) as reply:
+            return str(reply.status)
+    except urllib.error.HTTPError as error:  # the fake provider's 404: it was reached
+        return str(error.code)
+
+
 CLIENTS = [
     asyncio_tls_llm_path,
     asyncio_tls_llm_host,
@@ -290,6 +323,8 @@ CLIENTS = [
     requests_via_proxy,
     http_client_tunnel,
     httpx_via_proxy,
+    aiohttp_via_proxy,
+    urllib_via_proxy,
 ]
 STRAYS = [pool_submit, run_in_executor, bare_thread]
 """Threads started without the replay's context."""

@@ -98,7 +98,7 @@ def main() -> None:
     left, right = socket.socketpair()
     left.setblocking(False)
 
-    def send(data: bytes) -> Callable[[], None]:
+    def send(data: bytes | bytearray) -> Callable[[], None]:
         def call() -> None:
             left.send(data)
             right.recv(4096)
@@ -107,6 +107,7 @@ def main() -> None:
 
     cases: dict[str, Callable[[], None]] = {
         "socket.send, 64 bytes": send(PLAIN),
+        "socket.send, a 64-byte bytearray": send(bytearray(PLAIN)),
         "socket.send, a non-LLM request": send(REQUEST),
     }
     pair = tls_pair()

@@ -52,7 +52,7 @@ What this covers is the *in-process* guarantee: Python-level sockets, ``ssl`` ob
 and the HTTP libraries, in every thread of this process. Network code below Python
 (grpc core, pycurl, an extension's own sockets, uvloop's transports) and other processes
 are out of its reach: the sandbox (``_sandbox``) covers those. Cost: the patches exist
-only while a guard is active; then a write pays a slice and a set lookup of its first
+only while a guard is active; then a write pays an index and a set lookup of its first
 byte (and a TLS object a lookup of its server name), about 220 ns a write on a loaded
 2-core machine (``bench/guard_write_cost.py``).
 """
@@ -399,27 +399,29 @@ _HTTP_STARTS = (
 """How a write that starts an HTTP/1.x request (or a proxy tunnel) begins."""
 
 
-_FIRST = frozenset(start[:1] for start in _HTTP_STARTS)
+_FIRST = frozenset(start[0] for start in _HTTP_STARTS)
 """Their first bytes: one set lookup turns away almost every other write."""
 
 
 def _may_start_request(data: Any) -> bool:
     """Whether ``data`` may start an HTTP request: its first byte is a method's (the
-    per-write check, kept to a slice and a set lookup; ``True`` when unsure)."""
+    per-write check, kept to an index and a set lookup; ``True`` when unsure)."""
     try:
-        return data[:1] in _FIRST  # bytes, bytearray, a read-only memoryview
-    except (TypeError, ValueError):  # an array, a writable memoryview
+        first = data[0]  # bytes, bytearray, a memoryview: an int, no copy
+    except IndexError:  # nothing to send
+        return False
+    except Exception:  # not indexable: let the full check (or the send) decide
         return True
+    return first in _FIRST or type(first) is not int
 
 
 def _starts_request(data: Any) -> bool:
-    try:
-        return bool(data.startswith(_HTTP_STARTS))  # bytes, bytearray: no copy
-    except AttributeError:  # a memoryview, an array
+    if type(data) is not bytes:
         try:
-            return bytes(memoryview(data)[:8]).startswith(_HTTP_STARTS)
+            data = bytes(memoryview(data)[:8])
         except TypeError:  # not a buffer: the send itself will say so
             return False
+    return data.startswith(_HTTP_STARTS)
 
 
 def host_named(value: str | None) -> str | None:

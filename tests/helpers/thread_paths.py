@@ -37,7 +37,9 @@ def pool_submit(call: Callable[[], str]) -> str:
         return pool.submit(call).result()
 
 
-def _in_a_loop(make: Callable[[Callable[[], str]], Any]) -> Callable[[Callable[[], str]], str]:
+def _in_a_loop(
+    make: Callable[[Callable[[], str]], Any], name: str
+) -> Callable[[Callable[[], str]], str]:
     def start(call: Callable[[], str]) -> str:
         def runner() -> str:  # a fresh thread: asyncio.run needs one without a loop
             async def main() -> str:
@@ -49,7 +51,7 @@ def _in_a_loop(make: Callable[[Callable[[], str]], Any]) -> Callable[[Callable[[
         context = contextvars.copy_context()
         return pool_submit(lambda: context.run(runner))
 
-    start.__name__ = make.__name__
+    start.__name__ = name
     return start
 
 
@@ -61,7 +63,7 @@ def _to_thread(call: Callable[[], str]) -> Any:
     return asyncio.to_thread(call)
 
 
-run_in_executor = _in_a_loop(_executor)
+run_in_executor = _in_a_loop(_executor, "run_in_executor")
 """``call`` on the default executor of a loop (``loop.run_in_executor``)."""
-to_thread = _in_a_loop(_to_thread)
+to_thread = _in_a_loop(_to_thread, "to_thread")
 """``call`` through ``asyncio.to_thread`` (which keeps the context)."""

@@ -421,7 +421,7 @@ def _starts_request(data: Any) -> bool:
             data = bytes(memoryview(data)[:8])
         except TypeError:  # not a buffer: the send itself will say so
             return False
-    return data.startswith(_HTTP_STARTS)
+    return bool(data.startswith(_HTTP_STARTS))
 
 
 def host_named(value: str | None) -> str | None:

@@ -25,7 +25,7 @@ import httpx
 import pytest
 import requests
 import urllib3
-from tests.helpers.thread_paths import bare_thread, pool_submit
+from tests.helpers.thread_paths import bare_thread, pool_submit, run_in_executor, to_thread
 from tests.replay.cassette_support import OPENAI_KEY, echo_script
 
 from scenarist import Client, RunContext
@@ -105,6 +105,71 @@ def ask_socket(base: str, question: str) -> str:
     return _answer(raw.split(b"\r\n\r\n", 1)[1])
 
 
+def _request(base: str, question: str) -> bytes:
+    url = urlsplit(base)
+    body = _body(question)
+    head = (
+        f"POST {PATH} HTTP/1.1\r\nHost: {url.netloc}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+    return head + body
+
+
+def _read_answer(sock: socket.socket) -> str:
+    raw = b""
+    while chunk := sock.recv(65536):
+        raw += chunk
+    return _answer(raw.split(b"\r\n\r\n", 1)[1])
+
+
+def ask_sendmsg(base: str, question: str) -> str:
+    """The request written with ``sendmsg``, its request line split over buffers."""
+    url = urlsplit(base)
+    request = _request(base, question)
+    with socket.socket() as sock:
+        sock.settimeout(30)
+        sock.connect((url.hostname or "", url.port or 80))
+        sock.sendmsg([request[:3], request[3:12], request[12:]])
+        return _read_answer(sock)
+
+
+def ask_sendto(base: str, question: str) -> str:
+    """Connected and written in one ``sendto`` (TCP Fast Open: no ``connect`` call)."""
+    url = urlsplit(base)
+    with socket.socket() as sock:
+        sock.settimeout(30)
+        sock.sendto(_request(base, question), socket.MSG_FASTOPEN, (url.hostname, url.port))
+        return _read_answer(sock)
+
+
+def _on_own_loop(make: Callable[[], Any]) -> str:
+    """``make()``'s coroutine run on a loop of its own (in a thread of the same context
+    when called on the run's loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return str(asyncio.run(make()))
+    context = contextvars.copy_context()
+    return pool_submit(lambda: context.run(asyncio.run, make()))
+
+
+def ask_asyncio_stream(base: str, question: str) -> str:
+    """A request written by hand on an asyncio stream (the selector transport)."""
+    url = urlsplit(base)
+
+    async def post() -> str:
+        reader, writer = await asyncio.open_connection(url.hostname, url.port)
+        try:
+            writer.write(_request(base, question))
+            await writer.drain()
+            raw = await reader.read()
+        finally:
+            writer.close()
+        return _answer(raw.split(b"\r\n\r\n", 1)[1])
+
+    return _on_own_loop(post)
+
+
 def ask_aiohttp(base: str, question: str) -> str:
     import aiohttp
 
@@ -129,39 +194,13 @@ HOOKED = {ask_httpx, ask_requests, ask_urllib3, ask_aiohttp}
 """Clients the capture serves from a recording; the others are refused (no hook)."""
 
 CLIENTS = [ask_httpx, ask_requests, ask_urllib3, ask_aiohttp, ask_urllib, ask_http_client]
-CLIENTS.append(ask_socket)
+CLIENTS += [ask_socket, ask_sendmsg, ask_sendto, ask_asyncio_stream]
 
 
 def own_task(call: Callable[[], str]) -> str:
     return call()
 
 
-def _in_a_loop(make: Callable[[Callable[[], str]], Any]) -> Callable[[Callable[[], str]], str]:
-    def start(call: Callable[[], str]) -> str:
-        def runner() -> str:  # a fresh thread: asyncio.run needs one without a loop
-            async def main() -> str:
-                return str(await make(call))
-
-            return asyncio.run(main())
-
-        # the caller's context goes along: only the starter under test may drop it
-        context = contextvars.copy_context()
-        return pool_submit(lambda: context.run(runner))
-
-    start.__name__ = make.__name__
-    return start
-
-
-def _executor(call: Callable[[], str]) -> Any:
-    return asyncio.get_running_loop().run_in_executor(None, call)
-
-
-def _to_thread(call: Callable[[], str]) -> Any:
-    return asyncio.to_thread(call)
-
-
-run_in_executor = _in_a_loop(_executor)
-to_thread = _in_a_loop(_to_thread)
 STARTERS = [own_task, pool_submit, run_in_executor, bare_thread, to_thread]
 CONTEXT_KEEPING = {own_task, to_thread}
 

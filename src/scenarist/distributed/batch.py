@@ -65,6 +65,7 @@ def worker_cassette(tape: dict[str, Any] | None, report: dict[str, Any]) -> Iter
             redact=tape["redact"],
             match_on=tape["match_on"],
             allow_network=tape["allow_network"],
+            llm_hosts=tape.get("llm_hosts", ()),
         )
         try:
             with session:

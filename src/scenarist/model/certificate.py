@@ -7,8 +7,13 @@ call), ``refused`` (the network guard stopped them before they were sent) and ``
 with the ``guarantee`` under which a zero ``live`` holds:
 
 * ``"none"``: not a strict replay (a live run, a recording): calls may go out;
-* ``"in-process"``: scenarist's guards in this process (every thread, every HTTP client
-  and raw socket; not other processes: a child ``python``, ``curl``);
+* ``"in-process"``: scenarist's guards in this process, every thread: Python-level
+  sockets (``connect``, ``send``, ``sendall``, ``sendto``, ``sendmsg``), ``ssl`` sockets
+  and TLS objects (asyncio's TLS streams), ``http.client`` and the HTTP libraries'
+  hooks (httpx, requests/urllib3, aiohttp); an LLM call known by its path or by its
+  host (an LLM provider's, or one the user names). Not covered: network code below
+  Python (grpc core, pycurl, an extension's own sockets) and other processes (a child
+  ``python``, ``curl``): only the sandbox covers those;
 * ``"sandboxed"``: the run was also inside a network namespace with only loopback up
   (``scenarist run --replay --sandbox``), so no process at all could reach another
   machine. Loopback stays up (a local fake provider, a test database), so a sandbox

@@ -151,6 +151,7 @@ class Cassette:
         redact: Sequence[str] = (),
         match_on: MatchOn = None,
         allow_network: Sequence[str] = (),
+        llm_hosts: Sequence[str] = (),
     ) -> None:
         self.path: Path = files.resolve_path(path, base_dir)
         self._guard = NetworkGuard(
@@ -159,6 +160,7 @@ class Cassette:
             allow_network,
             hint="cassette(..., allow_network=['127.0.0.1:PORT'])",
             source=self,
+            llm_hosts=llm_hosts,
         )
         self.mode: CassetteMode = _mode(mode)
         self.misses: list[ReplayMissError] = []
@@ -284,6 +286,7 @@ class Cassette:
             "redact": list(self._redact_extra),
             "match_on": self._match_on,
             "allow_network": list(self._allow_network),
+            "llm_hosts": list(self._guard.llm_hosts),
         }
 
     def report(self) -> dict[str, Any]:
@@ -431,6 +434,7 @@ def cassette(
     redact: Sequence[str] = (),
     match_on: MatchOn = None,
     allow_network: Sequence[str] = (),
+    llm_hosts: Sequence[str] = (),
 ) -> Cassette:
     """A :class:`Cassette` for ``path``, to use as ``with cassette(...) as tape:``.
 
@@ -440,10 +444,18 @@ def cassette(
     depth) never written, on top of API keys. ``match_on``: the body fields a key covers
     (default: the whole body minus volatile fields), or a function of the stored request.
     ``allow_network``: loopback ``"host"`` / ``"host:port"`` destinations a replay may
-    still connect to (every other connection nothing served is refused).
+    still connect to (every other connection nothing served is refused). ``llm_hosts``:
+    more hosts whose every request is an LLM call (``"llm.internal"``), refused from
+    threads outside the cassette's context as a known provider's are.
     """
     return Cassette(
-        path, mode, base_dir=base_dir, redact=redact, match_on=match_on, allow_network=allow_network
+        path,
+        mode,
+        base_dir=base_dir,
+        redact=redact,
+        match_on=match_on,
+        allow_network=allow_network,
+        llm_hosts=llm_hosts,
     )
 
 

@@ -134,6 +134,11 @@ class ReplayOptions(Positional):
     allow_network: list[str] = Field(default_factory=list)
     """Loopback destinations (``"127.0.0.1:5432"``, ``"localhost"``) the replayed agent
     may connect to; every other connection nothing served is refused (a strict replay)."""
+    llm_hosts: list[str] = Field(default_factory=list)
+    """More hosts whose every request is an LLM call (``"llm.internal"``,
+    ``"*.llm.corp"``), besides the known providers' and ``$SCENARIST_LLM_HOSTS``: a
+    strict replay refuses their requests from threads outside its context as it refuses
+    a known provider's (``tracing/http/_llm_hosts.py``)."""
 
     @property
     def serves_from_recording(self) -> bool:

@@ -69,10 +69,17 @@ def _blocking_guard(blocker: _BlockLiveCalls, source: Any = None) -> Any:
         llm_only = True
 
         def refuse(
-            self, host: str, port: int | None, path: str | None, *, stray: str = ""
+            self,
+            host: str,
+            port: int | None,
+            path: str | None,
+            *,
+            stray: str = "",
+            named: str | None = None,
         ) -> LiveCallBlockedError:
+            where = f"{named} at " if named and named != host else ""
             message = (
-                f"TestClient blocked a live LLM call: POST {path} (to {host}"
+                f"TestClient blocked a live LLM call: POST {path} (to {where}{host}"
                 f"{f':{port}' if port else ''}). Replay it with with_replay(...) or a "
                 "cassette, or create TestClient(allow_live_llm_calls=True)."
             )

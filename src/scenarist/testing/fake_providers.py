@@ -19,7 +19,10 @@ A script is a queue of replies (texts or :class:`Reply`) or a function of the
 server (llama.cpp): the others wait, with nothing sent, not even headers, until it is
 their turn; with ``Reply(delay_s=...)`` that makes queueing under ``--parallel`` real.
 Token counts are words (deterministic), unless a reply sets them. Every request is kept
-in ``server.requests``. Standard library only: no SDK is imported.
+in ``server.requests``. ``FakeLLMServer(tls=context)`` serves HTTPS with a server-side
+``ssl.SSLContext`` (its ``url`` is then ``https://127.0.0.1:<port>``; a test names a
+provider's host by TLS server name with a certificate it made). Standard library only:
+no SDK is imported.
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["FakeLLMServer", "FakeRequest", "Reply", "ScriptedLLM", "ToolCall"]
 
@@ -151,7 +157,11 @@ class FakeLLMServer:
     """A threaded HTTP server on a free port of 127.0.0.1; use it as a context manager."""
 
     def __init__(
-        self, script: ScriptedLLM | Script | None = None, *, workers: int | None = None
+        self,
+        script: ScriptedLLM | Script | None = None,
+        *,
+        workers: int | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.script = script if isinstance(script, ScriptedLLM) else ScriptedLLM(script or ())
         self.requests: list[FakeRequest] = []
@@ -159,15 +169,18 @@ class FakeLLMServer:
             raise ValueError(f"workers must be at least 1 (or None: no limit), got {workers}")
         self._workers = threading.BoundedSemaphore(workers) if workers else None
         self._ids = itertools.count(1)
+        self._tls = tls
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``; also the Anthropic SDK's ``base_url``."""
+        """``http://127.0.0.1:<port>`` (``https``: with ``tls``); also the Anthropic
+        SDK's ``base_url``."""
         if self._server is None:
             raise RuntimeError("FakeLLMServer is not running; use it as `with FakeLLMServer()`")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     @property
     def openai_url(self) -> str:
@@ -179,6 +192,10 @@ class FakeLLMServer:
     def start(self) -> FakeLLMServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.fake = self
+        if self._tls is not None:  # each connection's handshake runs on its own thread
+            server.socket = self._tls.wrap_socket(
+                server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -211,8 +228,10 @@ class _Server(ThreadingHTTPServer):
     fake: FakeLLMServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-stream is normal (it stopped reading); stay quiet."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        """A client that hangs up mid-stream is normal (it stopped reading), or mid-TLS
+        handshake; stay quiet."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError) and type(error).__module__ != "ssl":
             super().handle_error(request, client_address)
 
 

@@ -206,7 +206,11 @@ async def replay_recording(
         else RecordedCalls(recording, live=options.live_model_steps, replayer=replayer)
     )
     guard = NetworkGuard(
-        ctx.recorder, f"trace {recording.trace_id}", options.allow_network, source=calls
+        ctx.recorder,
+        f"trace {recording.trace_id}",
+        options.allow_network,
+        source=calls,
+        llm_hosts=options.llm_hosts,
     )
     with ExitStack() as stack:
         stack.enter_context(serve_llm_calls(calls))

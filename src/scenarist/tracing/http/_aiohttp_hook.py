@@ -40,7 +40,7 @@ from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.http import capture
 from scenarist.tracing.http._httpx_hook import streams_for
 from scenarist.tracing.http._llm_call import LLMCall
-from scenarist.tracing.http._network_guard import check_request, stray_source
+from scenarist.tracing.http._network_guard import check_request, host_named, stray_source
 from scenarist.tracing.http._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
@@ -370,7 +370,11 @@ def _hook(original: Connect) -> Connect:
             and current_throttle() is None
         ):
             stray = stray_source()  # outside any run or replay: a strict one may serve it
-            if stray is None or payloads.classify(req.method, req.url.path) is None:
+            if stray is None:
+                return await original(connector, req, traces, timeout)
+            if payloads.classify(req.method, req.url.path) is None:  # an LLM host's?
+                url, named = req.url, host_named(req.headers.get("host"))
+                check_request(url.host or "", url.port, url.path, req.method, named=named)
                 return await original(connector, req, traces, timeout)
         url = req.url
         if (
@@ -378,7 +382,8 @@ def _hook(original: Connect) -> Connect:
             or req.headers.get("expect", "").lower() == "100-continue"
             or req.compress
         ):  # a strict replay (trace-backed or cassette) refuses what nothing serves
-            check_request(url.host or "", url.port, url.path, req.method)
+            named = host_named(req.headers.get("host"))
+            check_request(url.host or "", url.port, url.path, req.method, named=named)
             return await original(connector, req, traces, timeout)
         token = None if stray is None else capture._source.set(stray)
         try:  # the exchange's task runs in a copy of this context: with the stray source

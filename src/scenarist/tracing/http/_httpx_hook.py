@@ -15,7 +15,7 @@ from typing import Any
 from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.http import capture
 from scenarist.tracing.http._llm_call import LLMCall
-from scenarist.tracing.http._network_guard import check_request, stray_source
+from scenarist.tracing.http._network_guard import check_request, host_named, stray_source
 from scenarist.tracing.http._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
 
@@ -39,17 +39,27 @@ def patch(module: Any) -> list[tuple[type, str, Any]]:
     return patches
 
 
+def _check(request: Any) -> None:
+    """Refuse, under a strict guard, a request nothing served (a path the capture does
+    not know), named by its URL and its ``Host`` header."""
+    url = request.url
+    named = host_named(request.headers.get("host"))
+    check_request(url.host, url.port, url.path, request.method, named=named)
+
+
 def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type) -> Any:
     def handle_request(transport: Any, request: Any) -> Any:
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
         if recorder is None and source is None and throttle is None:
             source = stray_source()  # outside any run or replay: a strict one may serve it
-            if source is None or payloads.classify(request.method, request.url.path) is None:
+            if source is None:
+                return original(transport, request)
+            if payloads.classify(request.method, request.url.path) is None:
+                _check(request)  # an LLM API's host, by destination
                 return original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            # a strict replay (trace-backed or cassette) refuses what nothing serves
-            check_request(request.url.host, request.url.port, request.url.path)
+            _check(request)  # a strict replay (trace or cassette) refuses what nothing serves
             return original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
 
@@ -78,11 +88,14 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
         recorder, source, throttle = current_recorder(), capture._source.get(), current_throttle()
         if recorder is None and source is None and throttle is None:
             source = stray_source()
-            if source is None or payloads.classify(request.method, request.url.path) is None:
+            if source is None:
+                return await original(transport, request)
+            if payloads.classify(request.method, request.url.path) is None:
+                _check(request)  # an LLM API's host, by destination
                 return await original(transport, request)
         endpoint = payloads.classify(request.method, request.url.path)
         if endpoint is None:
-            check_request(request.url.host, request.url.port, request.url.path)
+            _check(request)
             return await original(transport, request)
         call = LLMCall(recorder, endpoint, request, module) if recorder is not None else None
 

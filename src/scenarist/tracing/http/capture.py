@@ -65,6 +65,7 @@ __all__ = [
     "ResponseSource",
     "capture_active",
     "capture_llm_calls",
+    "current_source",
     "serve_llm_calls",
 ]
 
@@ -116,6 +117,11 @@ def serve_llm_calls(source: ResponseSource) -> Iterator[None]:
             yield
     finally:
         _source.reset(token)
+
+
+def current_source() -> ResponseSource | None:
+    """The response source serving this context's LLM calls (a cassette), if any."""
+    return _source.get()
 
 
 class capture_llm_calls:  # lower case: used as a function

@@ -99,6 +99,22 @@ class ReplayCertificate(BaseModel):
             guarantee=guarantee if guarantee is not None else GUARANTEES[weakest],
         )
 
+    @classmethod
+    def of_run(
+        cls,
+        parts: Iterable[ReplayCertificate],
+        tallies: Iterable[ReplayCertificate] = (),
+        guarantee: Guarantee | None = None,
+    ) -> ReplayCertificate:
+        """A run's certificate from its scenarios' (``parts``, summed) and its cassettes'
+        (``tallies``, which also saw the calls made outside every scenario's context):
+        each count the larger of the two sums. ``guarantee``: the run's; ``None``: the
+        weakest of them all."""
+        parts, tallies = list(parts), list(tallies)
+        level = guarantee or cls.combine([*parts, *tallies]).guarantee
+        total = cls.combine(parts, level)
+        return total.at_least(cls.combine(tallies)) if tallies else total
+
     def at_least(self, other: ReplayCertificate) -> ReplayCertificate:
         """Each count the larger of the two (``other``: tallies that also saw calls made
         outside every scenario's context); this guarantee."""
@@ -186,11 +202,7 @@ def run_certificate(
     tallies = list(tallies)
     if guarantee is None and not parts and not tallies:
         return None
-    total = ReplayCertificate.combine([*parts, *tallies], guarantee)
-    total = ReplayCertificate.combine(parts, total.guarantee)
-    if tallies:
-        total = total.at_least(ReplayCertificate.combine(tallies))
-    return total
+    return ReplayCertificate.of_run(parts, tallies, guarantee)
 
 
 def trace_certificate(record: Any) -> ReplayCertificate | None:

@@ -31,8 +31,10 @@ the suite, and each test's own on its case. ``--fail-on-live`` (on by default wh
 cassette of the session replayed; ``--no-fail-on-live`` turns it off) fails the session
 when a call went live, naming the tests. Calls made outside both a cassette and
 ``scenarist_run`` are not seen.
+
 Under pytest-xdist each worker sends its results to the controller at the end
-(``workeroutput``), so the summary and the run log cover the whole session.
+(``workeroutput``), so the summary, the certificate and the run log cover the whole
+session.
 """
 
 from __future__ import annotations
@@ -376,9 +378,12 @@ def _certify(session: pytest.Session, state: SessionState) -> None:
     certificate = session_certificate(state)
     if certificate is None:
         return
-    from _pytest.junitxml import xml_key
-
-    junit = session.config.stash.get(xml_key, None)
+    try:  # pytest's JUnit writer: its suite properties are only reachable here
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover (a pytest without it)
+        junit = None
+    else:
+        junit = session.config.stash.get(xml_key, None)
     if junit is not None:
         for name, value in certificate.properties().items():
             junit.add_global_property(name, value)

@@ -21,8 +21,20 @@ library; nothing here changes how a plain test runs.
 At the end of the session a ``scenarist`` section sums up the recorded scenarios (count,
 pass rate, cost) and the replay verdicts; with ``--scenarist-store`` the run log is
 written to ``$SCENARIST_HOME/runs/<run_id>.jsonl``. State lives in ``config.stash``.
+
+The replay certificate: when the session used a cassette, the section gives its
+certificate (``replay certificate: 1 replayed, 0 missed, 0 refused, 0 live (guarantee:
+in-process)``: the calls of its cassettes and of the scenarios ``scenarist_run`` ran,
+those run with no cassette counted under guarantee ``none``), and pytest's JUnit file
+(``--junitxml``) carries it as ``scenarist run --junit`` does: ``replay.*`` properties on
+the suite, and each test's own on its case. ``--fail-on-live`` (on by default when every
+cassette of the session replayed; ``--no-fail-on-live`` turns it off) fails the session
+when a call went live, naming the tests. Calls made outside both a cassette and
+``scenarist_run`` are not seen.
+
 Under pytest-xdist each worker sends its results to the controller at the end
-(``workeroutput``), so the summary and the run log cover the whole session.
+(``workeroutput``), so the summary, the certificate and the run log cover the whole
+session.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import pytest
 if TYPE_CHECKING:
     from scenarist.engine.scenario import Scenario
     from scenarist.engine.suite import Suite
+    from scenarist.model.certificate import ReplayCertificate
     from scenarist.model.items import ScenarioItem
     from scenarist.model.results import ScenarioResult, SuiteResult
     from scenarist.replay.cassette import Cassette, CassetteStats
@@ -64,9 +77,22 @@ class SessionState:
     incomplete: bool = False
     """The session stopped early (Ctrl-C, ``-x``/``--maxfail``): its run is kept as
     incomplete (no footer), never as a complete run of fewer scenarios."""
+    live_tests: list[str] = field(default_factory=list)
+    """The tests whose LLM calls went live (node ids), for ``--fail-on-live``."""
+    live_failure: str | None = None
+    """Why ``--fail-on-live`` failed the session (``None``: it did not)."""
+
+
+@dataclass
+class _TestCalls:
+    """One test's scenario results and cassette verdicts, for its own certificate."""
+
+    results: list[ScenarioResult] = field(default_factory=list)
+    cassettes: list[CassetteStats] = field(default_factory=list)
 
 
 STATE = pytest.StashKey[SessionState]()
+_TEST = pytest.StashKey[_TestCalls]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -84,6 +110,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="write the session's scenario results as a run log to $SCENARIST_HOME/runs/ "
         "and store it in the database (SCENARIST_DATABASE_URL or $SCENARIST_HOME/scenarist.db)",
+    )
+    group.addoption(
+        "--fail-on-live",
+        action="store_true",
+        dest="scenarist_fail_on_live",
+        default=None,
+        help="fail the session when an LLM call went live (default: on when every "
+        "cassette of the session replayed)",
+    )
+    group.addoption(
+        "--no-fail-on-live",
+        action="store_false",
+        dest="scenarist_fail_on_live",
+        help="allow live LLM calls in a session that replays",
     )
     group.addoption(
         "--fail-on-vacuous",
@@ -140,6 +180,7 @@ def scenarist_replay(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     finally:
         if entered:  # a cassette that could not be opened has no verdict to add
             request.config.stash[STATE].cassettes.append(tape.stats)
+            _test_calls(request.node).cassettes.append(tape.stats)
 
 
 @pytest.fixture
@@ -168,6 +209,8 @@ def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
     for tag in tags:
         request.node.user_properties.append(("scenarist_tag", tag))
 
+    mine = _test_calls(request.node)
+
     def run(subject: Scenario | Suite, **options: Any) -> ScenarioResult | SuiteResult:
         options.setdefault("return_exception", True)
         if isinstance(subject, Suite):
@@ -175,16 +218,62 @@ def scenarist_run(request: pytest.FixtureRequest) -> Callable[..., Any]:
             suite_result = subject.run_sync(**options)
             for result in suite_result.results:
                 _record(state, result, tags)
+            mine.results.extend(suite_result.results)
             if fail_on_vacuous:
                 _fail_vacuous(suite_result.results)
             return suite_result
         result = subject.run_sync(**options)
         _record(state, result, tags)
+        mine.results.append(result)
         if fail_on_vacuous:
             _fail_vacuous([result])
         return result
 
     return run
+
+
+def _test_calls(item: pytest.Item) -> _TestCalls:
+    calls = item.stash.get(_TEST, None)
+    if calls is None:
+        calls = item.stash[_TEST] = _TestCalls()
+    return calls
+
+
+def certificate_of(
+    results: Sequence[ScenarioResult],
+    cassettes: Sequence[CassetteStats],
+    *,
+    unguarded: bool = True,
+) -> ReplayCertificate | None:
+    """The certificate of some tests' calls: their cassettes' and their scenarios' (one
+    run with no cassette: its captured calls under guarantee ``none``). ``None`` when
+    they used no cassette and no scenario carries a certificate, unless ``unguarded``
+    and their scenarios made LLM calls with nothing guarding them."""
+    from scenarist.model.certificate import ReplayCertificate
+
+    parts = [
+        r.certificate or ReplayCertificate.from_spans(r.final_trace.spans, "none") for r in results
+    ]
+    guarded = bool(cassettes) or any(r.certificate is not None for r in results)
+    calls = any(p.replayed + p.missed + p.refused + p.live for p in parts)
+    if not guarded and not (unguarded and calls):
+        return None
+    return ReplayCertificate.of_run(parts, [t.certificate() for t in cassettes])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """After the test's fixtures are torn down (its cassette left): its certificate as
+    ``replay.*`` properties of its JUnit case, and whether its calls went live."""
+    yield
+    calls = item.stash.get(_TEST, None)
+    if calls is None:
+        return
+    certificate = certificate_of(calls.results, calls.cassettes)
+    if certificate is not None:
+        item.user_properties.extend(certificate.properties().items())
+        if certificate.live:
+            item.config.stash[STATE].live_tests.append(item.nodeid)
 
 
 def _fail_vacuous(results: Sequence[ScenarioResult]) -> None:
@@ -240,6 +329,7 @@ def parametrize_suite(
 _WORKER_KEY = "scenarist"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's JUnit file is written
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(STATE, None)
     workeroutput = getattr(session.config, "workeroutput", None)
@@ -247,6 +337,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         # a pytest-xdist worker: its results go to the controller, which sums up and stores
         workeroutput[_WORKER_KEY] = _to_wire(state)
         return
+    if state is not None:
+        _certify(session, state)
     if state is None or not state.results or not session.config.getoption("--scenarist-store"):
         return
     from scenarist.cli._runs import (
@@ -280,6 +372,39 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results lost must not pass CI
 
 
+def _certify(session: pytest.Session, state: SessionState) -> None:
+    """The session's certificate: as ``replay.*`` properties of pytest's JUnit suite, and
+    ``--fail-on-live`` (on by default when every cassette replayed)."""
+    certificate = session_certificate(state)
+    if certificate is None:
+        return
+    try:  # pytest's JUnit writer: its suite properties are only reachable here
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover (a pytest without it)
+        junit = None
+    else:
+        junit = session.config.stash.get(xml_key, None)
+    if junit is not None:
+        for name, value in certificate.properties().items():
+            junit.add_global_property(name, value)
+    wanted = session.config.getoption("scenarist_fail_on_live", None)
+    replaying = bool(state.cassettes) and all(t.mode == "replay" for t in state.cassettes)
+    if certificate.live and (replaying if wanted is None else wanted):
+        tests = ", ".join(state.live_tests) or "calls made outside every test"
+        state.live_failure = (
+            f"{certificate.live} LLM call(s) went live during the replay (--fail-on-live): "
+            f"{tests}; run them with the scenarist_replay cassette, or --no-fail-on-live"
+        )
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def session_certificate(state: SessionState) -> ReplayCertificate | None:
+    """The session's replay certificate, when it used a cassette (or a scenario carries
+    one): every cassette's calls and every recorded scenario's."""
+    return certificate_of(state.results, state.cassettes, unguarded=False)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: a worker finished; its scenario results and
@@ -300,6 +425,7 @@ def _to_wire(state: SessionState) -> dict[str, list[Any]]:
             dump_json(ScenarioRecord.from_result(n, r)) for n, r in enumerate(state.results)
         ],
         "cassettes": [t.to_dict() for t in state.cassettes],
+        "live_tests": list(state.live_tests),
     }
 
 
@@ -309,11 +435,13 @@ def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
     from scenarist.formats.runlog import ScenarioRecord
     from scenarist.replay.cassette import CassetteStats
 
-    state.results.extend(ScenarioRecord.model_validate_json(r).result for r in wire["results"])
+    records = (ScenarioRecord.model_validate_json(r) for r in wire["results"])
+    state.results.extend(record.scenario_result() for record in records)
     names = {f.name for f in dataclasses.fields(CassetteStats)}
     state.cassettes.extend(
         CassetteStats(**{k: v for k, v in t.items() if k in names}) for t in wire["cassettes"]
     )
+    state.live_tests.extend(wire.get("live_tests", ()))
 
 
 def _suite_result(state: SessionState) -> SuiteResult:
@@ -326,6 +454,7 @@ def _suite_result(state: SessionState) -> SuiteResult:
         suite_name="pytest",
         started_at=state.started_at,
         incomplete=state.incomplete,
+        certificate=session_certificate(state),
     )
 
 
@@ -349,6 +478,10 @@ def summary_lines(state: SessionState) -> list[str]:
                 f"replayed scenarios: {len(verdicts)} | LLM calls: {totals['replayed']} "
                 f"replayed, {totals['missed']} missed, {totals['live']} live"
             )
+    if (certificate := session_certificate(state)) is not None:
+        lines.append(certificate.line())
+    if state.live_failure is not None:
+        lines.append(f"error: {state.live_failure}")
     if state.cassettes:
         tapes = state.cassettes
         lines.append(

@@ -242,3 +242,19 @@ def test_a_module_that_asserts_its_failed_run_passed_exits_1_not_2(tmp_path: Pat
     broken = _run(tmp_path, "asserting.py")
     assert broken.returncode == 2, broken.stdout + broken.stderr  # the file's own error
     assert "AssertionError: own check" in broken.stderr
+
+
+def test_trace_backed_items_certify_their_replay_without_replay_flag(tmp_path: Path) -> None:
+    """A trace-backed item is a strict replay whatever the command line: the run's
+    certificate (console and JUnit) comes from its items."""
+    trace_id = _record(tmp_path)
+    _write(tmp_path, "replay_items.py", _python_items(trace_id, expected="is late"))
+    run = _run(tmp_path, "replay_items.py", "--junit", "report.xml")
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = "replay certificate: 0 replayed, 0 missed, 0 refused, 0 live (guarantee: in-process)"
+    assert line in run.stdout
+    root = ET.parse(tmp_path / "report.xml").getroot()
+    for element in (root, root.find("testcase")):
+        assert element is not None
+        names = {p.get("name"): p.get("value") for p in element.iter("property")}
+        assert names["replay.guarantee"] == "in-process" and names["replay.live"] == "0"

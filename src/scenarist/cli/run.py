@@ -35,6 +35,7 @@ from scenarist.formats.runlog import (
     run_log_from_suite_result,
     write_jsonl,
 )
+from scenarist.model.certificate import run_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus
 
@@ -424,8 +425,12 @@ def run(
         outcome = verdict(result, collected=collected, interrupted=True)
         console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
         raise typer.Exit(outcome.exit_code)
+    certificate = run_certificate(
+        result.results, [t.certificate() for t in ran.tapes], plan.guarantee
+    )
+    result = result.model_copy(update={"certificate": certificate})
     if not quiet:
-        result.print_report(console=console)
+        result.print_report(console=console)  # the certificate's line included
     else:  # one line a failure, as pytest -q
         from scenarist.report._console import short_summary
 
@@ -435,10 +440,8 @@ def run(
         typer.echo(f"error: {message}", err=True)
     if ran.tapes:
         console.print(replay_tally(ran.tapes), highlight=False, soft_wrap=True, markup=False)
-    certificate = run_certificate(result, ran.tapes, plan.guarantee)
-    if certificate is not None:
-        line = f"replay certificate: {certificate.summary()}"
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    if certificate is not None and quiet:
+        console.print(certificate.line(), highlight=False, soft_wrap=True, markup=False)
     if previous is not None:
         comparison = result.compare(previous.to_suite_result())
         if not quiet:
@@ -563,22 +566,6 @@ def _argv() -> list[str]:
             "`scenarist run --replay --sandbox ...` (or `python -m scenarist run ...`)"
         )
     return args
-
-
-def run_certificate(
-    result: SuiteResult, tapes: list[CassetteStats], guarantee: Guarantee | None
-) -> ReplayCertificate | None:
-    """The run's certificate: its scenarios' counts, raised to what its cassettes saw
-    (calls made outside every scenario's context count on the run only)."""
-    from scenarist.model.certificate import ReplayCertificate, scenario_certificate
-
-    parts = [c for r in result.results if (c := scenario_certificate(r, guarantee)) is not None]
-    if guarantee is None and not parts:
-        return None
-    total = ReplayCertificate.combine(parts, guarantee or "none")
-    if tapes:
-        total = total.at_least(ReplayCertificate.combine([t.certificate() for t in tapes]))
-    return total
 
 
 def _parallel(value: str) -> int | AdaptiveConcurrency:

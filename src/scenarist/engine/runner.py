@@ -31,9 +31,11 @@ from scenarist.engine.scenario import Scenario, Step, not_a_check
 from scenarist.errors import StepTimeoutError
 from scenarist.model._construct import construct, field_values
 from scenarist.model._missing import MISSING
+from scenarist.model.certificate import Certifying, ReplayCertificate
 from scenarist.model.results import CheckResult, ScenarioResult, StepError, TestCaseResult
 from scenarist.model.status import ScenarioStatus, TestCaseStatus, rollup
 from scenarist.model.trace import InteractionLog, Trace, trace_type_from_annotations
+from scenarist.tracing.http.capture import current_source
 
 __all__ = [
     "ScenarioRunner",
@@ -371,6 +373,21 @@ def _validate_multiple_runs(value: Any) -> int:
     return value
 
 
+def active_cassette() -> Certifying | None:
+    """The cassette serving this context's LLM calls (one that certifies them), if any."""
+    source = current_source()
+    return source if isinstance(source, Certifying) else None
+
+
+def cassette_certificate(trace: Trace[Any, Any]) -> ReplayCertificate | None:
+    """The certificate of a scenario's calls when it ran inside a cassette (under the
+    cassette's guarantee), else ``None``."""
+    tape = active_cassette()
+    if tape is None:
+        return None
+    return ReplayCertificate.from_spans(trace.spans, tape.guarantee)
+
+
 class ScenarioRunner:
     """Runs scenarios. ``Scenario.run`` uses the process-wide one from :func:`get_runner`."""
 
@@ -427,6 +444,7 @@ class ScenarioRunner:
                 "run_statuses": statuses,
                 "repeat_statuses": [],
                 "tags": list(scenario.tags),
+                "certificate": cassette_certificate(trace),
             },
         )
 

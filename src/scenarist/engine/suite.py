@@ -29,6 +29,7 @@ from scenarist.engine.scenario import Scenario, budgets_seen, tags_error
 from scenarist.errors import ScenarioSourceError, UserError
 from scenarist.model._construct import construct
 from scenarist.model._missing import MISSING
+from scenarist.model.certificate import run_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
 
 if TYPE_CHECKING:
@@ -403,6 +404,10 @@ class Suite(BaseModel):
             else None
         )
 
+        from scenarist.engine.runner import active_cassette
+
+        tape = active_cassette()  # a run inside a cassette is certified
+        tally = tape.certificate() if tape is not None else None
         kept = 0
         freeze = _nothing
 
@@ -418,10 +423,15 @@ class Suite(BaseModel):
                 progress.advance(index, result)
 
         def outcome(incomplete: bool) -> SuiteResult:
+            finished = [r for r in results if r is not None]
+            certificate = None
+            if tape is not None and tally is not None:
+                seen = tape.certificate().since(tally)  # its calls outside the scenarios too
+                certificate = run_certificate(finished, [seen], tape.guarantee)
             return construct(
                 SuiteResult,
                 {
-                    "results": [r for r in results if r is not None],
+                    "results": finished,
                     "duration_ms": round((time.perf_counter() - t0) * 1000),
                     "suite_name": self.name,
                     "started_at": started_at,
@@ -430,6 +440,7 @@ class Suite(BaseModel):
                     "incomplete": incomplete,
                     "rate_limits": _limiter_stats(plan),
                     "budget": None if plan.budget is None else plan.budget.report,
+                    "certificate": certificate,
                 },
             )
 

@@ -162,6 +162,12 @@ class ScenarioRecord(BaseModel):
             outcome="budget" if result.budget_stopped else None,
         )
 
+    def scenario_result(self) -> ScenarioResult:
+        """The result again, with its certificate (kept on the record, not in the result)."""
+        if self.certificate is None or self.result.certificate == self.certificate:
+            return self.result
+        return self.result.model_copy(update={"certificate": self.certificate})
+
 
 class RunLogFooter(BaseModel):
     """The last line: totals of the whole run."""
@@ -216,13 +222,14 @@ class RunLog(BaseModel):
         ``incomplete`` when the log has no footer: the run did not finish)."""
         footer = self.footer or RunLogFooter()
         return SuiteResult(
-            results=[r.result for r in sorted(self.scenarios, key=lambda r: r.index)],
+            results=[r.scenario_result() for r in sorted(self.scenarios, key=lambda r: r.index)],
             duration_ms=footer.duration_ms,
             suite_name=self.header.suite_name,
             started_at=self.header.started_at,
             recommendation=footer.recommendation,
             incomplete=self.footer is None,
             budget=self.header.budget,
+            certificate=self.header.certificate,
         )
 
 
@@ -237,7 +244,10 @@ def run_log_from_suite_result(
 ) -> RunLog:
     """The run log of a finished suite run (environment collected now unless given;
     ``project`` ``None``: the project of the store it goes to; ``certificate``: the
-    run's replay certificate, whose guarantee the scenario records share)."""
+    run's replay certificate, whose guarantee the scenario records share; by default the
+    result's own, that of a run inside a cassette)."""
+    if certificate is None:
+        certificate = result.certificate
     ended_at = None
     if result.started_at is not None:
         ended_at = result.started_at + timedelta(milliseconds=result.duration_ms)

@@ -27,15 +27,17 @@ thread started without it), so a run's counts are at least the sum of its scenar
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "GUARANTEES",
     "GUARANTEE_KEY",
+    "Certifying",
     "Guarantee",
     "ReplayCertificate",
+    "run_certificate",
     "scenario_certificate",
     "trace_certificate",
 ]
@@ -102,6 +104,22 @@ class ReplayCertificate(BaseModel):
             guarantee=guarantee if guarantee is not None else GUARANTEES[weakest],
         )
 
+    @classmethod
+    def of_run(
+        cls,
+        parts: Iterable[ReplayCertificate],
+        tallies: Iterable[ReplayCertificate] = (),
+        guarantee: Guarantee | None = None,
+    ) -> ReplayCertificate:
+        """A run's certificate from its scenarios' (``parts``, summed) and its cassettes'
+        (``tallies``, which also saw the calls made outside every scenario's context):
+        each count the larger of the two sums. ``guarantee``: the run's; ``None``: the
+        weakest of them all."""
+        parts, tallies = list(parts), list(tallies)
+        level = guarantee or cls.combine([*parts, *tallies]).guarantee
+        total = cls.combine(parts, level)
+        return total.at_least(cls.combine(tallies)) if tallies else total
+
     def at_least(self, other: ReplayCertificate) -> ReplayCertificate:
         """Each count the larger of the two (``other``: tallies that also saw calls made
         outside every scenario's context); this guarantee."""
@@ -114,12 +132,28 @@ class ReplayCertificate(BaseModel):
             }
         )
 
+    def since(self, earlier: ReplayCertificate) -> ReplayCertificate:
+        """The calls counted after ``earlier`` (a tally taken before, e.g. of a cassette
+        that saw other runs first); this guarantee."""
+        return self.model_copy(
+            update={
+                "replayed": max(0, self.replayed - earlier.replayed),
+                "missed": max(0, self.missed - earlier.missed),
+                "refused": max(0, self.refused - earlier.refused),
+                "live": max(0, self.live - earlier.live),
+            }
+        )
+
     def summary(self) -> str:
         """``3 replayed, 0 missed, 0 refused, 0 live (guarantee: in-process)``."""
         return (
             f"{self.replayed} replayed, {self.missed} missed, {self.refused} refused, "
             f"{self.live} live (guarantee: {self.guarantee})"
         )
+
+    def line(self) -> str:
+        """``replay certificate: <summary>``: the line every report prints for a run."""
+        return f"replay certificate: {self.summary()}"
 
     def properties(self) -> dict[str, str]:
         """As JUnit ``<property>`` pairs."""
@@ -132,14 +166,48 @@ class ReplayCertificate(BaseModel):
         }
 
 
+@runtime_checkable
+class Certifying(Protocol):
+    """A response source that certifies the calls it sees (a cassette): the guarantee its
+    replay gives (``none`` when it records), and its counts so far."""
+
+    @property
+    def guarantee(self) -> Guarantee: ...
+
+    def certificate(self) -> ReplayCertificate: ...
+
+
 def scenario_certificate(result: Any, guarantee: Guarantee | None) -> ReplayCertificate | None:
-    """A scenario result's certificate, from the captured calls of its final trace, under
-    the run's ``guarantee`` (``None``: the runner did not say, e.g. a library ``Suite.run``
-    or the pytest plugin, whose cassettes are per test: no certificate then, the
-    scenario's ``replay_verdict`` still counts its calls)."""
+    """A scenario result's certificate: its own (``result.certificate``: it ran inside a
+    cassette, or replayed a trace as an item), else one from the captured calls of its
+    final trace under the run's ``guarantee`` (``None``: the runner did not say, e.g. a
+    library run outside any cassette: no certificate then, the scenario's
+    ``replay_verdict`` still counts its calls)."""
+    own = getattr(result, "certificate", None)
+    if own is not None:
+        return own  # type: ignore[no-any-return]
     if guarantee is None:
         return None
     return ReplayCertificate.from_spans(result.final_trace.spans, guarantee)
+
+
+def run_certificate(
+    results: Iterable[Any],
+    tallies: Iterable[ReplayCertificate],
+    guarantee: Guarantee | None = None,
+) -> ReplayCertificate | None:
+    """A run's certificate: its scenarios' counts (:func:`scenario_certificate`), each
+    raised to what its cassettes saw (``tallies``: calls made outside every scenario's
+    context count on the run only). ``guarantee``: the run's; ``None``: the weakest of
+    its parts'. ``None`` when nothing was certified (no guarantee, no part, no tally).
+
+    The one computation behind ``scenarist run``, ``Suite.run`` inside a cassette and the
+    pytest plugin's session."""
+    parts = [c for r in results if (c := scenario_certificate(r, guarantee)) is not None]
+    tallies = list(tallies)
+    if guarantee is None and not parts and not tallies:
+        return None
+    return ReplayCertificate.of_run(parts, tallies, guarantee)
 
 
 def trace_certificate(record: Any) -> ReplayCertificate | None:

@@ -363,6 +363,10 @@ class ScenarioResult(_Renderable):
     """With ``Suite.run(repeat=k)``: the status of each of the ``k`` independent runs
     (this result shows the first one that did not pass, else the last)."""
     tags: list[str] = Field(default_factory=list)
+    certificate: ReplayCertificate | None = Field(default=None, exclude=True, repr=False)
+    """The replay certificate of its LLM calls when it ran inside a cassette (guarantee
+    ``none`` when recording) or replayed a trace as an item; ``None`` otherwise. Ours
+    (giskard-checks has none): left out of dumps, kept by the run log's record."""
 
     def __class_getitem__(cls, params: Any) -> Any:
         return cls
@@ -540,6 +544,13 @@ class SuiteResult(_Renderable):
     budget: BudgetReport | None = Field(default=None, kw_only=True, exclude_if=_unset)
     """What the run's budget did (``Suite.run(budget=...)``), when it had one; left out of
     dumps while ``None`` (giskard-checks has no such field)."""
+    certificate: ReplayCertificate | None = Field(
+        default=None, kw_only=True, exclude=True, repr=False
+    )
+    """The run's replay certificate when it ran inside a cassette (its scenarios' calls,
+    raised to what the cassette saw outside them; see
+    :func:`scenarist.model.certificate.run_certificate`); ``None`` otherwise. Reports,
+    JUnit and the run log show it; left out of dumps (giskard-checks has no such field)."""
 
     def _count(self, status: ScenarioStatus) -> int:
         return sum(1 for r in self.results if r.status is status)

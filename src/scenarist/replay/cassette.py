@@ -68,6 +68,7 @@ from scenarist.replay._request_key import (
     stored_request,
 )
 from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
+from scenarist.tracing.http._sandbox import guarantee as _guarantee
 from scenarist.tracing.http.capture import serve_llm_calls
 
 __all__ = [
@@ -107,9 +108,12 @@ class CassetteStats:
         """Every call replayed, every recording used, nothing else tried the network."""
         return self.mode == "replay" and self.missed == 0 and self.unused == 0 and self.refused == 0
 
-    def certificate(self, guarantee: Guarantee = "none") -> ReplayCertificate:
+    def certificate(self, guarantee: Guarantee | None = None) -> ReplayCertificate:
         """As a replay certificate: ``live`` counts only the calls that were sent (the
-        recorded ones), never the refused ones."""
+        recorded ones), never the refused ones. ``guarantee``: by default the one its
+        mode gives in this process (a replay: ``in-process`` or ``sandboxed``)."""
+        if guarantee is None:
+            guarantee = _guarantee(self.mode == "replay")
         return ReplayCertificate(
             replayed=self.replayed,
             missed=self.missed,
@@ -196,6 +200,17 @@ class Cassette:
             refused = len(self._guard.refused)
             counts = dict(self._counts, live=self._counts["live"] + refused)
             return CassetteStats(str(self.path), mode, **counts, unused=unused, refused=refused)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """What this session guarantees: ``none`` when it records, else the strict
+        replay's (``in-process``, or ``sandboxed`` inside ``scenarist run --sandbox``)."""
+        return _guarantee(self._replaying)
+
+    def certificate(self) -> ReplayCertificate:
+        """The replay certificate of the calls this session saw so far, every context
+        included (a thread started without the run's)."""
+        return self.stats.certificate(self.guarantee)
 
     @property
     def refusals(self) -> list[str]:

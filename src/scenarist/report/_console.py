@@ -77,7 +77,8 @@ def print_report(obj: Any, console: Console | None = None) -> None:
 
     console = console if console is not None else Console()
     for renderable in render(obj):
-        console.print(renderable)
+        # a line that logs are grepped for stays whole whatever the terminal's width
+        console.print(renderable, soft_wrap=getattr(renderable, "whole_line", False))
 
 
 def render(obj: Any) -> Iterator[RenderableType]:
@@ -192,6 +193,8 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     if result.rate_limits is not None:
         style = "yellow" if result.rate_limits.throttled or result.rate_limits.delayed else "dim"
         yield Text(f"Rate limits: {result.rate_limits.summary()}", style=style)
+    if (certificate := result.certificate) is not None:
+        yield _whole_line(certificate.line(), "dim" if certificate.clean else "bold red")
     if result.incomplete:
         yield Text(
             "INCOMPLETE: this run log has no end record (the run was interrupted); only the "
@@ -200,6 +203,16 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
         )
     yield Rule()
     yield _summary_line(result)
+
+
+def _whole_line(text: str, style: str) -> Text:
+    """A line :func:`print_report` prints whole (never wrapped): one for logs to grep."""
+    from rich.text import Text
+
+    class WholeLine(Text):
+        whole_line = True
+
+    return WholeLine(text, style=style)
 
 
 def _summary_line(result: SuiteResult) -> Text:
@@ -275,7 +288,9 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
         footer += " (flaky)" if result.flaky else ""
     if (cost := result.cost_usd) is not None:
         footer += f" | cost: ${cost:.4f}"
-    if (replay := result.replay_verdict) is not None:
+    if (certificate := result.certificate) is not None:
+        footer += f" | replay: {certificate.summary()}"
+    elif (replay := result.replay_verdict) is not None:
         footer += (
             f" | replay: {replay['replayed']} replayed, {replay['missed']} missed, "
             + (f"{replay['refused']} refused, " if replay["refused"] else "")

@@ -67,12 +67,15 @@ def to_junit_xml(
     makes the ``<error>``'s type and message the exception's, and adds a line for it to
     its text (giskard-checks writes ``error`` / ``Scenario errored.``). ``xml_declaration``:
     the returned text starts with the declaration too (the file always does).
-    ``certificate``: the run's replay certificate, written as ``replay.*`` properties of
-    the suite, and each case's own (with the run's guarantee) on the case; without it a
-    case whose trace replayed calls still gets its own (guarantee ``none``).
+    ``certificate``: the run's replay certificate (by default the result's own, that of a
+    run inside a cassette), written as ``replay.*`` properties of the suite, and each
+    case's own (its ``certificate``, else its calls under the run's guarantee) on the
+    case.
     """
     if system_out not in ("all", "failing"):
         raise ValueError(f"system_out must be 'all' or 'failing', got {system_out!r}")
+    if certificate is None:
+        certificate = result.certificate  # a run inside a cassette carries its own
     suite_name = result.suite_name or DEFAULT_SUITE_NAME
     root = ET.Element(
         "testsuite",

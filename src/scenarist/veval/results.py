@@ -133,7 +133,7 @@ class ScenarioRunResult(Positional):
         if self.error is not None:
             lines.append(f"  error: {self.error}")
         if (certificate := self.certificate) is not None:
-            lines.append(f"  replay certificate: {certificate.summary()}")
+            lines.append(f"  {certificate.line()}")
         for number, result in enumerate(self.results, start=1):
             mark = "PASS" if result.passed else "FAIL"
             trace = f" (trace {result.trace_id})" if result.trace_id else ""
@@ -265,6 +265,7 @@ class ScenarioRunResult(Positional):
                     final_trace=trace,
                     duration_ms=round(r.duration_ms),
                     tags=["item", kind, *r.item.tags],
+                    certificate=r.certificate if r.replay is not None else None,
                 )
             )
         return converted

@@ -300,6 +300,7 @@ def stopped_result(scenario: Scenario, message: str) -> ScenarioResult:
             "run_statuses": [],
             "repeat_statuses": [],
             "tags": list(scenario.tags),
+            "certificate": None,  # never started: no call, replayed or live
         },
     )
 

@@ -124,11 +124,6 @@ def serve_llm_calls(source: ResponseSource) -> Iterator[None]:
         _source.reset(token)
 
 
-def current_source() -> ResponseSource | None:
-    """The response source serving this context's LLM calls (a cassette), if any."""
-    return _source.get()
-
-
 class capture_llm_calls:  # lower case: used as a function
     """Record the LLM calls made in this context as spans of the current run.
 

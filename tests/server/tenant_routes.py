@@ -288,6 +288,10 @@ ENTRIES: tuple[Entry, ...] = (
     # -- dashboard pages, their JSON twins, and forms ----------------------------------
     Entry("GET", "/", "read", "read", lambda o, h: Call("GET", "/", headers=HTML), 200),
     Entry("GET", "/index.json", "read", "read", lambda o, h: Call("GET", "/index.json"), 200),
+    Entry("GET", "/projects", "read", "read",
+          lambda o, h: Call("GET", "/projects", headers=HTML), 200),
+    Entry("GET", "/projects.json", "read", "read",
+          lambda o, h: Call("GET", "/projects.json"), 200),
     Entry("GET", "/traces", "read", "read",
           lambda o, h: Call("GET", "/traces?limit=200", headers=HTML), 200),
     Entry("GET", "/traces.json", "read", "read",

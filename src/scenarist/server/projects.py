@@ -36,7 +36,7 @@ from scenarist.store.projects import (
     switch_project,
 )
 
-__all__ = ["COOKIE", "ProjectScope", "check_key_project", "switcher"]
+__all__ = ["COOKIE", "ProjectScope", "check_key_project", "readable_projects", "switcher"]
 
 COOKIE = "scenarist_project"
 _HEADER = PROJECT_HEADER.lower().encode()
@@ -59,6 +59,19 @@ def switcher() -> dict[str, Any] | None:
     if opened != _EVERY:
         listed &= set(opened)
     return {"current": current, "projects": sorted({*listed, current})}
+
+
+async def readable_projects(store: Any) -> list[str]:
+    """Every project this request's key (or open mode) opens, by name: the database's
+    projects for a key that opens all, the key's own list otherwise (the current project
+    at least)."""
+    opened = _opened.get()
+    current = current_project()
+    if opened is None:
+        return [current]
+    if opened == _EVERY:
+        return sorted({*(await store.list_projects()), current})
+    return sorted({*opened, current} if current in opened else set(opened))
 
 
 def _opens(opened: tuple[str, ...] | None, project: str) -> bool:

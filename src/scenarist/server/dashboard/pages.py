@@ -29,6 +29,7 @@ from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.server.dashboard import trace_view
 from scenarist.store.sql import dashboard as queries
 from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
+from scenarist.store.sql.projects import ProjectActivity
 from scenarist.store.sql.records import (
     CheckResultView,
     HistoryPoint,
@@ -120,6 +121,8 @@ class OverviewPage(BaseModel):
     cost_chart: Chart
     broken: list[queries.BrokenScenario]
     flaky: list[queries.FlakyScenario]
+    elsewhere: list[ProjectActivity] = Field(default_factory=list)
+    """When this project shows no run: the caller's other projects that hold runs."""
 
 
 class SuitePage(BaseModel):

@@ -37,7 +37,7 @@ from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
 from scenarist.server._deps import Cursor, Ingest, Read, Store
 from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.auth import has_scope
-from scenarist.server.dashboard import api_docs, pages, trace_list
+from scenarist.server.dashboard import api_docs, pages, projects_page, trace_list
 from scenarist.server.dashboard._csrf import (
     FIELD,
     CsrfError,
@@ -60,6 +60,7 @@ PageSize = Annotated[int, Query(ge=1, le=200, description="page size")]
 def install_dashboard(app: FastAPI) -> None:
     """Add the dashboard's pages and static files to ``app``."""
     app.include_router(trace_list.router)  # /traces, before /traces/{trace_id}
+    app.include_router(projects_page.router)  # /projects
     app.include_router(router)
     app.include_router(api_docs.router)  # /docs, /redoc
     install_sessions(app)  # /login, /logout, /settings (login.py, settings.py)
@@ -103,6 +104,8 @@ async def overview(
         until=_day(until, "until", end=True),
     )
     page = await pages.overview_page(store, cursor=cursor, limit=limit, filters=filters)
+    if not page.runs and cursor is None and not filters.active:  # say where the runs are
+        page.elsewhere = await projects_page.elsewhere(store)
     return render("overview.html", page, wants_json=wants_json)
 
 

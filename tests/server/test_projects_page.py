@@ -48,23 +48,23 @@ def test_an_empty_project_names_the_projects_that_hold_runs(database_url: str) -
 def test_an_open_server_lists_every_project_and_points_at_the_runs(
     database_url: str,
 ) -> None:
-    with LiveServer(create_app(database_url)) as server:
-        with httpx2.Client(base_url=server.url) as client:  # open mode: every project
-            _seed(client, "alpha", 3)
-            _seed(client, "beta", 1)
-            overview = client.get("/", headers=HTML).text
-            assert 'id="runs-elsewhere"' in overview
-            assert '<a href="/?project=alpha">alpha</a> (3 runs)' in overview
-            assert '<a href="/?project=beta">beta</a> (1 run)' in overview
-            twin = client.get("/index.json").json()
-            assert {(p["project"], p["runs"]) for p in twin["elsewhere"]} == {
-                ("alpha", 3),
-                ("beta", 1),
-            }
-            projects = client.get("/projects.json").json()
-            by_name = {p["project"]: p for p in projects["projects"]}
-            assert by_name["alpha"]["runs"] == 3 and by_name["beta"]["runs"] == 1
-            assert by_name["default"]["runs"] == 0
-            assert projects["current"] == "default"
-            chosen = client.get("/?project=alpha", headers=HTML).text
-            assert 'id="runs-elsewhere"' not in chosen and "alpha-run-0" in chosen
+    server = LiveServer(create_app(database_url))
+    with server, httpx2.Client(base_url=server.url) as client:  # open mode: every project
+        _seed(client, "alpha", 3)
+        _seed(client, "beta", 1)
+        overview = client.get("/", headers=HTML).text
+        assert 'id="runs-elsewhere"' in overview
+        assert '<a href="/?project=alpha">alpha</a> (3 runs)' in overview
+        assert '<a href="/?project=beta">beta</a> (1 run)' in overview
+        twin = client.get("/index.json").json()
+        assert {(p["project"], p["runs"]) for p in twin["elsewhere"]} == {
+            ("alpha", 3),
+            ("beta", 1),
+        }
+        projects = client.get("/projects.json").json()
+        by_name = {p["project"]: p for p in projects["projects"]}
+        assert by_name["alpha"]["runs"] == 3 and by_name["beta"]["runs"] == 1
+        assert by_name["default"]["runs"] == 0
+        assert projects["current"] == "default"
+        chosen = client.get("/?project=alpha", headers=HTML).text
+        assert 'id="runs-elsewhere"' not in chosen and "alpha-run-0" in chosen

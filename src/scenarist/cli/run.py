@@ -84,6 +84,7 @@ def verdict(
     replay_errors: int = 0,
     fail_on_vacuous: bool = False,
     live_calls: int = 0,
+    regressed: int = 0,
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring).
 
@@ -94,9 +95,30 @@ def verdict(
     that cannot be read): exit 2, said as such. ``fail_on_vacuous`` fails a run whose
     scenarios all passed but some with no interaction in their trace. ``live_calls``:
     LLM calls that went live when they must not (``--fail-on-live``): exit 1, said so.
+    ``regressed``: scenarios that regressed significantly against the baseline
+    (``--fail-on-regression``): exit 1, said so.
+
+    A scenario judged against a required pass rate (``--min-pass-rate``, a scenario's
+    ``min_pass_rate``, with repeats) counts by its statistical verdict: PASS passes
+    whatever its failing repeats, FAIL and INCONCLUSIVE fail; the line then adds the
+    verdicts' counts, so it agrees with the exit code.
     """
     rate = result.pass_rate
     counts = result.summary_line()
+    failed_count, errored_count = result.failed_count, result.errored_count
+    verdicts = result.rate_verdicts
+    if verdicts:
+        judged = [r for r in result.results if r.rate_verdict is not None]
+        below = sum(r.rate_verdict != "pass" for r in judged)
+        failed_count = below + sum(
+            r.status is ScenarioStatus.FAIL for r in result.results if r.rate_verdict is None
+        )
+        errored_count = sum(
+            r.status is ScenarioStatus.ERROR for r in result.results if r.rate_verdict is None
+        )
+        counts += " | min pass rate: " + ", ".join(
+            f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive")
+        )
     threshold = "" if fail_under is None else f"{fail_under * 100:.1f}%"
     finished = len(result.results)
     missing = max(0, (collected or 0) - finished)
@@ -127,25 +149,36 @@ def verdict(
             f"{live_calls} LLM call(s) went live during the replay (--fail-on-live): "
             "re-record with --record, or find the call in the certificate above"
         )
+    elif regressed:
+        code, word = 1, "FAILED"
+        reason = (
+            f"{regressed} scenario(s) regressed significantly against the baseline "
+            "(--fail-on-regression)"
+        )
     elif (
         fail_on_vacuous
         and (vacuous := [r for r in result.results if r.vacuous])
-        and not (result.failed_count or result.errored_count)
+        and not (failed_count or errored_count)
     ):
         code, word = 1, "FAILED"
         reason = (
             f"{len(vacuous)} scenario(s) passed with no interaction, or with an input "
             "generator that yielded none (--fail-on-vacuous)"
         )
-    elif not result.failed_count and not result.errored_count:
+    elif not failed_count and not errored_count:
         code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
-    elif result.errored_count:
-        code, word, reason = 2, "ERROR", f"{result.errored_count} scenario(s) errored"
+    elif errored_count:
+        code, word, reason = 2, "ERROR", f"{errored_count} scenario(s) errored"
     else:
         code, word = 1, "FAILED"
-        reason = f"{result.failed_count} scenario(s) failed"
+        reason = f"{failed_count} scenario(s) failed"
+        if verdicts:
+            reason += (
+                f" ({verdicts.get('fail', 0)} below their required pass rate, "
+                f"{verdicts.get('inconclusive', 0)} inconclusive)"
+            )
         if fail_under is not None:
             reason += f", pass rate below --fail-under {threshold}"
     return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
@@ -182,6 +215,9 @@ class _Plan:
     junit: Path | None = None
     guarantee: Guarantee | None = None
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
+    repeat_auto: bool = False
+    """``--repeat auto[:N]``: ``repeat`` is the cap."""
+    min_pass_rate: float | None = None
 
 
 def run(
@@ -206,8 +242,28 @@ def run(
         ),
     ] = "1",
     repeat: Annotated[
-        int, typer.Option("--repeat", min=1, help="Run each scenario K times (flakiness).")
-    ] = 1,
+        str,
+        typer.Option(
+            "--repeat",
+            metavar="K|auto[:N]",
+            help=(
+                "Run each scenario K times (pass rate, 95% interval, flakiness); 'auto' "
+                "repeats each until --min-pass-rate is decided, at most N times (default 100)."
+            ),
+        ),
+    ] = "1",
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            help=(
+                "With --repeat: the pass rate (0-1) each scenario must be shown to reach "
+                "(PASS/FAIL/INCONCLUSIVE; a scenario's own min_pass_rate wins)."
+            ),
+        ),
+    ] = None,
     record: Annotated[
         bool,
         typer.Option("--record", help="Re-record LLM calls into .cassettes/ next to each file."),
@@ -304,6 +360,7 @@ def run(
         ctx.meta[DEBUG_KEY] = True
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
+    repeat_count, repeat_auto = _repeat(repeat)
     if sandbox:
         if not replay:
             raise UserError(
@@ -344,18 +401,24 @@ def run(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
         )
     _warn_duplicate_names(files)
+    if repeat_auto:
+        from scenarist.engine._repeats import check_rates
+
+        check_rates((s for f in files for s in f.scenarios), min_pass_rate)
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     scenario_files = [f for f in files if f.scenarios]
     plan = _Plan(
         scenario_files,
         _parallel(parallel),
-        repeat,
+        repeat_count,
         mode,
         quiet,
         _ray_executor(ray, scenario_files),
         project,
         junit,
+        repeat_auto=repeat_auto,
+        min_pass_rate=min_pass_rate,
     )
     if mode is not None:
         from scenarist.tracing.http._sandbox import guarantee
@@ -419,6 +482,20 @@ def run(
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _repeat(value: str) -> tuple[int, bool]:
+    """``--repeat``: ``K`` (a whole number >= 1), ``auto`` or ``auto:N``."""
+    text = value.strip()
+    if text.isdigit() and int(text) >= 1:
+        return int(text), False
+    from scenarist.engine._repeats import parse_auto
+
+    try:
+        cap = parse_auto(text, source="--repeat")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return cap, True  # a scenario without a required rate is named by the engine
 
 
 def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:
@@ -673,7 +750,12 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         project=plan.project,
         started_at=datetime.now(UTC),
         environment=collect_environment(),
-        settings=RunSettings(concurrency=_cap(plan.parallel), repeat=plan.repeat),
+        settings=RunSettings(
+            concurrency=_cap(plan.parallel),
+            repeat=plan.repeat,
+            repeat_auto=plan.repeat_auto,
+            min_pass_rate=plan.min_pass_rate,
+        ),
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
     try:
@@ -728,8 +810,9 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             return_exception=True,
             parallel=_cap(plan.parallel) > 1,
             max_concurrency=plan.parallel,
-            repeat=plan.repeat,
+            repeat=f"auto:{plan.repeat}" if plan.repeat_auto else plan.repeat,
             executor=plan.executor,
+            min_pass_rate=plan.min_pass_rate,
         )
         async with aclosing(stream_of_results) as finished:  # closed here, in this task
             async for index, result in finished:

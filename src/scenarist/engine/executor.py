@@ -55,6 +55,10 @@ class RunPlan:
     repeat: int = 1
     limiter: RateLimiter | Limiter | None = field(default=None, compare=False)
     indices: Sequence[int] | None = field(default=None, compare=False)
+    repeat_auto: bool = False
+    """``repeat="auto"``: ``repeat`` is the cap, each scenario stops once decided."""
+    min_pass_rate: float | None = None
+    """The required pass rate for scenarios that declare none (see ``engine/_repeats.py``)."""
 
     @property
     def cap(self) -> int | None:
@@ -112,23 +116,31 @@ class LocalExecutor:
         indices = list(plan.indices) if plan.indices is not None else ()
         repeat, target = plan.repeat, plan.target
 
+        repeated = repeat != 1 or plan.repeat_auto
+
         async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
             with lane(f"scenario:{scenario.name}"):  # its cassette responses, in any order
-                runs = [
-                    await runner.run(
+                if repeated:  # engine/_repeats.py: the statistics stay off this path
+                    from scenarist.engine._repeats import run_repeats
+
+                    return await run_repeats(
+                        lambda: runner.run(
+                            scenario,
+                            target,
+                            plan.return_exception,
+                            timeout_s=plan.timeout_s,
+                            threads=threads,
+                        ),
                         scenario,
-                        target,
-                        plan.return_exception,
-                        timeout_s=plan.timeout_s,
-                        threads=threads,
+                        plan,
                     )
-                    for _ in range(repeat)
-                ]
-            if repeat == 1:
-                return runs[0]
-            chosen = next((r for r in runs if not r.passed), runs[-1])
-            chosen.repeat_statuses = [r.status for r in runs]
-            return chosen
+                return await runner.run(
+                    scenario,
+                    target,
+                    plan.return_exception,
+                    timeout_s=plan.timeout_s,
+                    threads=threads,
+                )
 
         # Scenarios are pulled one at a time, when a worker is free: a streamed suite
         # (any iterable) is built lazily, and no finished scenario is kept alive here.

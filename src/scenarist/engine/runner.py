@@ -427,6 +427,7 @@ class ScenarioRunner:
                 "run_statuses": statuses,
                 "repeat_statuses": [],
                 "tags": list(scenario.tags),
+                "repeat_stats": None,
             },
         )
 

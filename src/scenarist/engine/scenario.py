@@ -135,6 +135,7 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     ``Trace`` subclass. ``multiple_runs=n`` runs the whole scenario up to ``n`` times,
     each with a fresh trace, and stops at the first run that does not pass.
     ``timeout_s`` bounds each interaction (expiry is an ERROR with phase ``timeout``).
+    ``min_pass_rate`` (0-1) is the pass rate its repeated runs must show (ours).
     """
 
     model_config = ConfigDict(
@@ -149,6 +150,9 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     target: Any = Field(default=MISSING, exclude=True, repr=False)
     annotations: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, exclude_if=lambda v: v is None)
+    """The pass rate this scenario must be shown to reach over repeated runs
+    (``Suite.run(repeat=...)``, ``scenarist run --repeat``): see ``docs/statistics.md``."""
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
@@ -190,6 +194,13 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     @classmethod
     def _check_tags(cls, value: Any) -> list[str]:
         return _validate_tags(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _check_rate(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"min_pass_rate must be a pass rate from 0 to 1, got {value!r}")
+        return value
 
     @field_validator("target")
     @classmethod

@@ -18,12 +18,21 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, computed_fiel
 from scenarist.model._construct import construct
 from scenarist.model._ready import Ready
 from scenarist.model.certificate import ReplayCertificate
-from scenarist.model.stats import pass_at_k, pass_hat_k
+from scenarist.model.stats import (
+    interval_verdict,
+    pass_at_k,
+    pass_hat_k,
+    sequential_verdict,
+    wilson_interval,
+)
 from scenarist.model.status import (
+    DECIDED,
     FAILING,
     CheckStatus,
+    RateVerdict,
     ScenarioStatus,
     TestCaseStatus,
+    format_rate,
     pass_rate,
     pass_rate_of,
     rollup,
@@ -42,6 +51,7 @@ __all__ = [
     "GroupStats",
     "GroupedSuiteResult",
     "Metric",
+    "RepeatStats",
     "ScenarioResult",
     "ScenarioStatus",
     "StepError",
@@ -327,6 +337,83 @@ class TestCaseResult(_Renderable):
             )
 
 
+class RepeatStats(BaseModel):
+    """What a scenario's repeated runs say about its pass rate (``Suite.run(repeat=...)``).
+
+    ``runs`` counts the repeats that were decided (PASS, FAIL or ERROR: an ERROR counts
+    against the rate, as in every pass rate; a SKIP does not count). ``ci_low`` /
+    ``ci_high`` bound the pass rate with a Wilson 95% interval. With a required rate
+    (``min_pass_rate``), ``verdict`` says whether the rate is shown to reach it
+    (:class:`~scenarist.model.status.RateVerdict`; ``method`` ``"wilson"`` for a fixed
+    number of repeats, ``"sequential"`` for ``repeat="auto"``, see
+    :mod:`scenarist.model.stats`). Ours: giskard-checks has no such object.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    runs: int
+    passed: int
+    pass_rate: float | None
+    ci_low: float
+    ci_high: float
+    confidence: float = 0.95
+    flaky: bool = False
+    min_pass_rate: float | None = None
+    verdict: RateVerdict | None = None
+    method: str = "wilson"
+    cap: int | None = None
+    """The most repeats ``repeat="auto"`` could make (``None``: a fixed number)."""
+
+    @classmethod
+    def of(
+        cls,
+        statuses: Iterable[str],
+        min_pass_rate: float | None = None,
+        *,
+        sequential: bool = False,
+        cap: int | None = None,
+    ) -> RepeatStats:
+        """The statistics of some repeats' statuses, judged against ``min_pass_rate``."""
+        listed = [s for s in statuses if s in DECIDED]
+        runs = len(listed)
+        passed = sum(1 for s in listed if s == CheckStatus.PASS)
+        low, high = wilson_interval(runs, passed)
+        verdict: RateVerdict | None = None
+        if min_pass_rate is not None:
+            judge = sequential_verdict if sequential else interval_verdict
+            verdict = judge(runs, passed, min_pass_rate)
+        return cls(
+            runs=runs,
+            passed=passed,
+            pass_rate=pass_rate(passed, runs),
+            ci_low=low,
+            ci_high=high,
+            flaky=0 < passed < runs,
+            min_pass_rate=min_pass_rate,
+            verdict=verdict,
+            method="sequential" if sequential else "wilson",
+            cap=cap,
+        )
+
+    @property
+    def gate_passed(self) -> bool:
+        """The required rate is shown to be met (a PASS verdict)."""
+        return self.verdict is RateVerdict.PASS
+
+    def describe(self) -> str:
+        """``9/10 passed, 90.0% (95% CI 59.6%–98.2%) | min 80.0%: INCONCLUSIVE``."""
+        text = (
+            f"{self.passed}/{self.runs} passed, {format_rate(self.pass_rate)} "
+            f"(95% CI {format_rate(self.ci_low)}–{format_rate(self.ci_high)})"
+        )
+        if self.verdict is not None and self.min_pass_rate is not None:
+            how = " sequential" if self.method == "sequential" else ""
+            text += f" | min {format_rate(self.min_pass_rate)}:{how} {self.verdict.name}"
+        if self.flaky:
+            text += " | FLAKY"
+        return text
+
+
 class ScenarioResult(_Renderable):
     """The result of running one scenario: its steps, final trace and timing.
 
@@ -344,6 +431,10 @@ class ScenarioResult(_Renderable):
     """With ``Suite.run(repeat=k)``: the status of each of the ``k`` independent runs
     (this result shows the first one that did not pass, else the last)."""
     tags: list[str] = Field(default_factory=list)
+    repeat_stats: RepeatStats | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """With repeats: the pass rate, its interval and, with ``min_pass_rate``, the
+    statistical verdict. Ours; left out of dumps while ``None`` (the giskard-compatible
+    ``status`` stays that of the run shown)."""
 
     def __class_getitem__(cls, params: Any) -> Any:
         return cls
@@ -379,6 +470,12 @@ class ScenarioResult(_Renderable):
         """Repeated runs disagreed: at least one passed and at least one did not."""
         passed = self.repeats_passed
         return 0 < passed < len(self.repeat_statuses)
+
+    @property
+    def rate_verdict(self) -> RateVerdict | None:
+        """The statistical verdict against ``min_pass_rate`` (``None`` without one)."""
+        stats = self.repeat_stats
+        return stats.verdict if stats is not None else None
 
     @property
     def replay_verdict(self) -> dict[str, int] | None:
@@ -566,6 +663,15 @@ class SuiteResult(_Renderable):
     def flaky(self) -> list[ScenarioResult]:
         """Scenarios whose repeated runs both passed and failed."""
         return [r for r in self.results if r.flaky]
+
+    @property
+    def rate_verdicts(self) -> dict[str, int]:
+        """How many scenarios got each statistical verdict (``{}`` without a required rate)."""
+        counts: dict[str, int] = {}
+        for r in self.results:
+            if (verdict := r.rate_verdict) is not None:
+                counts[verdict.value] = counts.get(verdict.value, 0) + 1
+        return counts
 
     @property
     def pass_at_k(self) -> float | None:

@@ -131,6 +131,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
                 (scenario.status.upper(), STATUS_STYLE[scenario.status]),
             )
             yield Padding(_rows(_failing_rows(scenario)), (0, 0, 0, 4))
+    yield from _rate_lines(result)
     flaky = [r.scenario_name for r in result.flaky]
     if flaky:
         yield Text(f"Flaky (passed and failed across repeats): {', '.join(flaky)}", "yellow")
@@ -166,6 +167,26 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
     yield _summary_line(result)
 
 
+_VERDICT_STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow"}
+
+
+def _rate_lines(result: SuiteResult) -> Iterator[RenderableType]:
+    """One line per repeated scenario: its pass rate, Wilson 95% interval and, against a
+    required rate, its PASS / FAIL / INCONCLUSIVE verdict (FLAKY when runs disagreed)."""
+    from rich.text import Text
+
+    rows = [r for r in result.results if r.repeat_stats is not None]
+    if not rows:
+        return
+    yield Text("Pass rates over repeats (95% Wilson interval):", style="bold")
+    for r in rows:
+        stats = r.repeat_stats
+        assert stats is not None
+        verdict = stats.verdict.value if stats.verdict is not None else None
+        style = _VERDICT_STYLE.get(verdict or "", "yellow" if stats.flaky else "")
+        yield Text.assemble("  ", (r.scenario_name, "bold"), ": ", (stats.describe(), style))
+
+
 def _summary_line(result: SuiteResult) -> Text:
     from rich.text import Text
 
@@ -186,6 +207,11 @@ def _summary_line(result: SuiteResult) -> Text:
         line.append(f" | Repeat: {result.repeat} (pass@k {at_k:.2f}, pass^k {hat_k:.2f})")
         if result.flaky:
             line.append(f", {len(result.flaky)} flaky", "yellow")
+    if verdicts := result.rate_verdicts:
+        line.append(" | Min pass rate: ")
+        line.append(
+            ", ".join(f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive"))
+        )
     line.append(f" | Total Duration: {result.duration_ms}ms")
     if (cost := result.cost_usd) is not None:
         line.append(f" | Cost: ${cost:.4f}")
@@ -237,6 +263,8 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     if result.repeat_statuses:
         footer += f" | repeats: {result.repeats_passed}/{len(result.repeat_statuses)} passed"
         footer += " (flaky)" if result.flaky else ""
+    if (stats := result.repeat_stats) is not None and stats.verdict is not None:
+        footer += f" | {stats.verdict.name} vs min {format_rate(stats.min_pass_rate)}"
     if (cost := result.cost_usd) is not None:
         footer += f" | cost: ${cost:.4f}"
     if (replay := result.replay_verdict) is not None:

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
-from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.results import RepeatStats, ScenarioResult, SuiteResult
+from scenarist.model.status import RateVerdict, format_rate
 from scenarist.report.hub import jsonable, scenario_payload
 
 __all__ = ["to_junit_xml"]
@@ -100,6 +101,10 @@ def to_junit_xml(
     level = certificate.guarantee if certificate is not None else None
     for scenario in result.results:
         _testcase(root, scenario, suite_name, system_out, name_exceptions, level)
+    if result.rate_verdicts:  # required pass rates decided some cases: count the cases
+        for attribute in ("failures", "errors"):
+            found = sum(case.find(attribute[:-1]) is not None for case in root.iter("testcase"))
+            root.set(attribute, str(found))
 
     ET.indent(root, space="  ")
     xml = ET.tostring(root, encoding="unicode")
@@ -148,9 +153,30 @@ def _testcase(
         ET.SubElement(properties, "property", {"name": "repeats_passed", "value": passed})
     if scenario.flaky:
         ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
+    stats = scenario.repeat_stats
+    if stats is not None:
+        for name, value in _stats_properties(stats).items():
+            ET.SubElement(properties, "property", {"name": name, "value": value})
     _certificate_properties(properties, scenario_certificate(scenario, guarantee))
 
     element = _ELEMENT_FOR.get(scenario.status)
+    if stats is not None and stats.verdict is not None and element != "skipped":
+        # a required pass rate (ours, opt-in): the statistical verdict decides the case
+        if stats.verdict is RateVerdict.PASS:
+            element = None
+        else:
+            word = "below" if stats.verdict is RateVerdict.FAIL else "not shown to reach"
+            message = (
+                f"pass rate {word} the required {format_rate(stats.min_pass_rate)}: "
+                f"{stats.describe()}"
+            )
+            outcome = ET.SubElement(
+                case, "failure", {"message": _clean(message), "type": "min_pass_rate"}
+            )
+            outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
+            element = "failure"
+            ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+            return
     if element is not None:
         problems = _problems(scenario, name_exceptions)
         # no verdict, or one without a message: giskard-checks' wording
@@ -162,6 +188,21 @@ def _testcase(
         outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
     if system_out == "all" or element in ("failure", "error"):
         ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+
+
+def _stats_properties(stats: RepeatStats) -> dict[str, str]:
+    """The repeats' statistics as JUnit properties (``pass_rate``, ``pass_rate_ci``,
+    ``min_pass_rate``, ``rate_verdict``...)."""
+    found = {
+        "repeat_runs": str(stats.runs),
+        "pass_rate": f"{stats.pass_rate:.4f}" if stats.pass_rate is not None else "",
+        "pass_rate_ci95": f"{stats.ci_low:.4f}-{stats.ci_high:.4f}",
+    }
+    if stats.min_pass_rate is not None and stats.verdict is not None:
+        found["min_pass_rate"] = f"{stats.min_pass_rate:.4f}"
+        found["rate_verdict"] = stats.verdict.value
+        found["rate_method"] = stats.method
+    return found
 
 
 def _certificate_properties(properties: ET.Element, certificate: ReplayCertificate | None) -> None:

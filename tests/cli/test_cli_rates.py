@@ -103,3 +103,47 @@ def test_repeat_spelling_is_checked(
     result = cli("run", "coin.py", "--repeat", "often")
     assert result.exit_code == 2
     assert "--repeat must be a whole number >= 1, 'auto' or 'auto:N'" in result.output
+
+
+AGENT = """
+import itertools
+from scenarist import Equals, Scenario
+
+answers = itertools.cycle({pattern!r})
+agent = (Scenario("agent").interact("q", lambda inputs: next(answers))
+         .check(Equals(expected_value="ok")))
+"""
+
+
+def test_fail_on_regression_fails_only_a_significant_drop(
+    cli: Callable[..., Result], write: Callable[[str, str], Path]
+) -> None:
+    # three versions of one scenario (a file is imported once per process: one file each)
+    write("v1.py", AGENT.format(pattern=["ok"] * 9 + ["bad"]))
+    assert cli("run", "v1.py", "--repeat", "20", "-q").exit_code == 1  # 18/20: a FAIL shown
+    write("v2.py", AGENT.format(pattern=["ok"] * 4 + ["bad"]))  # 16/20: noise
+    noise = cli("run", "v2.py", "--repeat", "20", "--baseline", "last", "--fail-on-regression")
+    assert "Changed, not significant (one-sided Fisher exact test, alpha 0.05) (1)" in noise.output
+    assert "agent: 18/20 → 16/20 (p = 0.3307)" in noise.output
+    assert "regressed significantly" not in noise.output
+    write("v3.py", AGENT.format(pattern=["ok", "bad"]))  # 10/20 against 16/20
+    drop = cli("run", "v3.py", "--repeat", "20", "--baseline", "last", "--fail-on-regression")
+    assert drop.exit_code == 1, drop.output
+    assert "Regressed (one-sided Fisher exact test, alpha 0.05) (1)" in drop.output
+    assert (
+        drop.output.strip()
+        .splitlines()[-1]
+        .startswith(
+            "scenarist: FAILED (exit 1): 1 scenario(s) regressed significantly against the "
+            "baseline (--fail-on-regression)"
+        )
+    )
+
+
+def test_fail_on_regression_needs_a_baseline(
+    cli: Callable[..., Result], write: Callable[[str, str], Path]
+) -> None:
+    write("coin.py", HALF)
+    result = cli("run", "coin.py", "--fail-on-regression")
+    assert result.exit_code == 2
+    assert "--fail-on-regression compares with a baseline: add --baseline RUN" in result.output

@@ -285,6 +285,25 @@ def run(
         str | None,
         typer.Option("--baseline", help="Compare with a run log file, a run id, or 'last'."),
     ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help=(
+                "With --baseline: fail the run (exit 1) when a scenario regressed "
+                "significantly (one-sided Fisher exact test on its repeats' pass counts)."
+            ),
+        ),
+    ] = False,
+    regression_alpha: Annotated[
+        float,
+        typer.Option(
+            "--regression-alpha",
+            min=0.0001,
+            max=0.5,
+            help="The significance level of a regression (default 0.05).",
+        ),
+    ] = 0.05,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress and no report: the verdict only.")
     ] = False,
@@ -360,6 +379,8 @@ def run(
         ctx.meta[DEBUG_KEY] = True
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
+    if fail_on_regression and not baseline:
+        raise UserError("--fail-on-regression compares with a baseline: add --baseline RUN")
     repeat_count, repeat_auto = _repeat(repeat)
     if sandbox:
         if not replay:
@@ -447,8 +468,10 @@ def run(
     if certificate is not None:
         line = f"replay certificate: {certificate.summary()}"
         console.print(line, highlight=False, soft_wrap=True, markup=False)
+    regressed = 0
     if previous is not None:
-        comparison = result.compare(previous.to_suite_result())
+        comparison = result.compare(previous.to_suite_result(), alpha=regression_alpha)
+        regressed = len(comparison.regressed) if fail_on_regression else 0
         if not quiet:
             console.print(f"Compared with run {previous.header.run_id}:")
             comparison.print_report(console=console)
@@ -479,6 +502,7 @@ def run(
         replay_errors=len(ran.replay_errors),
         fail_on_vacuous=fail_on_vacuous,
         live_calls=_live(certificate, replay if fail_on_live is None else fail_on_live),
+        regressed=regressed,
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)

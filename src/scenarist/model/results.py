@@ -472,6 +472,15 @@ class ScenarioResult(_Renderable):
         return 0 < passed < len(self.repeat_statuses)
 
     @property
+    def gate_passed(self) -> bool:
+        """Passed: its rate verdict is PASS when it has one (a required rate over
+        repeats), else its status is PASS. What the CLI's exit code and JUnit count."""
+        stats = self.repeat_stats
+        if stats is not None and stats.verdict is not None:
+            return stats.verdict is RateVerdict.PASS
+        return self.status is ScenarioStatus.PASS
+
+    @property
     def rate_verdict(self) -> RateVerdict | None:
         """The statistical verdict against ``min_pass_rate`` (``None`` without one)."""
         stats = self.repeat_stats
@@ -538,7 +547,16 @@ class ScenarioResult(_Renderable):
         return "\n".join(line for s in self.failures_and_errors for line in s.format_failures())
 
     def assert_passed(self) -> None:
-        """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
+        """Raise ``AssertionError`` listing every failed check unless the scenario passed
+        (with a required pass rate over repeats: unless its rate verdict is PASS)."""
+        if (stats := self.repeat_stats) is not None and stats.verdict is not None:
+            if stats.verdict is not RateVerdict.PASS:
+                raise AssertionError(
+                    f"scenario {self.scenario_name!r} pass rate not shown to reach "
+                    f"{format_rate(stats.min_pass_rate)}: {stats.describe()}\n"
+                    f"{self.format_failures()}"
+                )
+            return
         if self.status is not ScenarioStatus.PASS:
             raise AssertionError(
                 f"scenario {self.scenario_name!r} {self.status.value}:\n{self.format_failures()}"
@@ -693,11 +711,13 @@ class SuiteResult(_Renderable):
         ]
         return sum(values) / len(values)
 
-    def compare(self, baseline: SuiteResult) -> RunComparison:
-        """What changed since ``baseline``: fixed, broken, still failing, new, removed."""
+    def compare(self, baseline: SuiteResult, *, alpha: float = 0.05) -> RunComparison:
+        """What changed since ``baseline``: fixed, broken, still failing, new, removed;
+        ``regressed``: pass rates that dropped significantly at level ``alpha`` (a
+        one-sided Fisher exact test on each scenario's repeats)."""
         from scenarist.model.comparison import compare_runs
 
-        return compare_runs(baseline, self)
+        return compare_runs(baseline, self, alpha=alpha)
 
     @property
     def cost_usd(self) -> float | None:
@@ -761,11 +781,15 @@ class SuiteResult(_Renderable):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` naming every scenario that did not pass."""
-        bad = [r for r in self.results if r.status is not ScenarioStatus.PASS]
+        bad = [r for r in self.results if not r.gate_passed]
         if bad:
             lines = [f"{len(bad)} of {len(self.results)} scenarios did not pass:"]
             for r in bad:
-                lines.append(f"- {r.scenario_name} [{r.status.value}]")
+                stats = r.repeat_stats
+                if stats is not None and stats.verdict is not None:
+                    lines.append(f"- {r.scenario_name} [rate {stats.describe()}]")
+                else:
+                    lines.append(f"- {r.scenario_name} [{r.status.value}]")
                 lines.extend(f"    {line}" for line in r.format_failures().splitlines())
             raise AssertionError("\n".join(lines))
 

@@ -468,6 +468,15 @@ def _comparison(result: RunComparison) -> Iterator[RenderableType]:
         yield Text(f"{title} ({len(changes)})", style=f"bold {style}")
         for change in changes:
             yield Text(f"  {change.scenario_name}: {change.before or '—'} → {change.after or '—'}")
+    level = f"one-sided Fisher exact test, alpha {result.alpha:g}"
+    for title, drops, style in (
+        (f"Regressed ({level})", result.regressed, "bold red"),
+        (f"Changed, not significant ({level})", result.changed_not_significant, "yellow"),
+    ):
+        if drops:
+            yield Text(f"{title} ({len(drops)})", style=style)
+            for drop in drops:
+                yield Text(f"  {drop.describe()}")
     before, after = result.baseline_pass_rate, result.pass_rate
     rate = (
         f"{'—' if before is None else f'{before * 100:.1f}%'} → "
@@ -477,4 +486,8 @@ def _comparison(result: RunComparison) -> Iterator[RenderableType]:
         f"{len(result.broken)} broken, {len(result.fixed)} fixed, "
         f"{len(result.still_failing)} still failing, {result.unchanged_passing} unchanged "
         f"passing | Pass Rate: {rate}"
+    )
+    yield Text(
+        f"{len(result.regressed)} regressed, {len(result.changed_not_significant)} changed "
+        f"but not significant ({level})"
     )

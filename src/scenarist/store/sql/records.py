@@ -126,6 +126,17 @@ class ScenarioResultView(BaseModel):
     check_count: int
     no_checks: bool
     checks: list[CheckResultView] = Field(default_factory=list)
+    repeats_passed: int | None = None
+    """With repeats: how many passed, of ``repeats_total`` (``None`` without repeats)."""
+    repeats_total: int | None = None
+    rate_verdict: str | None = None
+    """Against a required pass rate: ``pass`` / ``fail`` / ``inconclusive``."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def repeat_interval(self) -> tuple[float, float] | None:
+        """The Wilson 95% interval of the repeats' pass rate (``None`` without repeats)."""
+        return _interval(self.repeats_total, self.repeats_passed)
 
 
 class RunDetail(RunSummary):
@@ -153,6 +164,23 @@ class HistoryPoint(BaseModel):
     duration_ms: float | None
     cost_usd: float | None
     flaky: bool
+    repeats_passed: int | None = None
+    repeats_total: int | None = None
+    rate_verdict: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def repeat_interval(self) -> tuple[float, float] | None:
+        """The Wilson 95% interval of the repeats' pass rate (``None`` without repeats)."""
+        return _interval(self.repeats_total, self.repeats_passed)
+
+
+def _interval(runs: int | None, passed: int | None) -> tuple[float, float] | None:
+    if runs is None or passed is None:
+        return None
+    from scenarist.model.stats import wilson_interval
+
+    return wilson_interval(runs, passed)
 
 
 class ScenarioHistory(BaseModel):

@@ -210,3 +210,23 @@ def test_repeat_stats_describe() -> None:
         stats.describe()
         == "9/10 passed, 90.0% (95% CI 59.6%–98.2%) | min 80.0%: INCONCLUSIVE | FLAKY"
     )
+
+
+def test_a_ray_batch_carries_repeat_auto_and_the_run_rate() -> None:
+    """The options a Ray batch receives (``distributed/ray.py``) keep ``repeat="auto"``
+    and the run's required rate; the batch runs them as a local run would (no Ray)."""
+    import pickle
+
+    from scenarist.distributed.batch import run_scenario_batch
+    from scenarist.distributed.ray import _options
+    from scenarist.engine.executor import RunPlan
+    from scenarist.formats.runlog import decode_scenario_record
+
+    plan = RunPlan(target=None, repeat=30, repeat_auto=True, min_pass_rate=0.9)
+    scenario = Scenario("never").interact("q", "bad").check(Equals(expected_value="ok"))
+    answer = run_scenario_batch(pickle.dumps(([scenario], None)), [0], _options(plan), None, None)
+    (text,) = answer["records"]
+    result = decode_scenario_record(text).result
+    assert result.repeat_statuses == ["fail", "fail"]
+    assert result.repeat_stats is not None
+    assert (result.repeat_stats.method, result.rate_verdict) == ("sequential", RateVerdict.FAIL)

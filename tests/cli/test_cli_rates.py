@@ -147,3 +147,11 @@ def test_fail_on_regression_needs_a_baseline(
     result = cli("run", "coin.py", "--fail-on-regression")
     assert result.exit_code == 2
     assert "--fail-on-regression compares with a baseline: add --baseline RUN" in result.output
+
+
+def test_min_pass_rate_without_repeats_warns(
+    cli: Callable[..., Result], write: Callable[[str, str], Path]
+) -> None:
+    write("coin.py", HALF)
+    result = cli("run", "coin.py", "--min-pass-rate", "0.9", "-q")
+    assert "warning: --min-pass-rate is judged over repeated runs" in result.output

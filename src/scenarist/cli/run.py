@@ -382,6 +382,12 @@ def run(
     if fail_on_regression and not baseline:
         raise UserError("--fail-on-regression compares with a baseline: add --baseline RUN")
     repeat_count, repeat_auto = _repeat(repeat)
+    if min_pass_rate is not None and repeat_count == 1 and not repeat_auto:
+        typer.echo(
+            "warning: --min-pass-rate is judged over repeated runs and this run makes one of "
+            "each scenario; add --repeat K (30 or more) or --repeat auto",
+            err=True,
+        )
     if sandbox:
         if not replay:
             raise UserError(

@@ -471,6 +471,7 @@ def summary_lines(state: SessionState) -> list[str]:
                 f"vacuous passes (no interaction, or an empty input generator): {len(vacuous)}: "
                 f"{', '.join(vacuous)}"
             )
+        lines.extend(_rate_lines(result))
         verdicts = [v for r in result.results if (v := r.replay_verdict) is not None]
         if verdicts:
             totals = {k: sum(v[k] for v in verdicts) for k in ("replayed", "missed", "live")}
@@ -495,6 +496,19 @@ def summary_lines(state: SessionState) -> list[str]:
     if state.database is not None:
         lines.append(f"stored in the database {state.database}")
     lines.extend(f"error: {problem}" for problem in state.problems)
+    return lines
+
+
+def _rate_lines(result: SuiteResult) -> list[str]:
+    """Each repeated scenario's pass rate, 95% interval and verdict (``docs/statistics.md``)."""
+    repeated = [r for r in result.results if r.repeat_stats is not None]
+    if not repeated:
+        return []
+    lines = ["pass rates over repeats (95% Wilson interval):"]
+    lines.extend(f"  {r.scenario_name}: {r.repeat_stats.describe()}" for r in repeated)  # type: ignore[union-attr]
+    if verdicts := result.rate_verdicts:
+        counts = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive"))
+        lines.append(f"min pass rate verdicts: {counts}")
     return lines
 
 

@@ -44,7 +44,11 @@ async def test_compare_api_classifies_against_the_previous_run(client: httpx2.As
     assert (c["new"], c["removed"], c["skipped"], c["flaky_changes"]) == ([], [], [], [])
     assert c["unchanged_passing"] == 1
     assert (c["baseline_pass_rate"], c["pass_rate"]) == (0.5, 0.5)
-    assert body["has_regressions"] is True
+    # billing broke on one run each side: a change, never a significant regression
+    assert body["has_regressions"] is False
+    assert names(c["changed_not_significant"]) == ["billing"]
+    assert c["changed_not_significant"][0]["p_value"] == 0.5
+    assert (c["regressed"], c["alpha"]) == ([], 0.05)
     default = await client.get("/api/runs/run-2/compare")  # baseline defaults to previous
     assert default.json() == body
 

@@ -261,8 +261,11 @@ def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
 
 
 def _with_target(scenario: Scenario, suite: Suite) -> Scenario:
+    """The scenario with its suite's target and required pass rate where it has none."""
     if is_missing(scenario.target) and not is_missing(suite.target):
-        return scenario.copy().with_target(suite.target)
+        scenario = scenario.copy().with_target(suite.target)
+    if scenario.min_pass_rate is None and suite.min_pass_rate is not None:
+        scenario = scenario.model_copy(update={"min_pass_rate": suite.min_pass_rate})
     return scenario
 
 

@@ -91,6 +91,7 @@ def verdict(
     fail_on_vacuous: bool = False,
     live_calls: int = 0,
     budget: BudgetReport | None = None,
+    regressed: int = 0,
 ) -> Verdict:
     """Exit code and verdict line for a finished run (see the module docstring).
 
@@ -103,9 +104,30 @@ def verdict(
     LLM calls that went live when they must not (``--fail-on-live``): exit 1, said so.
     ``budget``: the run's budget report; one that stopped a scenario or was crossed is
     exit 4 (never a pass, whatever the pass rate).
+    ``regressed``: scenarios that regressed significantly against the baseline
+    (``--fail-on-regression``): exit 1, said so.
+
+    A scenario judged against a required pass rate (``--min-pass-rate``, a scenario's
+    ``min_pass_rate``, with repeats) counts by its statistical verdict: PASS passes
+    whatever its failing repeats, FAIL and INCONCLUSIVE fail; the line then adds the
+    verdicts' counts, so it agrees with the exit code.
     """
     rate = result.pass_rate
     counts = result.summary_line()
+    failed_count, errored_count = result.failed_count, result.errored_count
+    verdicts = result.rate_verdicts
+    if verdicts:
+        judged = [r for r in result.results if r.rate_verdict is not None]
+        below = sum(r.rate_verdict != "pass" for r in judged)
+        failed_count = below + sum(
+            r.status is ScenarioStatus.FAIL for r in result.results if r.rate_verdict is None
+        )
+        errored_count = sum(
+            r.status is ScenarioStatus.ERROR for r in result.results if r.rate_verdict is None
+        )
+        counts += " | min pass rate: " + ", ".join(
+            f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive")
+        )
     threshold = "" if fail_under is None else f"{fail_under * 100:.1f}%"
     finished = len(result.results)
     missing = max(0, (collected or 0) - finished)
@@ -139,25 +161,36 @@ def verdict(
             f"{live_calls} LLM call(s) went live during the replay (--fail-on-live): "
             "re-record with --record, or find the call in the certificate above"
         )
+    elif regressed:
+        code, word = 1, "FAILED"
+        reason = (
+            f"{regressed} scenario(s) regressed significantly against the baseline "
+            "(--fail-on-regression)"
+        )
     elif (
         fail_on_vacuous
         and (vacuous := [r for r in result.results if r.vacuous])
-        and not (result.failed_count or result.errored_count)
+        and not (failed_count or errored_count)
     ):
         code, word = 1, "FAILED"
         reason = (
             f"{len(vacuous)} scenario(s) passed with no interaction, or with an input "
             "generator that yielded none (--fail-on-vacuous)"
         )
-    elif not result.failed_count and not result.errored_count:
+    elif not failed_count and not errored_count:
         code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
-    elif result.errored_count:
-        code, word, reason = 2, "ERROR", f"{result.errored_count} scenario(s) errored"
+    elif errored_count:
+        code, word, reason = 2, "ERROR", f"{errored_count} scenario(s) errored"
     else:
         code, word = 1, "FAILED"
-        reason = f"{result.failed_count} scenario(s) failed"
+        reason = f"{failed_count} scenario(s) failed"
+        if verdicts:
+            reason += (
+                f" ({verdicts.get('fail', 0)} below their required pass rate, "
+                f"{verdicts.get('inconclusive', 0)} inconclusive)"
+            )
         if fail_under is not None:
             reason += f", pass rate below --fail-under {threshold}"
     return Verdict(code, f"scenarist: {word} (exit {code}): {reason} | {counts}")
@@ -211,6 +244,9 @@ class _Plan:
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
     budget: Budget | None = None
     """The run's budget, shared by every file's run (``--budget``)."""
+    repeat_auto: bool = False
+    """``--repeat auto[:N]``: ``repeat`` is the cap."""
+    min_pass_rate: float | None = None
 
 
 def run(
@@ -235,8 +271,28 @@ def run(
         ),
     ] = "1",
     repeat: Annotated[
-        int, typer.Option("--repeat", min=1, help="Run each scenario K times (flakiness).")
-    ] = 1,
+        str,
+        typer.Option(
+            "--repeat",
+            metavar="K|auto[:N]",
+            help=(
+                "Run each scenario K times (pass rate, 95% interval, flakiness); 'auto' "
+                "repeats each until --min-pass-rate is decided, at most N times (default 100)."
+            ),
+        ),
+    ] = "1",
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            help=(
+                "With --repeat: the pass rate (0-1) each scenario must be shown to reach "
+                "(PASS/FAIL/INCONCLUSIVE; a scenario's own min_pass_rate wins)."
+            ),
+        ),
+    ] = None,
     record: Annotated[
         bool,
         typer.Option("--record", help="Re-record LLM calls into .cassettes/ next to each file."),
@@ -258,6 +314,25 @@ def run(
         str | None,
         typer.Option("--baseline", help="Compare with a run log file, a run id, or 'last'."),
     ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help=(
+                "With --baseline: fail the run (exit 1) when a scenario regressed "
+                "significantly (one-sided Fisher exact test on its repeats' pass counts)."
+            ),
+        ),
+    ] = False,
+    regression_alpha: Annotated[
+        float,
+        typer.Option(
+            "--regression-alpha",
+            min=0.0001,
+            max=0.5,
+            help="The significance level of a regression (default 0.05).",
+        ),
+    ] = 0.05,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -350,6 +425,15 @@ def run(
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
     ledger = _parse_budget(budget)
+    if fail_on_regression and not baseline:
+        raise UserError("--fail-on-regression compares with a baseline: add --baseline RUN")
+    repeat_count, repeat_auto = _repeat(repeat)
+    if min_pass_rate is not None and repeat_count == 1 and not repeat_auto:
+        typer.echo(
+            "warning: --min-pass-rate is judged over repeated runs and this run makes one of "
+            "each scenario; add --repeat K (30 or more) or --repeat auto",
+            err=True,
+        )
     if sandbox:
         if not replay:
             raise UserError(
@@ -390,25 +474,31 @@ def run(
             f"no scenario matches {filters} ({found.scenario_count} found); loosen the filter"
         )
     _warn_duplicate_names(files)
+    if repeat_auto:
+        from scenarist.engine._repeats import check_rates
+
+        check_rates((s for f in files for s in f.scenarios), min_pass_rate)
     mode = "refresh" if record else "replay" if replay else None
     upload_url = check_upload(upload)
     scenario_files = [f for f in files if f.scenarios]
     plan = _Plan(
         scenario_files,
         _parallel(parallel),
-        repeat,
+        repeat_count,
         mode,
         quiet,
         _ray_executor(ray, scenario_files),
         project,
         junit,
+        repeat_auto=repeat_auto,
+        min_pass_rate=min_pass_rate,
     )
     if mode is not None:
         from scenarist.tracing.http._sandbox import guarantee
 
         plan.guarantee = guarantee(strict=mode == "replay")
     if ledger is not None:
-        plan.budget = _estimated(ledger, scenario_files, mode, repeat, quiet, project)
+        plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
         _run_items(ran, files, plan)
@@ -442,8 +532,10 @@ def run(
         console.print(replay_tally(ran.tapes), highlight=False, soft_wrap=True, markup=False)
     if certificate is not None and quiet:
         console.print(certificate.line(), highlight=False, soft_wrap=True, markup=False)
+    regressed = 0
     if previous is not None:
-        comparison = result.compare(previous.to_suite_result())
+        comparison = result.compare(previous.to_suite_result(), alpha=regression_alpha)
+        regressed = len(comparison.regressed) if fail_on_regression else 0
         if not quiet:
             console.print(f"Compared with run {previous.header.run_id}:")
             comparison.print_report(console=console)
@@ -475,6 +567,7 @@ def run(
         fail_on_vacuous=fail_on_vacuous,
         live_calls=_live(certificate, replay if fail_on_live is None else fail_on_live),
         budget=result.budget,
+        regressed=regressed,
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
@@ -548,6 +641,20 @@ def _history(names: list[str], project: str | None) -> dict[str, Estimate]:
     except Exception as exc:  # no database yet, or one that cannot be read: no history
         typer.echo(f"warning: no history for the budget's estimate ({exc})", err=True)
         return {}
+
+
+def _repeat(value: str) -> tuple[int, bool]:
+    """``--repeat``: ``K`` (a whole number >= 1), ``auto`` or ``auto:N``."""
+    text = value.strip()
+    if text.isdigit() and int(text) >= 1:
+        return int(text), False
+    from scenarist.engine._repeats import parse_auto
+
+    try:
+        cap = parse_auto(text, source="--repeat")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return cap, True  # a scenario without a required rate is named by the engine
 
 
 def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:
@@ -787,7 +894,12 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         project=plan.project,
         started_at=datetime.now(UTC),
         environment=collect_environment(),
-        settings=RunSettings(concurrency=_cap(plan.parallel), repeat=plan.repeat),
+        settings=RunSettings(
+            concurrency=_cap(plan.parallel),
+            repeat=plan.repeat,
+            repeat_auto=plan.repeat_auto,
+            min_pass_rate=plan.min_pass_rate,
+        ),
         budget=None if plan.budget is None else plan.budget.report,
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
@@ -843,9 +955,10 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             return_exception=True,
             parallel=_cap(plan.parallel) > 1,
             max_concurrency=plan.parallel,
-            repeat=plan.repeat,
+            repeat=f"auto:{plan.repeat}" if plan.repeat_auto else plan.repeat,
             executor=plan.executor,
             budget=plan.budget,
+            min_pass_rate=plan.min_pass_rate,
         )
         async with aclosing(stream_of_results) as finished:  # closed here, in this task
             async for index, result in finished:

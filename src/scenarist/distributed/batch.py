@@ -102,6 +102,8 @@ def run_scenario_batch(
         repeat=options["repeat"],
         limiter=limiter,
         indices=indices,
+        repeat_auto=options.get("repeat_auto", False),
+        min_pass_rate=options.get("min_pass_rate"),
     )
     records: list[str] = []
     tape_report: dict[str, Any] = {}

@@ -421,6 +421,8 @@ def _options(plan: RunPlan) -> dict[str, Any]:
         "concurrency": concurrency,
         "timeout_s": plan.timeout_s,
         "repeat": plan.repeat,
+        "repeat_auto": plan.repeat_auto,
+        "min_pass_rate": plan.min_pass_rate,
     }
 
 

@@ -58,6 +58,10 @@ class RunPlan:
     limiter: RateLimiter | Limiter | None = field(default=None, compare=False)
     indices: Sequence[int] | None = field(default=None, compare=False)
     budget: Budget | None = field(default=None, compare=False)
+    repeat_auto: bool = False
+    """``repeat="auto"``: ``repeat`` is the cap, each scenario stops once decided."""
+    min_pass_rate: float | None = None
+    """The required pass rate for scenarios that declare none (see ``engine/_repeats.py``)."""
 
     @property
     def cap(self) -> int | None:
@@ -115,23 +119,31 @@ class LocalExecutor:
         indices = list(plan.indices) if plan.indices is not None else ()
         repeat, target = plan.repeat, plan.target
 
+        repeated = repeat != 1 or plan.repeat_auto
+
         async def run_one(scenario: Scenario, threads: ThreadBudget | None) -> ScenarioResult:
             with lane(f"scenario:{scenario.name}"):  # its cassette responses, in any order
-                runs = [
-                    await runner.run(
+                if repeated:  # engine/_repeats.py: the statistics stay off this path
+                    from scenarist.engine._repeats import run_repeats
+
+                    return await run_repeats(
+                        lambda: runner.run(
+                            scenario,
+                            target,
+                            plan.return_exception,
+                            timeout_s=plan.timeout_s,
+                            threads=threads,
+                        ),
                         scenario,
-                        target,
-                        plan.return_exception,
-                        timeout_s=plan.timeout_s,
-                        threads=threads,
+                        plan,
                     )
-                    for _ in range(repeat)
-                ]
-            if repeat == 1:
-                return runs[0]
-            chosen = next((r for r in runs if not r.passed), runs[-1])
-            chosen.repeat_statuses = [r.status for r in runs]
-            return chosen
+                return await runner.run(
+                    scenario,
+                    target,
+                    plan.return_exception,
+                    timeout_s=plan.timeout_s,
+                    threads=threads,
+                )
 
         budget = plan.budget
 
@@ -144,29 +156,33 @@ class LocalExecutor:
 
                 budget = Budget()  # no run limit: the scenarios' own budgets only
 
-            async def every_run() -> list[ScenarioResult]:
-                with lane(f"scenario:{scenario.name}"):
-                    return [
-                        await runner.run(
-                            scenario,
-                            target,
-                            plan.return_exception,
-                            timeout_s=plan.timeout_s,
-                            threads=threads,
-                        )
-                        for _ in range(repeat)
-                    ]
-
             async def start() -> tuple[ScenarioResult, list[ScenarioResult]]:
+                runs: list[ScenarioResult] = []  # every run's spend counts
+
+                async def one() -> ScenarioResult:
+                    result = await runner.run(
+                        scenario,
+                        target,
+                        plan.return_exception,
+                        timeout_s=plan.timeout_s,
+                        threads=threads,
+                    )
+                    runs.append(result)
+                    return result
+
+                async def all_runs() -> ScenarioResult:
+                    with lane(f"scenario:{scenario.name}"):
+                        if repeated:
+                            from scenarist.engine._repeats import run_repeats
+
+                            return await run_repeats(one, scenario, plan)
+                        return await one()
+
                 if adaptive is None:
-                    runs = await every_run()
+                    chosen = await all_runs()
                 else:
                     async with adaptive.slot():
-                        runs = await every_run()
-                chosen = runs[0]
-                if repeat > 1:
-                    chosen = next((r for r in runs if not r.passed), runs[-1])
-                    chosen.repeat_statuses = [r.status for r in runs]
+                        chosen = await all_runs()
                 return chosen, runs
 
             return await budget.run(scenario, repeat * scenario.multiple_runs, start)

@@ -445,6 +445,7 @@ class ScenarioRunner:
                 "repeat_statuses": [],
                 "tags": list(scenario.tags),
                 "certificate": cassette_certificate(trace),
+                "repeat_stats": None,
             },
         )
 

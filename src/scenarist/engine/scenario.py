@@ -145,6 +145,7 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     each with a fresh trace, and stops at the first run that does not pass.
     ``timeout_s`` bounds each interaction (expiry is an ERROR with phase ``timeout``).
     ``budget`` (USD) caps what a suite run lets it spend (:mod:`scenarist.engine.budget`).
+    ``min_pass_rate`` (0-1) is the pass rate its repeated runs must show (ours).
     """
 
     model_config = ConfigDict(
@@ -165,6 +166,9 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
     """The most this scenario may be expected to spend, in USD: estimated above it, a
     suite run does not start it (BUDGET); spending more while running fails the run (see
     :mod:`scenarist.engine.budget`). Ours; left out of dumps while ``None``."""
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, exclude_if=lambda v: v is None)
+    """The pass rate this scenario must be shown to reach over repeated runs
+    (``Suite.run(repeat=...)``, ``scenarist run --repeat``): see ``docs/statistics.md``."""
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
@@ -214,6 +218,13 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
         even look for them (its path without a budget stays as it was)."""
         if value is not None:
             _BUDGETS_SEEN[0] = True
+        return value
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _check_rate(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"min_pass_rate must be a pass rate from 0 to 1, got {value!r}")
         return value
 
     @field_validator("target")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from scenarist._sync import run_sync
 from scenarist.engine._gc import FREEZE_EVERY, frozen_while_running
@@ -46,6 +46,25 @@ def validate_repeat(value: Any) -> int:
     if value < 1:
         raise ValueError(f"repeat must be at least 1, got {value!r}")
     return value
+
+
+def _repeat_plan(value: Any) -> tuple[int, bool]:
+    """``repeat``: ``k`` (an int ≥ 1) → ``(k, False)``; ``"auto"`` / ``"auto:N"`` →
+    ``(cap, True)`` (see :func:`scenarist.engine._repeats.parse_auto`)."""
+    if isinstance(value, str):
+        from scenarist.engine._repeats import parse_auto
+
+        return parse_auto(value, source="repeat"), True
+    return validate_repeat(value), False
+
+
+def _validate_rate(value: Any, source: str) -> float | None:
+    """``None`` or a number from 0 to 1 (a required pass rate)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"{source} must be a pass rate from 0 to 1 (0.9 for 90%), got {value!r}")
+    return float(value)
 
 
 def validate_max_concurrency(value: Any) -> int | None:
@@ -125,8 +144,16 @@ class Suite(BaseModel):
     name: str
     scenarios: list[Scenario] = Field(default_factory=list)
     target: Any = Field(default=MISSING, exclude=True, repr=False)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, exclude_if=lambda v: v is None)
+    """The pass rate repeated runs must show, for the scenarios that declare none."""
 
     _stream: Iterable[Scenario] | None = PrivateAttr(None)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _check_rate(cls, value: Any) -> Any:
+        return _validate_rate(value, "min_pass_rate")
+
     _stream_used: bool = PrivateAttr(False)
 
     def __init__(self, /, **data: Any) -> None:
@@ -226,16 +253,21 @@ class Suite(BaseModel):
         parallel: bool,
         concurrency: int | AdaptiveConcurrency | None,
         timeout_s: float | None,
-        repeat: int,
+        repeat: Any,
         rate_limits: Any,
         budget: Any = None,
+        min_pass_rate: Any = None,
     ) -> RunPlan:
+        count, auto = _repeat_plan(repeat)
+        rate = _validate_rate(min_pass_rate, "min_pass_rate")
+        if rate is None:
+            rate = self.min_pass_rate
         limiter: RateLimiter | None = None
         if rate_limits is not None or os.environ.get(_RATE_LIMITS_ENV):
             limiter = _limiter(rate_limits)  # (no budgets: the module is not even imported)
         ledger: Budget | None = None
         if budget is not None:
-            ledger = _budget(budget, self, repeat)
+            ledger = _budget(budget, self, count)
         elif (
             budgets_seen()
             and not self.streamed
@@ -243,16 +275,18 @@ class Suite(BaseModel):
         ):
             from scenarist.engine.budget import Budget
 
-            ledger = _budget(Budget(), self, repeat)  # no run limit: the scenarios' own
+            ledger = _budget(Budget(), self, count)  # no run limit: the scenarios' own
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,
             parallel=parallel,
             concurrency=concurrency,
             timeout_s=timeout_s,
-            repeat=repeat,
+            repeat=count,
             limiter=limiter,
             budget=ledger,
+            repeat_auto=auto,
+            min_pass_rate=rate,
         )
 
     async def _execute(
@@ -292,10 +326,11 @@ class Suite(BaseModel):
         max_concurrency: int | str | AdaptiveConcurrency | None = None,
         *,
         timeout_s: float | None = None,
-        repeat: int = 1,
+        repeat: int | str = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
         budget: Budget | float | str | None = None,
+        min_pass_rate: float | None = None,
     ) -> AsyncGenerator[tuple[int, ScenarioResult], None]:
         """Yield ``(index, result)`` as scenarios finish (in completion order when parallel).
 
@@ -311,10 +346,21 @@ class Suite(BaseModel):
         import anyio.lowlevel
 
         concurrency = validate_concurrency(max_concurrency)
-        repeat = validate_repeat(repeat)
         plan = self._plan(
-            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits, budget
+            target,
+            return_exception,
+            parallel,
+            concurrency,
+            timeout_s,
+            repeat,
+            rate_limits,
+            budget,
+            min_pass_rate,
         )
+        if plan.repeat_auto and not self.streamed:
+            from scenarist.engine._repeats import check_rates
+
+            check_rates(self.scenarios, plan.min_pass_rate)
         send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
             plan.cap or 100
         )
@@ -353,10 +399,11 @@ class Suite(BaseModel):
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
-        repeat: int = 1,
+        repeat: int | str = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
         budget: Budget | float | str | None = None,
+        min_pass_rate: float | None = None,
     ) -> SuiteResult:
         """Run every scenario; results come back in scenario order.
 
@@ -364,7 +411,12 @@ class Suite(BaseModel):
         With ``return_exception=False`` the first exception stops the run and is raised.
         ``repeat=k`` runs every scenario ``k`` independent times (see
         :attr:`SuiteResult.flaky`, :attr:`SuiteResult.pass_at_k`); it is separate from a
-        scenario's ``multiple_runs``.
+        scenario's ``multiple_runs``. Each repeated scenario's ``repeat_stats`` holds its
+        pass rate with a Wilson 95% interval; against a required rate (the scenario's
+        ``min_pass_rate``, else the suite's, else ``min_pass_rate`` here) it carries a
+        PASS / FAIL / INCONCLUSIVE verdict. ``repeat="auto"`` (cap 100) or ``"auto:N"``
+        repeats each scenario only until a sequential test decides it (see
+        ``docs/statistics.md``).
 
         ``max_concurrency="auto"`` (or an :class:`~scenarist.engine.adaptive.AdaptiveConcurrency`
         with its own cap) adapts the level to the agent's LLM calls (AIMD).
@@ -380,10 +432,21 @@ class Suite(BaseModel):
         :attr:`SuiteResult.budget` says what was estimated, spent and stopped.
         """
         concurrency = validate_concurrency(max_concurrency)
-        repeat = validate_repeat(repeat)
         plan = self._plan(
-            target, return_exception, parallel, concurrency, timeout_s, repeat, rate_limits, budget
+            target,
+            return_exception,
+            parallel,
+            concurrency,
+            timeout_s,
+            repeat,
+            rate_limits,
+            budget,
+            min_pass_rate,
         )
+        if plan.repeat_auto and not self.streamed:
+            from scenarist.engine._repeats import check_rates
+
+            check_rates(self.scenarios, plan.min_pass_rate)
         if not self.streamed:
             # giskard-checks refuses such tags when it builds the result, after the run
             bad_tags = tags_error(self.scenarios)
@@ -464,10 +527,11 @@ class Suite(BaseModel):
         verbose: bool = True,
         *,
         timeout_s: float | None = None,
-        repeat: int = 1,
+        repeat: int | str = 1,
         executor: Executor | None = None,
         rate_limits: Any = None,
         budget: Budget | float | str | None = None,
+        min_pass_rate: float | None = None,
     ) -> SuiteResult:
         """:meth:`run` from sync code (safe inside a running event loop)."""
         return run_sync(
@@ -482,6 +546,7 @@ class Suite(BaseModel):
             executor=executor,
             rate_limits=rate_limits,
             budget=budget,
+            min_pass_rate=min_pass_rate,
         )
 
     @classmethod

@@ -92,6 +92,10 @@ class RunSettings(BaseModel):
 
     concurrency: int | None = None
     repeat: int = 1
+    repeat_auto: bool = Field(default=False, exclude_if=lambda v: not v)
+    """``--repeat auto``: ``repeat`` is the cap (scenarios stop once decided)."""
+    min_pass_rate: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``--min-pass-rate``: the required rate of scenarios that declare none."""
 
 
 class RunLogHeader(BaseModel):

@@ -19,12 +19,21 @@ from scenarist.model._construct import construct
 from scenarist.model._ready import Ready
 from scenarist.model.budget import BUDGET, BUDGET_PHASE, BudgetReport
 from scenarist.model.certificate import ReplayCertificate
-from scenarist.model.stats import pass_at_k, pass_hat_k
+from scenarist.model.stats import (
+    interval_verdict,
+    pass_at_k,
+    pass_hat_k,
+    sequential_verdict,
+    wilson_interval,
+)
 from scenarist.model.status import (
+    DECIDED,
     FAILING,
     CheckStatus,
+    RateVerdict,
     ScenarioStatus,
     TestCaseStatus,
+    format_rate,
     pass_rate,
     pass_rate_of,
     rollup,
@@ -44,6 +53,7 @@ __all__ = [
     "GroupStats",
     "GroupedSuiteResult",
     "Metric",
+    "RepeatStats",
     "ScenarioResult",
     "ScenarioStatus",
     "StepError",
@@ -346,6 +356,83 @@ class TestCaseResult(_Renderable):
             )
 
 
+class RepeatStats(BaseModel):
+    """What a scenario's repeated runs say about its pass rate (``Suite.run(repeat=...)``).
+
+    ``runs`` counts the repeats that were decided (PASS, FAIL or ERROR: an ERROR counts
+    against the rate, as in every pass rate; a SKIP does not count). ``ci_low`` /
+    ``ci_high`` bound the pass rate with a Wilson 95% interval. With a required rate
+    (``min_pass_rate``), ``verdict`` says whether the rate is shown to reach it
+    (:class:`~scenarist.model.status.RateVerdict`; ``method`` ``"wilson"`` for a fixed
+    number of repeats, ``"sequential"`` for ``repeat="auto"``, see
+    :mod:`scenarist.model.stats`). Ours: giskard-checks has no such object.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    runs: int
+    passed: int
+    pass_rate: float | None
+    ci_low: float
+    ci_high: float
+    confidence: float = 0.95
+    flaky: bool = False
+    min_pass_rate: float | None = None
+    verdict: RateVerdict | None = None
+    method: str = "wilson"
+    cap: int | None = None
+    """The most repeats ``repeat="auto"`` could make (``None``: a fixed number)."""
+
+    @classmethod
+    def of(
+        cls,
+        statuses: Iterable[str],
+        min_pass_rate: float | None = None,
+        *,
+        sequential: bool = False,
+        cap: int | None = None,
+    ) -> RepeatStats:
+        """The statistics of some repeats' statuses, judged against ``min_pass_rate``."""
+        listed = [s for s in statuses if s in DECIDED]
+        runs = len(listed)
+        passed = sum(1 for s in listed if s == CheckStatus.PASS)
+        low, high = wilson_interval(runs, passed)
+        verdict: RateVerdict | None = None
+        if min_pass_rate is not None:
+            judge = sequential_verdict if sequential else interval_verdict
+            verdict = judge(runs, passed, min_pass_rate)
+        return cls(
+            runs=runs,
+            passed=passed,
+            pass_rate=pass_rate(passed, runs),
+            ci_low=low,
+            ci_high=high,
+            flaky=0 < passed < runs,
+            min_pass_rate=min_pass_rate,
+            verdict=verdict,
+            method="sequential" if sequential else "wilson",
+            cap=cap,
+        )
+
+    @property
+    def gate_passed(self) -> bool:
+        """The required rate is shown to be met (a PASS verdict)."""
+        return self.verdict is RateVerdict.PASS
+
+    def describe(self) -> str:
+        """``9/10 passed, 90.0% (95% CI 59.6%–98.2%) | min 80.0%: INCONCLUSIVE``."""
+        text = (
+            f"{self.passed}/{self.runs} passed, {format_rate(self.pass_rate)} "
+            f"(95% CI {format_rate(self.ci_low)}–{format_rate(self.ci_high)})"
+        )
+        if self.verdict is not None and self.min_pass_rate is not None:
+            how = " sequential" if self.method == "sequential" else ""
+            text += f" | min {format_rate(self.min_pass_rate)}:{how} {self.verdict.name}"
+        if self.flaky:
+            text += " | FLAKY"
+        return text
+
+
 class ScenarioResult(_Renderable):
     """The result of running one scenario: its steps, final trace and timing.
 
@@ -367,6 +454,10 @@ class ScenarioResult(_Renderable):
     """The replay certificate of its LLM calls when it ran inside a cassette (guarantee
     ``none`` when recording) or replayed a trace as an item; ``None`` otherwise. Ours
     (giskard-checks has none): left out of dumps, kept by the run log's record."""
+    repeat_stats: RepeatStats | None = Field(default=None, kw_only=True, exclude_if=_unset)
+    """With repeats: the pass rate, its interval and, with ``min_pass_rate``, the
+    statistical verdict. Ours; left out of dumps while ``None`` (the giskard-compatible
+    ``status`` stays that of the run shown)."""
 
     def __class_getitem__(cls, params: Any) -> Any:
         return cls
@@ -416,6 +507,21 @@ class ScenarioResult(_Renderable):
         """Repeated runs disagreed: at least one passed and at least one did not."""
         passed = self.repeats_passed
         return 0 < passed < len(self.repeat_statuses)
+
+    @property
+    def gate_passed(self) -> bool:
+        """Passed: its rate verdict is PASS when it has one (a required rate over
+        repeats), else its status is PASS. What the CLI's exit code and JUnit count."""
+        stats = self.repeat_stats
+        if stats is not None and stats.verdict is not None:
+            return stats.verdict is RateVerdict.PASS
+        return self.status is ScenarioStatus.PASS
+
+    @property
+    def rate_verdict(self) -> RateVerdict | None:
+        """The statistical verdict against ``min_pass_rate`` (``None`` without one)."""
+        stats = self.repeat_stats
+        return stats.verdict if stats is not None else None
 
     @property
     def replay_verdict(self) -> dict[str, int] | None:
@@ -478,7 +584,16 @@ class ScenarioResult(_Renderable):
         return "\n".join(line for s in self.failures_and_errors for line in s.format_failures())
 
     def assert_passed(self) -> None:
-        """Raise ``AssertionError`` listing every failed check unless the scenario passed."""
+        """Raise ``AssertionError`` listing every failed check unless the scenario passed
+        (with a required pass rate over repeats: unless its rate verdict is PASS)."""
+        if (stats := self.repeat_stats) is not None and stats.verdict is not None:
+            if stats.verdict is not RateVerdict.PASS:
+                raise AssertionError(
+                    f"scenario {self.scenario_name!r} pass rate not shown to reach "
+                    f"{format_rate(stats.min_pass_rate)}: {stats.describe()}\n"
+                    f"{self.format_failures()}"
+                )
+            return
         if self.status is not ScenarioStatus.PASS:
             raise AssertionError(
                 f"scenario {self.scenario_name!r} {self.status.value}:\n{self.format_failures()}"
@@ -622,6 +737,15 @@ class SuiteResult(_Renderable):
         return [r for r in self.results if r.flaky]
 
     @property
+    def rate_verdicts(self) -> dict[str, int]:
+        """How many scenarios got each statistical verdict (``{}`` without a required rate)."""
+        counts: dict[str, int] = {}
+        for r in self.results:
+            if (verdict := r.rate_verdict) is not None:
+                counts[verdict.value] = counts.get(verdict.value, 0) + 1
+        return counts
+
+    @property
     def pass_at_k(self) -> float | None:
         """Mean over scenarios of pass@k, ``k = repeat`` (``None`` without repeats)."""
         return self._repeat_mean(pass_at_k)
@@ -641,11 +765,13 @@ class SuiteResult(_Renderable):
         ]
         return sum(values) / len(values)
 
-    def compare(self, baseline: SuiteResult) -> RunComparison:
-        """What changed since ``baseline``: fixed, broken, still failing, new, removed."""
+    def compare(self, baseline: SuiteResult, *, alpha: float = 0.05) -> RunComparison:
+        """What changed since ``baseline``: fixed, broken, still failing, new, removed;
+        ``regressed``: pass rates that dropped significantly at level ``alpha`` (a
+        one-sided Fisher exact test on each scenario's repeats)."""
         from scenarist.model.comparison import compare_runs
 
-        return compare_runs(baseline, self)
+        return compare_runs(baseline, self, alpha=alpha)
 
     @property
     def cost_usd(self) -> float | None:
@@ -709,11 +835,15 @@ class SuiteResult(_Renderable):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` naming every scenario that did not pass."""
-        bad = [r for r in self.results if r.status is not ScenarioStatus.PASS]
+        bad = [r for r in self.results if not r.gate_passed]
         if bad:
             lines = [f"{len(bad)} of {len(self.results)} scenarios did not pass:"]
             for r in bad:
-                lines.append(f"- {r.scenario_name} [{r.status.value}]")
+                stats = r.repeat_stats
+                if stats is not None and stats.verdict is not None:
+                    lines.append(f"- {r.scenario_name} [rate {stats.describe()}]")
+                else:
+                    lines.append(f"- {r.scenario_name} [{r.status.value}]")
                 lines.extend(f"    {line}" for line in r.format_failures().splitlines())
             raise AssertionError("\n".join(lines))
 

@@ -18,6 +18,7 @@ __all__ = [
     "FAILING",
     "SKIPPED",
     "CheckStatus",
+    "RateVerdict",
     "ScenarioStatus",
     "TestCaseStatus",
     "format_rate",
@@ -72,6 +73,20 @@ class ScenarioStatus(_Status):
     FAIL = "fail"
     ERROR = "error"
     SKIP = "skip"
+
+
+class RateVerdict(_Status):
+    """The statistical verdict on a scenario's repeats against a required pass rate.
+
+    Not a giskard-checks status: it sits beside ``ScenarioStatus`` (which keeps PASS /
+    FAIL / ERROR / SKIP) on ``ScenarioResult.repeat_stats``. PASS: the pass rate is shown
+    to be at least the required rate; FAIL: shown to be below it; INCONCLUSIVE: the runs
+    cannot tell (never a pass). See :mod:`scenarist.model.stats`.
+    """
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
 
 
 S = TypeVar("S", CheckStatus, TestCaseStatus, ScenarioStatus)

@@ -164,6 +164,7 @@ def _suite(result: SuiteResult) -> Iterator[RenderableType]:
         yield Text(f"Budget: {result.budget.summary()}", style=style)
         for warning in result.budget.warnings:
             yield Text(f"Budget warning: {warning}", style="yellow")
+    yield from _rate_lines(result)
     flaky = [r.scenario_name for r in result.flaky]
     if flaky:
         yield Text(f"Flaky (passed and failed across repeats): {', '.join(flaky)}", "yellow")
@@ -215,6 +216,26 @@ def _whole_line(text: str, style: str) -> Text:
     return WholeLine(text, style=style)
 
 
+_VERDICT_STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow"}
+
+
+def _rate_lines(result: SuiteResult) -> Iterator[RenderableType]:
+    """One line per repeated scenario: its pass rate, Wilson 95% interval and, against a
+    required rate, its PASS / FAIL / INCONCLUSIVE verdict (FLAKY when runs disagreed)."""
+    from rich.text import Text
+
+    rows = [r for r in result.results if r.repeat_stats is not None]
+    if not rows:
+        return
+    yield Text("Pass rates over repeats (95% Wilson interval):", style="bold")
+    for r in rows:
+        stats = r.repeat_stats
+        assert stats is not None
+        verdict = stats.verdict.value if stats.verdict is not None else None
+        style = _VERDICT_STYLE.get(verdict or "", "yellow" if stats.flaky else "")
+        yield Text.assemble("  ", (r.scenario_name, "bold"), ": ", (stats.describe(), style))
+
+
 def _summary_line(result: SuiteResult) -> Text:
     from rich.text import Text
 
@@ -235,6 +256,11 @@ def _summary_line(result: SuiteResult) -> Text:
         line.append(f" | Repeat: {result.repeat} (pass@k {at_k:.2f}, pass^k {hat_k:.2f})")
         if result.flaky:
             line.append(f", {len(result.flaky)} flaky", "yellow")
+    if verdicts := result.rate_verdicts:
+        line.append(" | Min pass rate: ")
+        line.append(
+            ", ".join(f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive"))
+        )
     line.append(f" | Total Duration: {result.duration_ms}ms")
     if (cost := result.cost_usd) is not None:
         line.append(f" | Cost: ${cost:.4f}")
@@ -286,6 +312,8 @@ def _scenario(result: ScenarioResult) -> Iterator[RenderableType]:
     if result.repeat_statuses:
         footer += f" | repeats: {result.repeats_passed}/{len(result.repeat_statuses)} passed"
         footer += " (flaky)" if result.flaky else ""
+    if (stats := result.repeat_stats) is not None and stats.verdict is not None:
+        footer += f" | {stats.verdict.name} vs min {format_rate(stats.min_pass_rate)}"
     if (cost := result.cost_usd) is not None:
         footer += f" | cost: ${cost:.4f}"
     if (certificate := result.certificate) is not None:
@@ -511,6 +539,15 @@ def _comparison(result: RunComparison) -> Iterator[RenderableType]:
         yield Text(f"{title} ({len(changes)})", style=f"bold {style}")
         for change in changes:
             yield Text(f"  {change.scenario_name}: {change.before or '—'} → {change.after or '—'}")
+    level = f"one-sided Fisher exact test, alpha {result.alpha:g}"
+    for title, drops, style in (
+        (f"Regressed ({level})", result.regressed, "bold red"),
+        (f"Changed, not significant ({level})", result.changed_not_significant, "yellow"),
+    ):
+        if drops:
+            yield Text(f"{title} ({len(drops)})", style=style)
+            for drop in drops:
+                yield Text(f"  {drop.describe()}")
     before, after = result.baseline_pass_rate, result.pass_rate
     rate = (
         f"{'—' if before is None else f'{before * 100:.1f}%'} → "
@@ -520,4 +557,8 @@ def _comparison(result: RunComparison) -> Iterator[RenderableType]:
         f"{len(result.broken)} broken, {len(result.fixed)} fixed, "
         f"{len(result.still_failing)} still failing, {result.unchanged_passing} unchanged "
         f"passing | Pass Rate: {rate}"
+    )
+    yield Text(
+        f"{len(result.regressed)} regressed, {len(result.changed_not_significant)} changed "
+        f"but not significant ({level})"
     )

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
-from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.results import RepeatStats, ScenarioResult, SuiteResult
+from scenarist.model.status import RateVerdict, format_rate
 from scenarist.report.hub import jsonable, scenario_payload
 
 __all__ = ["to_junit_xml"]
@@ -103,6 +104,10 @@ def to_junit_xml(
     level = certificate.guarantee if certificate is not None else None
     for scenario in result.results:
         _testcase(root, scenario, suite_name, system_out, name_exceptions, level)
+    if result.rate_verdicts:  # required pass rates decided some cases: count the cases
+        for attribute in ("failures", "errors"):
+            found = sum(case.find(attribute[:-1]) is not None for case in root.iter("testcase"))
+            root.set(attribute, str(found))
 
     ET.indent(root, space="  ")
     xml = ET.tostring(root, encoding="unicode")
@@ -152,15 +157,32 @@ def _testcase(
     if scenario.flaky:
         ET.SubElement(properties, "property", {"name": "flaky", "value": "true"})
     _calibration_properties(properties, scenario)
+    stats = scenario.repeat_stats
+    if stats is not None:
+        for name, value in _stats_properties(stats).items():
+            ET.SubElement(properties, "property", {"name": name, "value": value})
     _certificate_properties(properties, scenario_certificate(scenario, guarantee))
 
     element = _ELEMENT_FOR.get(scenario.status)
+    judged = stats is not None and stats.verdict is not None and element != "skipped"
+    if judged and stats is not None and stats.verdict is RateVerdict.PASS:
+        element = None  # a required pass rate (ours, opt-in): the statistical verdict decides
     if scenario.budget_stopped:  # an ERROR for giskard readers, BUDGET for ours
         ET.SubElement(properties, "property", {"name": "outcome", "value": "budget"})
         error = scenario.steps[0].error
         message = f"BUDGET: {error.message if error is not None else 'not started'}"
         outcome = ET.SubElement(case, "error", {"message": _clean(message), "type": "BUDGET"})
         outcome.text = _clean(f"scenario={scenario.scenario_name}\n{message}")
+    elif judged and stats is not None and stats.verdict is not RateVerdict.PASS:
+        word = "below" if stats.verdict is RateVerdict.FAIL else "not shown to reach"
+        message = (
+            f"pass rate {word} the required {format_rate(stats.min_pass_rate)}: {stats.describe()}"
+        )
+        outcome = ET.SubElement(
+            case, "failure", {"message": _clean(message), "type": "min_pass_rate"}
+        )
+        outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
+        element = "failure"
     elif element is not None:
         problems = _problems(scenario, name_exceptions)
         # no verdict, or one without a message: giskard-checks' wording
@@ -186,6 +208,21 @@ def _calibration_properties(properties: ET.Element, scenario: ScenarioResult) ->
                     "judge_calibration",
                     {"check": f"step_{index}.{check.label}", **badge},
                 )
+
+
+def _stats_properties(stats: RepeatStats) -> dict[str, str]:
+    """The repeats' statistics as JUnit properties (``pass_rate``, ``pass_rate_ci``,
+    ``min_pass_rate``, ``rate_verdict``...)."""
+    found = {
+        "repeat_runs": str(stats.runs),
+        "pass_rate": f"{stats.pass_rate:.4f}" if stats.pass_rate is not None else "",
+        "pass_rate_ci95": f"{stats.ci_low:.4f}-{stats.ci_high:.4f}",
+    }
+    if stats.min_pass_rate is not None and stats.verdict is not None:
+        found["min_pass_rate"] = f"{stats.min_pass_rate:.4f}"
+        found["rate_verdict"] = stats.verdict.value
+        found["rate_method"] = stats.method
+    return found
 
 
 def _certificate_properties(properties: ET.Element, certificate: ReplayCertificate | None) -> None:

@@ -152,11 +152,18 @@ async def compare_run(
         max_length=1000,
         description="the baseline run id, or 'previous' (the newest older run of the same name)",
     ),
+    alpha: float = Query(
+        0.05,
+        gt=0,
+        lt=1,
+        description="the significance level of a regression (one-sided Fisher exact test)",
+    ),
 ) -> Any:
     """What changed from ``baseline`` to this run: fixed, broken, still failing, new,
-    removed, skipped and flaky changes, and both pass rates."""
+    removed, skipped and flaky changes, both pass rates, and the scenarios whose pass
+    rate dropped significantly (``regressed``) or not (``changed_not_significant``)."""
     try:
-        return await compare_stored_runs(store, run_id, baseline)
+        return await compare_stored_runs(store, run_id, baseline, alpha=alpha)
     except CompareError as exc:
         return error_response(404, str(exc))
 

@@ -837,6 +837,8 @@ def _compare_summary(result: StoredComparison) -> str:
         (len(c.skipped), "skipped"),
         (len(c.flaky_changes), "flaky changes"),
         (c.unchanged_passing, "still passing"),
+        (len(c.regressed), "regressed"),
+        (len(c.changed_not_significant), "changed, not significant"),
     ]
     rates = f"pass rate {_percent(c.baseline_pass_rate)} → {_percent(c.pass_rate)}"
     return " · ".join([", ".join(f"{n} {label}" for n, label in counts), rates])
@@ -846,7 +848,9 @@ def _percent(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:.1%}"
 
 
-async def compare_page(store: SqlStore, run_id: str, baseline: str = PREVIOUS) -> ComparePage:
+async def compare_page(
+    store: SqlStore, run_id: str, baseline: str = PREVIOUS, alpha: float = 0.05
+) -> ComparePage:
     """Raises :class:`~scenarist.store.sql.compare.CompareError` when a run is missing."""
-    result = await compare_stored_runs(store, run_id, baseline)
+    result = await compare_stored_runs(store, run_id, baseline, alpha=alpha)
     return ComparePage(**dict(result), summary=_compare_summary(result))

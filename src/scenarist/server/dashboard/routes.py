@@ -353,12 +353,17 @@ async def trace_snapshot(request: Request, trace_id: str, store: Store) -> Respo
 @router.get("/runs/{run_id}/compare", dependencies=[Read])
 @router.get("/runs/{run_id}/compare.json", dependencies=[Read])
 async def compare(
-    request: Request, run_id: str, store: Store, baseline: str = PREVIOUS
+    request: Request,
+    run_id: str,
+    store: Store,
+    baseline: str = PREVIOUS,
+    alpha: float = Query(0.05, gt=0, lt=1),
 ) -> Response:
-    """The run against ``baseline`` (a run id, default its previous run)."""
+    """The run against ``baseline`` (a run id, default its previous run); ``alpha``: the
+    level of a significant regression."""
     wants_json = page_format(request)[1] or request.url.path.endswith(".json")
     try:
-        page = await pages.compare_page(store, run_id, baseline or PREVIOUS)
+        page = await pages.compare_page(store, run_id, baseline or PREVIOUS, alpha)
     except CompareError as exc:
         return not_found(str(exc), wants_json=wants_json)
     return render("compare.html", page, wants_json=wants_json)

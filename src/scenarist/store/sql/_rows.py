@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from scenarist.formats.runlog import RunLog
     from scenarist.model.items import ScenarioRunRecord
     from scenarist.model.record import TraceRecord
+    from scenarist.model.results import ScenarioResult
     from scenarist.replay.snapshots import SnapshotData
 
 __all__ = [
@@ -56,6 +57,18 @@ def _text(value: str | None) -> str | None:
 def dumps(model: BaseModel) -> str:
     """Compact JSON of ``model``, values that JSON cannot hold mapped as in ``_jsonable``."""
     return json_text(model.model_dump())
+
+
+def _repeat_columns(result: ScenarioResult) -> Row:
+    """The repeats' counts and rate verdict (``None`` each without repeats)."""
+    stats = result.repeat_stats
+    return {
+        "repeats_passed": stats.passed if stats is not None else None,
+        "repeats_total": stats.runs if stats is not None else None,
+        "rate_verdict": stats.verdict.value
+        if stats is not None and stats.verdict is not None
+        else None,
+    }
 
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:
@@ -95,6 +108,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                 "check_count": record.check_count,
                 "no_checks": record.no_checks,
                 "document": dump_json(record),
+                **_repeat_columns(result),
             }
         )
         for step_index, step in enumerate(result.steps):

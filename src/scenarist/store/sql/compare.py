@@ -1,6 +1,7 @@
 """Comparing two stored runs: the classification of :mod:`scenarist.model.comparison` (fixed,
-broken, still failing, new, removed, skipped, flaky changes, pass rates) computed from
-the ``scenario_results`` rows, so a run is compared without loading its documents.
+broken, still failing, new, removed, skipped, flaky changes, pass rates, significant
+regressions) computed from the ``scenario_results`` rows, so a run is compared without
+loading its documents.
 
 ``baseline`` is a run id, or ``"previous"``: the newest older run of the same kind and
 name (the run page's "previous run"). A plain function over a
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 from sqlalchemy import and_, or_, select
 
 from scenarist.model.comparison import RunComparison, ScenarioOutcome, compare_outcomes
+from scenarist.model.stats import ALPHA
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import RunRow, ScenarioResultRow, table_of
 
@@ -91,14 +93,24 @@ async def _outcomes(db: Database, run_id: str) -> tuple[ComparedRun, list[Scenar
             raise CompareError(f"no run {run_id!r}")
         rows = (
             await connection.execute(
-                select(_SCENARIOS.c.scenario_name, _SCENARIOS.c.status, _SCENARIOS.c.flaky)
+                select(
+                    _SCENARIOS.c.scenario_name,
+                    _SCENARIOS.c.status,
+                    _SCENARIOS.c.flaky,
+                    _SCENARIOS.c.repeats_passed,
+                    _SCENARIOS.c.repeats_total,
+                )
                 .where(_SCENARIOS.c.project == db.project, _SCENARIOS.c.run_id == run_id)
                 .order_by(_SCENARIOS.c.position)
             )
         ).all()
     outcomes = [
         ScenarioOutcome(
-            scenario_name=row.scenario_name, status_text=row.status, is_flaky=bool(row.flaky)
+            scenario_name=row.scenario_name,
+            status_text=row.status,
+            is_flaky=bool(row.flaky),
+            repeats_passed=row.repeats_passed,
+            repeats_total=row.repeats_total,
         )
         for row in rows
     ]
@@ -115,9 +127,13 @@ async def _outcomes(db: Database, run_id: str) -> tuple[ComparedRun, list[Scenar
     return side, outcomes
 
 
-async def compare_stored_runs(db: Database, run_id: str, baseline: str) -> StoredComparison:
+async def compare_stored_runs(
+    db: Database, run_id: str, baseline: str, *, alpha: float = ALPHA
+) -> StoredComparison:
     """``run_id`` compared with ``baseline`` (a run id or ``"previous"``); raises
-    :class:`CompareError` when either run is missing."""
+    :class:`CompareError` when either run is missing. ``alpha``: the level at which a
+    scenario's drop in pass rate counts as a regression (one-sided Fisher exact test on
+    its repeats' pass counts, kept in ``scenario_results`` since migration 0008)."""
     current, after = await _outcomes(db, run_id)
     if baseline == PREVIOUS:
         previous = await _previous_run_id(db, run_id)
@@ -129,7 +145,7 @@ async def compare_stored_runs(db: Database, run_id: str, baseline: str) -> Store
         baseline = previous
     base, before = await _outcomes(db, baseline)
     comparison = compare_outcomes(
-        before, after, baseline_pass_rate=base.pass_rate, pass_rate=current.pass_rate
+        before, after, baseline_pass_rate=base.pass_rate, pass_rate=current.pass_rate, alpha=alpha
     )
     return StoredComparison(
         run=current,

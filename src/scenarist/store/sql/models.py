@@ -179,6 +179,12 @@ class ScenarioResultRow(Base):
     check_count: Mapped[int] = mapped_column(Integer)
     no_checks: Mapped[bool] = mapped_column(Boolean)
     document: Mapped[str | None] = mapped_column(Text)
+    repeats_passed: Mapped[int | None] = mapped_column(Integer)
+    """With ``--repeat``: how many repeats passed, of ``repeats_total`` decided ones
+    (``NULL``: one run, counted from ``status``); migration 0008."""
+    repeats_total: Mapped[int | None] = mapped_column(Integer)
+    rate_verdict: Mapped[str | None] = mapped_column(String(16))
+    """The verdict against a required pass rate (``pass``/``fail``/``inconclusive``)."""
 
     __table_args__ = (
         PrimaryKeyConstraint("project", "run_id", "position"),

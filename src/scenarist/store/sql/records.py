@@ -132,6 +132,17 @@ class ScenarioResultView(BaseModel):
     outcome: str | None = None
     """``"budget"`` for a scenario the run's budget did not start (its ``status`` is
     ``"error"``, as giskard-checks code sees it); ``None`` otherwise."""
+    repeats_passed: int | None = None
+    """With repeats: how many passed, of ``repeats_total`` (``None`` without repeats)."""
+    repeats_total: int | None = None
+    rate_verdict: str | None = None
+    """Against a required pass rate: ``pass`` / ``fail`` / ``inconclusive``."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def repeat_interval(self) -> tuple[float, float] | None:
+        """The Wilson 95% interval of the repeats' pass rate (``None`` without repeats)."""
+        return _interval(self.repeats_total, self.repeats_passed)
 
 
 class RunDetail(RunSummary):
@@ -159,6 +170,23 @@ class HistoryPoint(BaseModel):
     duration_ms: float | None
     cost_usd: float | None
     flaky: bool
+    repeats_passed: int | None = None
+    repeats_total: int | None = None
+    rate_verdict: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def repeat_interval(self) -> tuple[float, float] | None:
+        """The Wilson 95% interval of the repeats' pass rate (``None`` without repeats)."""
+        return _interval(self.repeats_total, self.repeats_passed)
+
+
+def _interval(runs: int | None, passed: int | None) -> tuple[float, float] | None:
+    if runs is None or passed is None:
+        return None
+    from scenarist.model.stats import wilson_interval
+
+    return wilson_interval(runs, passed)
 
 
 class ScenarioHistory(BaseModel):

@@ -270,6 +270,9 @@ class RunQueries(Database):
                 duration_ms=row.duration_ms,
                 cost_usd=row.cost_usd,
                 flaky=row.flaky,
+                repeats_passed=row.repeats_passed,
+                repeats_total=row.repeats_total,
+                rate_verdict=row.rate_verdict,
             )
             for row in rows
         ]

@@ -52,6 +52,7 @@ def test_every_benchmark_has_a_smoke_test() -> None:
         "ray_executor.py",  # on the Ray tests' own Ray: tests/distributed/test_ray_bench.py
         "rate_limiter.py",
         "suite_scale.py",
+        "guard_write_cost.py",
     }
     assert scripts == covered, "a benchmark was added or removed: give it a smoke test here"
 
@@ -306,3 +307,11 @@ def test_compare_prints_the_peer_beside_scenarist(tmp_path: Path) -> None:
     row = rows["sequential, ms per scenario"]
     assert row["pydantic_evals"] == peer["a_sequential"]["per_scenario_ms"]
     assert row["ratio_pydantic_evals_over_scenarist"] == row["pydantic_evals"] / row["scenarist"]
+
+
+def test_guard_write_cost_times_every_write() -> None:
+    out = run_bench("guard_write_cost.py", "--n", "50", "--rounds", "3")
+    lines = out.splitlines()
+    assert lines[0].split() == ["write", "no", "guard", "added"]
+    assert any(line.startswith("socket.send, 64 bytes") for line in lines)
+    assert any(line.startswith("socket.send, a non-LLM request") for line in lines)

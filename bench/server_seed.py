@@ -185,6 +185,9 @@ def run_rows(
                 "flaky": flaky,
                 "check_count": spec.checks,
                 "no_checks": False,
+                "repeats_passed": None,  # no repeats: the rate columns stay empty
+                "repeats_total": None,
+                "rate_verdict": None,
                 "document": docs.get(spec, status, position),
             }
         )

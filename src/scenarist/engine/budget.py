@@ -301,6 +301,7 @@ def stopped_result(scenario: Scenario, message: str) -> ScenarioResult:
             "repeat_statuses": [],
             "tags": list(scenario.tags),
             "certificate": None,  # never started: no call, replayed or live
+            "repeat_stats": None,
         },
     )
 

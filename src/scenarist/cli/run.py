@@ -11,10 +11,11 @@ code, so the two cannot disagree.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,6 +33,7 @@ from scenarist.formats.runlog import (
     RunSettings,
     ScenarioRecord,
     collect_environment,
+    record_json,
     run_log_from_suite_result,
     write_jsonl,
 )
@@ -182,6 +184,8 @@ class _Plan:
     junit: Path | None = None
     guarantee: Guarantee | None = None
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
+    freeze: Any = None
+    """Called every ``FREEZE_EVERY`` results: they are kept to the end (``engine._gc``)."""
 
 
 def run(
@@ -361,19 +365,25 @@ def run(
         from scenarist.tracing.http._sandbox import guarantee
 
         plan.guarantee = guarantee(strict=mode == "replay")
-    ran = _execute(plan, _suite_name(found))
-    if not ran.interrupted:
-        _run_items(ran, files, plan)
-    result, header = ran.result, ran.header
-    from rich.console import Console
+    from scenarist.engine._gc import frozen_while_running
 
-    console = Console()
-    collected = sum(len(f.scenarios) for f in files) + ran.item_results
-    if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
-        console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
-        outcome = verdict(result, collected=collected, interrupted=True)
-        console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
-        raise typer.Exit(outcome.exit_code)
+    # what exists now and the results as they come stay out of the collector's full
+    # collections (as in Suite.run) until the outputs are written
+    with frozen_while_running() as freeze:
+        plan.freeze = freeze
+        ran = _execute(plan, _suite_name(found))
+        if not ran.interrupted:
+            _run_items(ran, files, plan)
+        result, header = ran.result, ran.header
+        from rich.console import Console
+
+        console = Console()
+        collected = sum(len(f.scenarios) for f in files) + ran.item_results
+        if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
+            console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
+            outcome = verdict(result, collected=collected, interrupted=True)
+            console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
+            raise typer.Exit(outcome.exit_code)
     if not quiet:
         result.print_report(console=console)
     for message in ran.errors + ran.replay_errors:
@@ -402,6 +412,7 @@ def run(
         settings=header.settings,
         environment=header.environment,
         certificate=certificate,
+        records=ran.records,
     )
     kept = outputs.run_log(log, ran.stream, json_file)
     outputs.database(log, ran.stream if kept else None)
@@ -593,6 +604,8 @@ class _Ran:
     """Each file's cassette verdict (``--record`` / ``--replay``)."""
     item_results: int = 0
     """How many of ``result``'s results are items (after the scenarios')."""
+    records: list[ScenarioRecord | None] = field(default_factory=list)
+    """The scenarios' records as streamed (by index): the final run log reuses them."""
 
 
 def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
@@ -665,6 +678,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     """Run every file's scenarios; results in discovery order, streamed to the run log
     (header first: a runs folder that cannot be written stops here, before any run)."""
     from scenarist._sync import run_sync
+    from scenarist.engine._gc import FREEZE_EVERY
     from scenarist.engine._progress import Progress
 
     scenarios = [s for f in plan.files for s in f.scenarios]
@@ -681,6 +695,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     except OSError as exc:
         raise UserError(write_problem("the run log in", runs_dir(), exc, HOME_FIX)) from exc
     results: list[ScenarioResult | None] = [None] * len(scenarios)
+    records: list[ScenarioRecord | None] = [None] * len(scenarios)
     errors: list[str] = []
     replay_errors: list[str] = []
     tapes: list[CassetteStats] = []
@@ -708,13 +723,19 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         )
     )
     t0 = time.perf_counter()
+    appender = _Appender(stream)
+
+    kept = [0]
 
     def keep(index: int, result: ScenarioResult) -> None:
         results[index] = result
+        kept[0] += 1
+        if plan.freeze is not None and kept[0] % FREEZE_EVERY == 0:
+            plan.freeze()
+        record = records[index] = ScenarioRecord.from_result(index, result, plan.guarantee)
         if streaming[0]:
             try:
-                record = ScenarioRecord.from_result(index, result, plan.guarantee)
-                write_jsonl([record], stream, append=True)
+                appender.write(record_json(record) + "\n")
             except OSError:
                 streaming[0] = False
         if progress is not None:
@@ -767,6 +788,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        appender.close()
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
@@ -776,4 +798,27 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes)
+    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes, records=records)
+
+
+class _Appender:
+    """The streamed run log's records, appended through one file opened at the first
+    (each line reaches the file before the next scenario is reported: a run that dies
+    leaves every finished scenario's line)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._file: Any = None
+
+    def write(self, line: str) -> None:
+        data = line.encode("utf-8")
+        if self._file is None:
+            self._file = self._path.open("ab")
+        self._file.write(data)
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None

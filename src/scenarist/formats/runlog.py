@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
@@ -65,6 +65,7 @@ __all__ = [
     "decode_text",
     "json_schema",
     "read_jsonl",
+    "record_json",
     "run_log_from_suite_result",
     "write_jsonl",
 ]
@@ -132,6 +133,20 @@ class ScenarioRecord(BaseModel):
     tokens_out: int = 0
     certificate: ReplayCertificate | None = None
     """The replay certificate of its LLM calls (``None``: not a replay nor a recording)."""
+    _json: str | None = PrivateAttr(default=None)
+    """Its line, once :func:`record_json` wrote it (a record is written to the streamed
+    run log, the final one and the database: encoded once). Dropped when a field is set
+    or the record copied; its ``result``, a finished scenario's, is not changed after."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "_json":
+            self._json = None
+        super().__setattr__(name, value)
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Self:
+        copied = super().model_copy(update=update, deep=deep)
+        copied._json = None
+        return copied
 
     @classmethod
     def from_result(
@@ -223,10 +238,13 @@ def run_log_from_suite_result(
     environment: RunEnvironment | None = None,
     project: str | None = None,
     certificate: ReplayCertificate | None = None,
+    records: Sequence[ScenarioRecord | None] = (),
 ) -> RunLog:
     """The run log of a finished suite run (environment collected now unless given;
     ``project`` ``None``: the project of the store it goes to; ``certificate``: the
-    run's replay certificate, whose guarantee the scenario records share)."""
+    run's replay certificate, whose guarantee the scenario records share; ``records``:
+    records already made as the scenarios finished (by index, as streamed), reused
+    where they hold the same result object with the same certificate guarantee)."""
     ended_at = None
     if result.started_at is not None:
         ended_at = result.started_at + timedelta(milliseconds=result.duration_ms)
@@ -261,8 +279,35 @@ def run_log_from_suite_result(
         )
     )
     level = certificate.guarantee if certificate is not None else None
-    records = [ScenarioRecord.from_result(i, r, level) for i, r in enumerate(result.results)]
-    return RunLog(header=header, scenarios=records, footer=footer)
+    made = [
+        _reused(records, i, r, level) or ScenarioRecord.from_result(i, r, level)
+        for i, r in enumerate(result.results)
+    ]
+    return RunLog(header=header, scenarios=made, footer=footer)
+
+
+def _reused(
+    records: Sequence[ScenarioRecord | None],
+    index: int,
+    result: ScenarioResult,
+    level: Guarantee | None,
+) -> ScenarioRecord | None:
+    record = records[index] if index < len(records) else None
+    if record is None or record.result is not result or record.index != index:
+        return None
+    certificate = record.certificate
+    if (certificate.guarantee if certificate is not None else None) != level:
+        return None
+    return record
+
+
+def record_json(record: BaseModel) -> str:
+    """:func:`dump_json` of ``record``; a :class:`ScenarioRecord`'s is computed once."""
+    if isinstance(record, ScenarioRecord):
+        if record._json is None:
+            record._json = dump_json(record)
+        return record._json
+    return dump_json(record)
 
 
 def write_jsonl(
@@ -274,7 +319,7 @@ def write_jsonl(
     outputs as its ``str``; bytes, cycles and unprintable objects marked).
     """
     items = records.records() if isinstance(records, RunLog) else list(records)
-    text = "".join(dump_json(record) + "\n" for record in items)
+    text = "".join(record_json(record) + "\n" for record in items)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a" if append else "w", encoding="utf-8") as handle:

@@ -46,6 +46,7 @@ from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.status import ScenarioStatus, pass_rate
 
 __all__ = [
     "FORMAT_VERSION",
@@ -258,32 +259,47 @@ def run_log_from_suite_result(
         certificate=certificate,
         **({"run_id": run_id} if run_id else {}),
     )
-    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
-    # reads back as incomplete too.
-    footer = (
-        None
-        if result.incomplete
-        else RunLogFooter(
-            ended_at=ended_at,
-            duration_ms=result.duration_ms,
-            passed_count=result.passed_count,
-            failed_count=result.failed_count,
-            errored_count=result.errored_count,
-            skipped_count=result.skipped_count,
-            pass_rate=result.pass_rate,
-            cost_usd=result.cost_usd,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            recommendation=result.recommendation,
-            vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
-        )
-    )
     level = certificate.guarantee if certificate is not None else None
     made = [
         _reused(records, i, r, level) or ScenarioRecord.from_result(i, r, level)
         for i, r in enumerate(result.results)
     ]
+    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
+    # reads back as incomplete too. The totals are the records' (each computed once).
+    footer = None if result.incomplete else _footer(result, made, ended_at)
     return RunLog(header=header, scenarios=made, footer=footer)
+
+
+def _footer(
+    result: SuiteResult, records: list[ScenarioRecord], ended_at: datetime | None
+) -> RunLogFooter:
+    """The footer of ``result`` whose records are ``records`` (the same totals as
+    ``result``'s properties, in one pass)."""
+    counts = dict.fromkeys(ScenarioStatus, 0)
+    costs: list[float] = []
+    tokens_in = tokens_out = 0
+    for record in records:
+        counts[record.result.status] += 1
+        if record.cost_usd is not None:
+            costs.append(record.cost_usd)
+        tokens_in += record.tokens_in
+        tokens_out += record.tokens_out
+    passed = counts[ScenarioStatus.PASS]
+    failed, errored = counts[ScenarioStatus.FAIL], counts[ScenarioStatus.ERROR]
+    return RunLogFooter(
+        ended_at=ended_at,
+        duration_ms=result.duration_ms,
+        passed_count=passed,
+        failed_count=failed,
+        errored_count=errored,
+        skipped_count=counts[ScenarioStatus.SKIP],
+        pass_rate=pass_rate(passed, passed + failed + errored),
+        cost_usd=sum(costs) if costs else None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        recommendation=result.recommendation,
+        vacuous=[record.index for record in records if record.vacuous],
+    )
 
 
 def _reused(

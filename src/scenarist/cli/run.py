@@ -318,6 +318,7 @@ def run(
         code = _sandbox.enter(_argv())
         if code >= 0:  # the run happened inside the sandbox, with its own report
             raise typer.Exit(code)
+    freeze = _frozen_until_closed(ctx)
     chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
     previous = load_run_log(baseline) if baseline else None
     found = discover(paths)
@@ -365,25 +366,21 @@ def run(
         from scenarist.tracing.http._sandbox import guarantee
 
         plan.guarantee = guarantee(strict=mode == "replay")
-    from scenarist.engine._gc import frozen_while_running
+    plan.freeze = freeze
+    freeze()  # the scenarios as discovered: kept to the end
+    ran = _execute(plan, _suite_name(found))
+    if not ran.interrupted:
+        _run_items(ran, files, plan)
+    result, header = ran.result, ran.header
+    from rich.console import Console
 
-    # what exists now and the results as they come stay out of the collector's full
-    # collections (as in Suite.run) until the outputs are written
-    with frozen_while_running() as freeze:
-        plan.freeze = freeze
-        ran = _execute(plan, _suite_name(found))
-        if not ran.interrupted:
-            _run_items(ran, files, plan)
-        result, header = ran.result, ran.header
-        from rich.console import Console
-
-        console = Console()
-        collected = sum(len(f.scenarios) for f in files) + ran.item_results
-        if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
-            console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
-            outcome = verdict(result, collected=collected, interrupted=True)
-            console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
-            raise typer.Exit(outcome.exit_code)
+    console = Console()
+    collected = sum(len(f.scenarios) for f in files) + ran.item_results
+    if ran.interrupted:  # Ctrl-C: no report, no database; the streamed log stays as it is
+        console.print(f"Run log (incomplete): {ran.stream}", highlight=False, soft_wrap=True)
+        outcome = verdict(result, collected=collected, interrupted=True)
+        console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
+        raise typer.Exit(outcome.exit_code)
     if not quiet:
         result.print_report(console=console)
     for message in ran.errors + ran.replay_errors:
@@ -430,6 +427,18 @@ def run(
     )
     console.print(outcome.line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _frozen_until_closed(ctx: typer.Context) -> Any:
+    """Keep what exists now (the imports), the scenarios as discovered and the results as
+    they come out of the cyclic collector's full collections until the command ends (as
+    ``Suite.run`` does, ``engine._gc``): the function to call as results accumulate."""
+    from scenarist.engine._gc import frozen_while_running
+
+    scope = frozen_while_running()
+    freeze = scope.__enter__()
+    ctx.call_on_close(lambda: scope.__exit__(None, None, None))
+    return freeze
 
 
 def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:

@@ -114,3 +114,51 @@ def test_serve_freezes_what_startup_loaded_and_gives_it_back_when_it_stops(
     cli.serve("127.0.0.1", 8480, f"sqlite:///{tmp_path}/s.db")
     assert frozen_while_serving and frozen_while_serving[0] > 0
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+WATCHED_FILE = """
+import gc
+
+from scenarist import Equals, FnCheck, Scenario, Suite
+
+SEEN = []
+
+
+def watch(trace):
+    SEEN.append(gc.get_freeze_count())
+    return True
+
+
+suite = Suite(name="gc-cli", scenarios=[
+    Scenario(f"s{i}").interact(f"q{i}", f"a{i}").check(FnCheck(name="watch", fn=watch))
+    for i in range(3)
+])
+"""
+
+
+@pytest.mark.usefixtures("collector_as_found")
+def test_scenarist_run_freezes_while_it_runs_and_gives_everything_back(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from typer.testing import CliRunner
+
+    from scenarist.cli.app import app
+
+    (tmp_path / "gc_cli_scenarios.py").write_text(WATCHED_FILE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCENARIST_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SCENARIST_SUPERVISE", "0")
+    monkeypatch.delenv("SCENARIST_URL", raising=False)
+    monkeypatch.delenv("SCENARIST_DATABASE_URL", raising=False)
+    before = Cycle()
+    dead_before = weakref.ref(before)
+    del before
+    outcome = CliRunner().invoke(app, ["run", "gc_cli_scenarios.py", "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    module = next(m for n, m in sys.modules.items() if n.endswith("gc_cli_scenarios"))
+    assert module.SEEN and min(module.SEEN) > 0  # the scenarios ran frozen
+    assert gc.get_freeze_count() == 0 and gc.isenabled()  # and the command gave it back
+    gc.collect()
+    assert dead_before() is None

@@ -11,10 +11,11 @@ code, so the two cannot disagree.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,6 +33,7 @@ from scenarist.formats.runlog import (
     RunSettings,
     ScenarioRecord,
     collect_environment,
+    record_json,
     run_log_from_suite_result,
     write_jsonl,
 )
@@ -247,6 +249,8 @@ class _Plan:
     repeat_auto: bool = False
     """``--repeat auto[:N]``: ``repeat`` is the cap."""
     min_pass_rate: float | None = None
+    freeze: Any = None
+    """Called every ``FREEZE_EVERY`` results: they are kept to the end (``engine._gc``)."""
 
 
 def run(
@@ -444,6 +448,7 @@ def run(
         code = _sandbox.enter(_argv())
         if code >= 0:  # the run happened inside the sandbox, with its own report
             raise typer.Exit(code)
+    freeze = _frozen_until_closed(ctx)
     chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
     previous = load_run_log(baseline) if baseline else None
     found = discover(paths)
@@ -499,6 +504,8 @@ def run(
         plan.guarantee = guarantee(strict=mode == "replay")
     if ledger is not None:
         plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
+    plan.freeze = freeze
+    freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
         _run_items(ran, files, plan)
@@ -552,6 +559,7 @@ def run(
         settings=header.settings,
         environment=header.environment,
         certificate=certificate,
+        records=ran.records,
     )
     kept = outputs.run_log(log, ran.stream, json_file)
     outputs.database(log, ran.stream if kept else None)
@@ -655,6 +663,18 @@ def _repeat(value: str) -> tuple[int, bool]:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return cap, True  # a scenario without a required rate is named by the engine
+
+
+def _frozen_until_closed(ctx: typer.Context) -> Any:
+    """Keep what exists now (the imports), the scenarios as discovered and the results as
+    they come out of the cyclic collector's full collections until the command ends (as
+    ``Suite.run`` does, ``engine._gc``): the function to call as results accumulate."""
+    from scenarist.engine._gc import frozen_while_running
+
+    scope = frozen_while_running()
+    freeze = scope.__enter__()
+    ctx.call_on_close(lambda: scope.__exit__(None, None, None))
+    return freeze
 
 
 def _live(certificate: ReplayCertificate | None, fail_on_live: bool) -> int:
@@ -813,6 +833,8 @@ class _Ran:
     """Each file's cassette verdict (``--record`` / ``--replay``)."""
     item_results: int = 0
     """How many of ``result``'s results are items (after the scenarios')."""
+    records: list[ScenarioRecord | None] = field(default_factory=list)
+    """The scenarios' records as streamed (by index): the final run log reuses them."""
 
 
 def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
@@ -886,6 +908,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     """Run every file's scenarios; results in discovery order, streamed to the run log
     (header first: a runs folder that cannot be written stops here, before any run)."""
     from scenarist._sync import run_sync
+    from scenarist.engine._gc import FREEZE_EVERY
     from scenarist.engine._progress import Progress
 
     scenarios = [s for f in plan.files for s in f.scenarios]
@@ -908,6 +931,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     except OSError as exc:
         raise UserError(write_problem("the run log in", runs_dir(), exc, HOME_FIX)) from exc
     results: list[ScenarioResult | None] = [None] * len(scenarios)
+    records: list[ScenarioRecord | None] = [None] * len(scenarios)
     errors: list[str] = []
     replay_errors: list[str] = []
     tapes: list[CassetteStats] = []
@@ -935,13 +959,19 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         )
     )
     t0 = time.perf_counter()
+    appender = _Appender(stream)
+
+    kept = [0]
 
     def keep(index: int, result: ScenarioResult) -> None:
         results[index] = result
+        kept[0] += 1
+        if plan.freeze is not None and kept[0] % FREEZE_EVERY == 0:
+            plan.freeze()
+        record = records[index] = ScenarioRecord.from_result(index, result, plan.guarantee)
         if streaming[0]:
             try:
-                record = ScenarioRecord.from_result(index, result, plan.guarantee)
-                write_jsonl([record], stream, append=True)
+                appender.write(record_json(record) + "\n")
             except OSError:
                 streaming[0] = False
         if progress is not None:
@@ -996,6 +1026,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        appender.close()
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
@@ -1005,4 +1036,27 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes)
+    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes, records=records)
+
+
+class _Appender:
+    """The streamed run log's records, appended through one file opened at the first
+    (each line reaches the file before the next scenario is reported: a run that dies
+    leaves every finished scenario's line)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._file: Any = None
+
+    def write(self, line: str) -> None:
+        data = line.encode("utf-8")
+        if self._file is None:
+            self._file = self._path.open("ab")
+        self._file.write(data)
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None

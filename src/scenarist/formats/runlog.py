@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, TypeAdapter, ValidationError
 
@@ -47,6 +47,7 @@ from scenarist.errors import RunLogError
 from scenarist.model.budget import BudgetReport
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
+from scenarist.model.status import ScenarioStatus, pass_rate
 
 __all__ = [
     "FORMAT_VERSION",
@@ -66,6 +67,7 @@ __all__ = [
     "decode_text",
     "json_schema",
     "read_jsonl",
+    "record_json",
     "run_log_from_suite_result",
     "write_jsonl",
 ]
@@ -145,6 +147,20 @@ class ScenarioRecord(BaseModel):
     """An outcome beyond the four statuses: ``"budget"`` for a scenario the budget did not
     start (its ``result.status`` is ``"error"``, for readers that know only those four);
     ``None`` otherwise."""
+    _json: str | None = PrivateAttr(default=None)
+    """Its line, once :func:`record_json` wrote it (a record is written to the streamed
+    run log, the final one and the database: encoded once). Dropped when a field is set
+    or the record copied; its ``result``, a finished scenario's, is not changed after."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "_json":
+            self._json = None
+        super().__setattr__(name, value)
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Self:
+        copied = super().model_copy(update=update, deep=deep)
+        copied._json = None
+        return copied
 
     @classmethod
     def from_result(
@@ -245,11 +261,14 @@ def run_log_from_suite_result(
     environment: RunEnvironment | None = None,
     project: str | None = None,
     certificate: ReplayCertificate | None = None,
+    records: Sequence[ScenarioRecord | None] = (),
 ) -> RunLog:
     """The run log of a finished suite run (environment collected now unless given;
     ``project`` ``None``: the project of the store it goes to; ``certificate``: the
     run's replay certificate, whose guarantee the scenario records share; by default the
-    result's own, that of a run inside a cassette)."""
+    result's own, that of a run inside a cassette; ``records``: records already made as
+    the scenarios finished (by index, as streamed), reused where they hold the same result
+    object with the same certificate guarantee)."""
     if certificate is None:
         certificate = result.certificate
     ended_at = None
@@ -266,29 +285,71 @@ def run_log_from_suite_result(
         budget=result.budget,
         **({"run_id": run_id} if run_id else {}),
     )
-    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
-    # reads back as incomplete too.
-    footer = (
-        None
-        if result.incomplete
-        else RunLogFooter(
-            ended_at=ended_at,
-            duration_ms=result.duration_ms,
-            passed_count=result.passed_count,
-            failed_count=result.failed_count,
-            errored_count=result.errored_count,
-            skipped_count=result.skipped_count,
-            pass_rate=result.pass_rate,
-            cost_usd=result.cost_usd,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            recommendation=result.recommendation,
-            vacuous=[i for i, r in enumerate(result.results) if r.vacuous],
-        )
-    )
     level = certificate.guarantee if certificate is not None else None
-    records = [ScenarioRecord.from_result(i, r, level) for i, r in enumerate(result.results)]
-    return RunLog(header=header, scenarios=records, footer=footer)
+    made = [
+        _reused(records, i, r, level) or ScenarioRecord.from_result(i, r, level)
+        for i, r in enumerate(result.results)
+    ]
+    # An incomplete run (a streamed suite whose source failed) has no footer, so its log
+    # reads back as incomplete too. The totals are the records' (each computed once).
+    footer = None if result.incomplete else _footer(result, made, ended_at)
+    return RunLog(header=header, scenarios=made, footer=footer)
+
+
+def _footer(
+    result: SuiteResult, records: list[ScenarioRecord], ended_at: datetime | None
+) -> RunLogFooter:
+    """The footer of ``result`` whose records are ``records`` (the same totals as
+    ``result``'s properties, in one pass)."""
+    counts = dict.fromkeys(ScenarioStatus, 0)
+    costs: list[float] = []
+    tokens_in = tokens_out = 0
+    for record in records:
+        counts[record.result.status] += 1
+        if record.cost_usd is not None:
+            costs.append(record.cost_usd)
+        tokens_in += record.tokens_in
+        tokens_out += record.tokens_out
+    passed = counts[ScenarioStatus.PASS]
+    failed, errored = counts[ScenarioStatus.FAIL], counts[ScenarioStatus.ERROR]
+    return RunLogFooter(
+        ended_at=ended_at,
+        duration_ms=result.duration_ms,
+        passed_count=passed,
+        failed_count=failed,
+        errored_count=errored,
+        skipped_count=counts[ScenarioStatus.SKIP],
+        pass_rate=pass_rate(passed, passed + failed + errored),
+        cost_usd=sum(costs) if costs else None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        recommendation=result.recommendation,
+        vacuous=[record.index for record in records if record.vacuous],
+    )
+
+
+def _reused(
+    records: Sequence[ScenarioRecord | None],
+    index: int,
+    result: ScenarioResult,
+    level: Guarantee | None,
+) -> ScenarioRecord | None:
+    record = records[index] if index < len(records) else None
+    if record is None or record.result is not result or record.index != index:
+        return None
+    certificate = record.certificate
+    if (certificate.guarantee if certificate is not None else None) != level:
+        return None
+    return record
+
+
+def record_json(record: BaseModel) -> str:
+    """:func:`dump_json` of ``record``; a :class:`ScenarioRecord`'s is computed once."""
+    if isinstance(record, ScenarioRecord):
+        if record._json is None:
+            record._json = dump_json(record)
+        return record._json
+    return dump_json(record)
 
 
 def write_jsonl(
@@ -300,7 +361,7 @@ def write_jsonl(
     outputs as its ``str``; bytes, cycles and unprintable objects marked).
     """
     items = records.records() if isinstance(records, RunLog) else list(records)
-    text = "".join(dump_json(record) + "\n" for record in items)
+    text = "".join(record_json(record) + "\n" for record in items)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a" if append else "w", encoding="utf-8") as handle:

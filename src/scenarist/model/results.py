@@ -35,7 +35,6 @@ from scenarist.model.status import (
     TestCaseStatus,
     format_rate,
     pass_rate,
-    pass_rate_of,
     rollup,
     summary_line,
 )
@@ -640,6 +639,11 @@ class GroupStats(BaseModel):
         return self.name or "true"
 
 
+def _rate(counts: dict[ScenarioStatus, int]) -> float | None:
+    passed = counts[ScenarioStatus.PASS]
+    return pass_rate(passed, passed + counts[ScenarioStatus.FAIL] + counts[ScenarioStatus.ERROR])
+
+
 class SuiteResult(_Renderable):
     """The results of a suite run, in scenario order."""
 
@@ -667,28 +671,33 @@ class SuiteResult(_Renderable):
     :func:`scenarist.model.certificate.run_certificate`); ``None`` otherwise. Reports,
     JUnit and the run log show it; left out of dumps (giskard-checks has no such field)."""
 
-    def _count(self, status: ScenarioStatus) -> int:
-        return sum(1 for r in self.results if r.status is status)
+    def _tally(self) -> dict[ScenarioStatus, int]:
+        """How many scenarios ended in each status, every status present (one pass over
+        the results: each scenario's status is rolled up from its steps once)."""
+        counts = dict.fromkeys(ScenarioStatus, 0)
+        for r in self.results:
+            counts[r.status] += 1
+        return counts
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def passed_count(self) -> int:
-        return self._count(ScenarioStatus.PASS)
+        return self._tally()[ScenarioStatus.PASS]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def failed_count(self) -> int:
-        return self._count(ScenarioStatus.FAIL)
+        return self._tally()[ScenarioStatus.FAIL]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def errored_count(self) -> int:
-        return self._count(ScenarioStatus.ERROR)
+        return self._tally()[ScenarioStatus.ERROR]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def skipped_count(self) -> int:
-        return self._count(ScenarioStatus.SKIP)
+        return self._tally()[ScenarioStatus.SKIP]
 
     @property
     def budget_count(self) -> int:
@@ -699,7 +708,7 @@ class SuiteResult(_Renderable):
     @property
     def pass_rate(self) -> float | None:
         """Passed / non-skipped scenarios (ERROR counts); ``None`` when nothing was evaluated."""
-        return pass_rate_of(r.status for r in self.results)
+        return _rate(self._tally())
 
     @property
     def failures_and_errors(self) -> list[ScenarioResult]:
@@ -710,14 +719,15 @@ class SuiteResult(_Renderable):
         """``4 scenarios: 2 passed, 2 failed, 0 errored, 0 skipped | pass rate 50.0%``: the
         line the CLI, the pytest plugin and the dashboard show for a run (prefixed
         ``INCOMPLETE run (no end record):`` for a run that did not finish)."""
+        counts = self._tally()
         budget = self.budget_count
         line = summary_line(
             len(self.results),
-            self.passed_count,
-            self.failed_count,
-            self.errored_count - budget,
-            self.skipped_count,
-            self.pass_rate,
+            counts[ScenarioStatus.PASS],
+            counts[ScenarioStatus.FAIL],
+            counts[ScenarioStatus.ERROR] - budget,
+            counts[ScenarioStatus.SKIP],
+            _rate(counts),
             budget=budget,
         )
         return f"INCOMPLETE run (no end record): {line}" if self.incomplete else line

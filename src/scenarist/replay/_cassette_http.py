@@ -25,6 +25,9 @@ KEPT_HEADERS = ("content-type", "x-request-id", "request-id", "x-should-retry")
 calls a replay makes; ``retry-after`` only how long they wait, which a replay need not."""
 
 _classes: dict[str, tuple[type, type]] = {}
+_READ_AT_ONCE = frozenset({"httpx", "httpx2"})
+"""Libraries whose ``Response(content=...)`` holds its body already read: a served body
+that is not a stream is given so (the capture takes it whole, no stream to walk)."""
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 Done = Callable[[list[bytes] | None], None]
@@ -44,6 +47,10 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
         chunks = [base64.b64decode(response["body_base64"])]
     if "events" not in response:
         headers["content-length"] = str(len(chunks[0]))
+        if module.__name__ in _READ_AT_ONCE:  # the body given whole, as a MockTransport does
+            return module.Response(
+                response["status"], headers=headers, content=chunks[0], extensions={REPLAYED: True}
+            )
     replayed, _ = _stream_classes(module)
     return module.Response(
         response["status"],

@@ -73,7 +73,7 @@ def _repeat_columns(result: ScenarioResult) -> Row:
 
 def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]:
     """The ``runs`` row, the ``scenario_results`` rows and the ``check_results`` rows."""
-    from scenarist._jsonable import dump_json
+    from scenarist.formats.runlog import record_json
 
     header, footer = log.header, log.footer
     check_name(header.run_id, "run_id")
@@ -107,7 +107,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                 "flaky": record.flaky,
                 "check_count": record.check_count,
                 "no_checks": record.no_checks,
-                "document": dump_json(record),
+                "document": record_json(record),
                 **_repeat_columns(result),
             }
         )

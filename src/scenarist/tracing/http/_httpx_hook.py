@@ -14,7 +14,7 @@ from typing import Any
 
 from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.http import capture
-from scenarist.tracing.http._llm_call import LLMCall
+from scenarist.tracing.http._llm_call import REPLAYED, LLMCall
 from scenarist.tracing.http._network_guard import check_request, host_named, stray_source
 from scenarist.tracing.http._throttle import current_throttle
 from scenarist.tracing.recorder import current_recorder
@@ -75,8 +75,7 @@ def _sync_hook(original: Callable[..., Any], module: Any, stream: type, _: type)
                 call.finish(error)
             raise
         if call is not None:
-            call.headers(response)
-            response.stream = stream(response.stream, call)
+            _follow(call, response, module, stream)
         return response
 
     handle_request.__wrapped__ = original  # type: ignore[attr-defined]
@@ -116,12 +115,27 @@ def _async_hook(original: Callable[..., Any], module: Any, _: type, stream: type
                 call.finish(error)
             raise
         if call is not None:
-            call.headers(response)
-            response.stream = stream(response.stream, call)
+            _follow(call, response, module, stream)
         return response
 
     handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
     return handle_async_request
+
+
+def _follow(call: LLMCall, response: Any, module: Any, stream: type) -> None:
+    """Give ``call`` the response: a replayed body already read is taken whole now (its
+    span closes here); any other body as the caller reads it, through ``stream``."""
+    call.headers(response)
+    if response.extensions.get(REPLAYED):
+        try:
+            body = response.content
+        except module.ResponseNotRead:  # a served stream (events): read by the caller
+            pass
+        else:
+            call.feed(body)
+            call.finish()
+            return
+    response.stream = stream(response.stream, call)
 
 
 def streams_for(module: Any) -> tuple[type, type]:

@@ -249,3 +249,13 @@ def test_a_token_budget_stops_the_run(server: FakeLLMServer) -> None:
     assert [r.outcome for r in result.results] == ["pass", "pass", "budget", "budget"]
     error = result.results[2].steps[0].error
     assert error is not None and "5000 tokens" in error.message
+
+
+def test_the_html_report_shows_budget_outcomes(server: FakeLLMServer) -> None:
+    assert CALL_USD is not None
+    result = suite_of(3, agent_for(server)).run_sync(budget=CALL_USD * 1.5, verbose=False)
+    from scenarist.report.html import to_html
+
+    html = to_html(result)
+    assert html.count('<span class="error">BUDGET</span>') == result.budget_count >= 1
+    assert "<strong>Budget</strong>: " in html and "not started" in html

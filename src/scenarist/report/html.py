@@ -80,6 +80,21 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
         f'<p class="warning"><strong>Judge warning</strong>: {_e(w)}</p>'
         for w in judge_warnings(result.results)
     )
+    if result.budget is not None:
+        style = "error" if result.budget.failed else "warning"
+        parts.append(
+            f'<p class="{style}"><strong>Budget</strong>: {_e(result.budget.summary())}</p>'
+        )
+    if result.certificate is not None:
+        parts.append(
+            f"<p><strong>Replay certificate</strong>: {_e(result.certificate.summary())}</p>"
+        )
+    from scenarist.judges.gate import calibration_summaries
+
+    parts.extend(
+        f"<p><strong>Judge calibration</strong>: {_e(line)}</p>"
+        for line in calibration_summaries(result.results)
+    )
     vacuous = [r.scenario_name for r in result.results if r.vacuous]
     if vacuous:
         parts.append(
@@ -93,6 +108,7 @@ def to_html(result: SuiteResult, *, title: str | None = None) -> str:
 
 def _scenario(result: ScenarioResult) -> str:
     status = result.status.value
+    label = "BUDGET" if result.budget_stopped else status.upper()
     tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in result.tags)
     opened = " open" if status in FAILING else ""
     body = "".join(_steps(result))
@@ -102,8 +118,11 @@ def _scenario(result: ScenarioResult) -> str:
         if reason is not None
         else ""
     )
+    stats = result.repeat_stats
+    if stats is not None:  # repeats: the rate, its interval and the verdict against a minimum
+        flag += f' <small class="rate">{_e(stats.describe())}</small>'
     return (
-        f'<details{opened}><summary><span class="{_e(status)}">{_e(status.upper())}</span> '
+        f'<details{opened}><summary><span class="{_e(status)}">{_e(label)}</span> '
         f"{_e(result.scenario_name)}{flag} {tags} <small>{result.duration_ms} ms</small>"
         f"{_judge_reasons(result)}</summary>{body}{_interactions(result)}</details>"
     )
@@ -127,9 +146,9 @@ def _steps(result: ScenarioResult) -> Iterator[str]:
     for number, step in enumerate(result.steps, start=1):
         rows = []
         if step.error is not None:
-            rows.append(
+            rows.append(  # what raised, the message and the user's line
                 f'<tr><td class="error">ERROR</td><td>{_e(step.error.phase)}</td>'
-                f"<td>{_e(step.error.exception_type)}: {_e(step.error.message)}</td></tr>"
+                f"<td>{_e(step.error.describe())}</td></tr>"
             )
         for check in step.results:
             diff = check_diff(check.details) if check.status in FAILING else None
@@ -137,12 +156,22 @@ def _steps(result: ScenarioResult) -> Iterator[str]:
                 f'<tr><td class="{_e(check.status.value)}">'
                 f"{_e(check.status.value.upper())}</td>"
                 f"<td>{_e(check.label)}</td><td>{_e(check.message or '')}"
-                f"{_diff(diff) if diff is not None else ''}</td></tr>"
+                f"{_diff(diff) if diff is not None else ''}{_badge(check.details)}</td></tr>"
             )
         yield (
             f"<p>Step {number}</p><table><tr><th>status</th><th>check</th>"
             f"<th>message</th></tr>{''.join(rows)}</table>"
         )
+
+
+def _badge(details: dict[str, Any] | None) -> str:
+    """A calibrated judge's badge (κ, agreement, n, date), when the verdict carries one."""
+    badge = (details or {}).get("calibration")
+    if not isinstance(badge, dict) or "kappa" not in badge:
+        return ""
+    from scenarist.judges.gate import badge_text
+
+    return f' <span class="tag calibration">{_e(badge_text(badge))}</span>'
 
 
 def _diff(diff: ValueDiff) -> str:

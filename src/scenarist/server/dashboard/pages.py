@@ -293,6 +293,8 @@ class CheckView(CheckResultView):
     """A check verdict, with the expected-against-actual diff of a failed comparison."""
 
     diff: ValueDiff | None = None
+    calibration: str | None = None
+    """A calibrated judge's badge (``calibrated κ 0.82, agreement 90.0%, n=12, date``)."""
 
 
 class StepErrorView(BaseModel):
@@ -722,14 +724,16 @@ async def scenario_trace_page(
     dumped = trace.model_dump(mode="json", fallback=str) if trace is not None else {}
     checks = []
     for check in stored.result.checks:
-        diff = None
-        if result is not None and check.status in FAILING:
-            try:
-                verdict = result.steps[check.step_index].results[check.check_index]
-            except IndexError:
-                verdict = None
-            diff = check_diff(verdict.details) if verdict is not None else None
-        checks.append(CheckView(**check.model_dump(), diff=diff))
+        diff = badge = None
+        try:
+            verdict = result.steps[check.step_index].results[check.check_index] if result else None
+        except IndexError:
+            verdict = None
+        if verdict is not None and check.status in FAILING:
+            diff = check_diff(verdict.details)
+        if verdict is not None:
+            badge = _calibration(verdict.details)
+        checks.append(CheckView(**check.model_dump(), diff=diff, calibration=badge))
     return ScenarioTracePage(
         run_id=run_id,
         run_name=stored.run_name,
@@ -740,6 +744,15 @@ async def scenario_trace_page(
         errors=_step_errors(result),
         vacuous_reason=result.vacuous_reason if result is not None else None,
     )
+
+
+def _calibration(details: dict[str, Any] | None) -> str | None:
+    badge = (details or {}).get("calibration")
+    if not isinstance(badge, dict) or "kappa" not in badge:
+        return None
+    from scenarist.judges.gate import badge_text
+
+    return badge_text(badge)
 
 
 def _step_errors(result: ScenarioResult | None) -> list[StepErrorView]:

@@ -259,3 +259,15 @@ def test_the_html_report_shows_budget_outcomes(server: FakeLLMServer) -> None:
     html = to_html(result)
     assert html.count('<span class="error">BUDGET</span>') == result.budget_count >= 1
     assert "<strong>Budget</strong>: " in html and "not started" in html
+
+
+def test_a_scenario_with_a_budget_is_refused_by_scenario_run() -> None:
+    """Scenario.run alone cannot keep a budget (nothing estimates it before it starts):
+    it says so rather than letting the budget pass silently."""
+    from scenarist.errors import UserError
+
+    scenario = Scenario("dear", budget=0.01).interact("hello", outputs="hi")
+    with pytest.raises(UserError, match=r"budget=0\.01: budgets are kept by suite runs"):
+        scenario.run_sync()
+    suite = Suite(name="s", scenarios=[scenario.check(StringMatching(keyword="hi"))])
+    assert suite.run_sync(verbose=False).results[0].outcome == "pass"  # a suite keeps it

@@ -32,6 +32,7 @@ from pydantic import (
 from scenarist._sync import run_sync
 from scenarist.checks.base import AnyCheck, Check
 from scenarist.engine.interactions import InteractionSpec, interact_spec
+from scenarist.errors import UserError
 from scenarist.model._construct import SharedFieldsSet, construct, own_fields_set
 from scenarist.model._missing import MISSING, is_missing
 from scenarist.model.trace import Trace
@@ -340,7 +341,19 @@ class Scenario(SharedFieldsSet):  # see scenarist.model._construct
         timeout_s: float | None = None,
         stop_on_failure: bool = True,
     ) -> ScenarioResult:
-        """Run the scenario and return its result (see :class:`ScenarioRunner`)."""
+        """Run the scenario and return its result (see :class:`ScenarioRunner`).
+
+        A scenario with a ``budget`` is refused here (a ``UserError``): a budget is kept by
+        a suite run, which estimates a scenario before starting it and reports BUDGET or
+        an overspend; run it as ``Suite(scenarios=[scenario]).run(...)``. Running it
+        unchecked would let the budget pass silently."""
+        if self.budget is not None:
+            raise UserError(
+                f"Scenario {self.name!r} has budget={self.budget}: budgets are kept by suite "
+                "runs (they estimate a scenario before starting it and report BUDGET or an "
+                "overspend), and Scenario.run would ignore it; run it as "
+                "Suite(scenarios=[scenario]).run(...) or scenarist run, or drop budget"
+            )
         from scenarist.engine.runner import get_runner
 
         return await get_runner().run(

@@ -140,6 +140,11 @@ def _snapshot(o: Obj) -> str:
     return f"/v1/snapshots/{q(o.snapshot)}"
 
 
+def _result(o: Obj) -> str:
+    """The first scenario result of the project's run (its review routes)."""
+    return f"/runs/{q(o.run_id)}/scenarios/0"
+
+
 def _items(o: Obj) -> str:
     return f"/v1/scenarios/{q(o.scenario)}/items"
 
@@ -166,6 +171,12 @@ ENTRIES: tuple[Entry, ...] = (
               Extra("beta's run, alpha's baseline",
                     lambda a, t, h: Call("GET", _compare(t.run_id, a.base_run_id))),
           )),
+    Entry("GET", "/api/runs/{run_id}/scenarios/{position}/reviews", "read", "read",
+          lambda o, h: Call("GET", f"/api{_result(o)}/reviews"), 200),
+    Entry("POST", "/api/runs/{run_id}/scenarios/{position}/reviews", "write", "ingest",
+          lambda o, h: Call("POST", f"/api{_result(o)}/reviews",
+                            json={"action": "comment", "reason": ALPHA_TEXT}),
+          201, _needs("run")),
     Entry("GET", "/api/scenarios/{name:path}/history", "read", "read",
           lambda o, h: Call("GET", f"/api/scenarios/{q(o.scenario)}/history"), 200, named=True),
     Entry("GET", "/api/traces", "read", "read",
@@ -330,6 +341,14 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("POST", f"/traces/{q(o.trace_id)}/item.json",
                             form={"scenario_name": f"made-{o.tag}"}),
           201, _needs("trace")),
+    Entry("POST", "/runs/{run_id}/scenarios/{position}/review", "write", "ingest",
+          lambda o, h: Call("POST", f"{_result(o)}/review",
+                            form={"action": "comment", "reason": ALPHA_TEXT}),
+          303, _needs("run")),
+    Entry("POST", "/runs/{run_id}/scenarios/{position}/review.json", "write", "ingest",
+          lambda o, h: Call("POST", f"{_result(o)}/review.json",
+                            form={"action": "comment", "reason": ALPHA_TEXT}),
+          201, _needs("run")),
     Entry("POST", "/traces/{trace_id}/snapshot", "write", "ingest",
           lambda o, h: Call("POST", f"/traces/{q(o.trace_id)}/snapshot", form={"name": o.snapshot}),
           303, _needs("snapshot"),

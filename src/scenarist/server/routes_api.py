@@ -11,13 +11,20 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from scenarist import _json_limits
 from scenarist._version import __version__
-from scenarist.errors import RunLogError
+from scenarist.errors import RunLogError, UserError
 from scenarist.formats.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.key_policy import KeyRefused, caller_projects, projects_to_grant
 from scenarist.server.projects import check_key_project
+from scenarist.server.reviews import (
+    ResultNotFound,
+    ReviewBody,
+    review_result,
+    review_state,
+    reviewer_of,
+)
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -45,6 +52,7 @@ from scenarist.store.sql.records import (
     ScenarioHistory,
     TraceSummary,
 )
+from scenarist.store.sql.reviews import ReviewState
 
 __all__ = ["router"]
 
@@ -166,6 +174,43 @@ async def compare_run(
         return await compare_stored_runs(store, run_id, baseline, alpha=alpha)
     except CompareError as exc:
         return error_response(404, str(exc))
+
+
+@router.get(
+    "/runs/{run_id}/scenarios/{position}/reviews",
+    dependencies=[Read],
+    response_model=ReviewState,
+    responses={404: {"description": "no such scenario result"}},
+)
+async def get_review(run_id: str, position: int, store: Store) -> Any:
+    """A scenario result's review: the reviewed verdict, the override, the expected-failure
+    mark in force, the comments, and every change (who, when)."""
+    try:
+        return await review_state(store, run_id, position)
+    except ResultNotFound as exc:
+        return error_response(404, str(exc))
+
+
+@router.post(
+    "/runs/{run_id}/scenarios/{position}/reviews",
+    status_code=201,
+    dependencies=[Ingest],
+    response_model=ReviewState,
+    responses={404: {"description": "no such scenario result"}},
+)
+async def post_review(
+    request: Request, run_id: str, position: int, body: ReviewBody, store: Store
+) -> Any:
+    """Review a scenario result: ``expect`` (an expected failure until ``expires_at``),
+    ``unexpect``, ``comment``, ``override`` (``verdict`` and ``reason``),
+    ``clear_override``. Appended to its history with the caller's key id; answers the
+    review."""
+    try:
+        return await review_result(store, run_id, position, body, reviewer_of(request))
+    except ResultNotFound as exc:
+        return error_response(404, str(exc))
+    except UserError as exc:
+        return error_response(422, str(exc))
 
 
 @router.get("/scenarios/{name:path}/history", dependencies=[Read])

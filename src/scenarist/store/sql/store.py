@@ -38,6 +38,7 @@ from scenarist.store.sql.records import (
     encode_cursor,
 )
 from scenarist.store.sql.retention import RetentionQueries
+from scenarist.store.sql.reviews import ReviewQueries
 from scenarist.store.sql.runs import RunQueries
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def _item_row(
     }
 
 
-class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
+class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries, ReviewQueries):
     """The store on a SQL database: ``SqlStore()`` (SQLite at the default path, or
     ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for

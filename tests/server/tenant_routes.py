@@ -104,6 +104,14 @@ def _run_log(o: Obj, h: Harness) -> Call:
     return Call("POST", "/api/runs", json=log)
 
 
+def _more_records(o: Obj, h: Harness) -> dict[str, object]:
+    """The next part of the project's incomplete run: one more scenario record."""
+    log = h.content.run_log(
+        o.run_id, text=ALPHA_TEXT, suite="made", scenario="made", complete=False, old=False
+    )
+    return {"scenarios": [{**log["scenarios"][0], "index": 7}]}
+
+
 def _run_log_naming_beta(a: Obj, t: Obj, h: Harness) -> Call:
     log = h.content.run_log(
         a.run_id, text=ALPHA_TEXT, suite="made", scenario="made", complete=True, old=False
@@ -159,6 +167,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("POST", "/api/runs", "write", "ingest", _run_log, 201, _needs("run"),
           extras=(Extra("run log naming beta", _run_log_naming_beta, as_free=False),),
           lands=lambda o: f"/api/runs/{q(o.run_id)}"),
+    Entry("POST", "/api/runs/{run_id}/records", "write", "ingest", lambda o, h: Call(
+              "POST", f"/api/runs/{q(o.run_id)}/records", json=_more_records(o, h)),
+          200, _needs("run")),
     Entry("GET", "/api/runs", "read", "read",
           lambda o, h: Call("GET", "/api/runs?limit=500"), 200),
     Entry("GET", "/api/runs/{run_id}", "read", "read",

@@ -43,6 +43,7 @@ from scenarist.store.sql.compare import (
     compare_stored_runs,
 )
 from scenarist.store.sql.keys import LastActiveKey
+from scenarist.store.sql.live import AppendResult, RunClosed, RunNotFound
 from scenarist.store.sql.records import (
     ApiKeyInfo,
     IngestResult,
@@ -121,6 +122,70 @@ async def post_run(request: Request, response: Response, store: Store) -> Any:
         await check_key_project(request, check_project(log.header.project))
     result = await store.ingest_run_log(log)
     response.status_code = 201 if result.created else 200
+    return result
+
+
+_RECORDS_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "description": (
+                    "The next part of a run log whose header was posted (POST /api/runs): "
+                    "scenario records, and the footer when the run is over."
+                ),
+                "properties": {
+                    "scenarios": {"type": "array", "items": {"type": "object"}},
+                    "footer": {"type": ["object", "null"]},
+                },
+            }
+        }
+    },
+}
+
+
+@router.post(
+    "/runs/{run_id}/records",
+    dependencies=[Ingest],
+    openapi_extra={"requestBody": _RECORDS_BODY},
+    responses={
+        200: {"model": AppendResult, "description": "stored"},
+        404: {"description": "no such run (post its header first)"},
+        409: {"description": "the run is complete"},
+    },
+)
+async def post_run_records(run_id: str, request: Request, store: Store) -> Any:
+    """Add scenario records (and the footer, which completes it) to a run that is still
+    running: the header first (``POST /api/runs`` without a footer), then parts as they
+    come. Until the footer the run shows as running, with what has arrived."""
+    try:
+        data = _json_limits.parse(await request.body())
+    except _json_limits.JsonLimitError as exc:
+        return payload_error(
+            [{"field": "(body)", "message": exc.problem, "type": exc.kind}], message=exc.problem
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        message = f"the request body is not valid JSON: {exc}"
+        return error_response(400, message, code="invalid_json")
+    if not isinstance(data, dict) or set(data) - {"scenarios", "footer"}:
+        return error_response(
+            422, "the body is an object with 'scenarios' (a list of records) and 'footer'"
+        )
+    try:
+        header = await store.run_header(run_id)
+        log = decode_body({**data, "header": header}, source="request body")
+        result = await store.append_run_records(log)
+    except RunNotFound as exc:
+        return error_response(404, str(exc))
+    except RunClosed as exc:
+        return error_response(409, str(exc), code="run_complete")
+    except RunLogError as exc:
+        if exc.fields:
+            return payload_error(exc.fields, message=str(exc))
+        return error_response(422, str(exc))
+    except UserError as exc:
+        return error_response(422, str(exc))
     return result
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -180,6 +180,10 @@ class RunPage(BaseModel):
     budget: BudgetReport | None = None
     """The run's budget (the run log's header): limit, estimate, spend, what it stopped;
     ``None``: the run had none."""
+    state: Literal["complete", "running", "incomplete"] = "complete"
+    """``running``: no footer yet and a part arrived in the last :data:`LIVE_IDLE` (the
+    page polls for more); ``incomplete``: no footer and nothing for longer (the client
+    stopped: what arrived stays readable)."""
     reviews: dict[int, ReviewState] = Field(default_factory=dict)
     """The reviewed scenarios (by position): overrides, expected failures, comments."""
     reviewed_counts: dict[str, int] = Field(default_factory=dict)
@@ -500,11 +504,20 @@ def _summary(run: RunSummary) -> str:
     if run.cost_usd is not None:
         parts.append(format_usd(run.cost_usd))
     if not run.complete:
-        parts.append("incomplete")
+        parts.append(_run_state(run))
     return " | ".join(parts)
 
 
 _ATTENTION = {"fail": 0, "error": 1, "skip": 2, "pass": 3}  # the run page's order
+LIVE_IDLE = timedelta(minutes=10)
+"""A run without its footer is ``running`` while its parts keep coming, at most this far
+apart; after that the page calls it ``incomplete`` and stops polling."""
+
+
+def _run_state(run: RunSummary) -> Literal["complete", "running", "incomplete"]:
+    if run.complete:
+        return "complete"
+    return "running" if datetime.now(UTC) - run.ingested_at < LIVE_IDLE else "incomplete"
 
 
 def _check_kinds(scenarios: Sequence[ScenarioResultView]) -> list[CheckKindStats]:
@@ -595,6 +608,7 @@ async def run_page(
         ],
         certificate=_stored_certificate(document),
         budget=_stored_budget(header),
+        state=_run_state(run),
         reviews=reviews,
         reviewed_counts=reviewed_counts(statuses, reviews) if reviews else {},
     )

@@ -140,7 +140,10 @@ async def run(
     )
     if page is None:
         return not_found(f"no run {run_id!r}", wants_json=wants_json)
-    return render("run.html", page, wants_json=wants_json)
+    response = render("run.html", page, wants_json=wants_json)
+    if request.headers.get("hx-target") == "live-poll" and page.state != "running":
+        response.headers["HX-Refresh"] = "true"  # over: the whole page once, then no polling
+    return response
 
 
 @router.get("/runs/{run_id}/scenarios/{position}", dependencies=[Read])

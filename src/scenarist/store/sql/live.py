@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from sqlalchemy import func, select, update
 
 from scenarist.errors import UserError
-from scenarist.model.status import pass_rate_of
+from scenarist.model.status import pass_rate
 from scenarist.store.sql._rows import run_log_rows
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
@@ -132,8 +132,9 @@ class LiveRunQueries(Database):
                 "failed_count": counts.get("fail", 0),
                 "errored_count": counts.get("error", 0),
                 "skipped_count": counts.get("skip", 0),
-                "pass_rate": pass_rate_of(
-                    status for status, n in counts.items() for _ in range(n)
+                "pass_rate": pass_rate(
+                    counts.get("pass", 0),
+                    counts.get("pass", 0) + counts.get("fail", 0) + counts.get("error", 0),
                 ),
                 "cost_usd": sum(float(row[2] or 0) for row in totals) if priced else None,
                 "tokens_in": sum(int(row[4] or 0) for row in totals),

@@ -35,6 +35,8 @@ retries run out), ``checks.comparison._Unsupported`` (becomes the check's ERROR)
 server's own, each turned into an HTTP answer by its route: ``store.sql.compare.CompareError``
 (404), ``server.trace_actions.TraceNotFound`` (404), ``server.judging.JudgeNotConfigured``
 (503), ``server.ratelimit.RateLimited`` (429), ``store.sql.keys.LastActiveKey`` (409),
+``store.sql.live.RunNotFound`` (404) and ``store.sql.live.RunClosed`` (409),
+``server.reviews.ResultNotFound`` (404),
 ``server.dashboard._csrf.CsrfError`` (403), ``server.dashboard.session.LoginRequired`` (a
 redirect to the login page), and the
 request errors ``server._input_limits.InvalidInput``, ``server.routes_api._BadLog`` and

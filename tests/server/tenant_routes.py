@@ -104,6 +104,14 @@ def _run_log(o: Obj, h: Harness) -> Call:
     return Call("POST", "/api/runs", json=log)
 
 
+def _more_records(o: Obj, h: Harness) -> dict[str, object]:
+    """The next part of the project's incomplete run: one more scenario record."""
+    log = h.content.run_log(
+        o.run_id, text=ALPHA_TEXT, suite="made", scenario="made", complete=False, old=False
+    )
+    return {"scenarios": [{**log["scenarios"][0], "index": 7}]}
+
+
 def _run_log_naming_beta(a: Obj, t: Obj, h: Harness) -> Call:
     log = h.content.run_log(
         a.run_id, text=ALPHA_TEXT, suite="made", scenario="made", complete=True, old=False
@@ -140,6 +148,11 @@ def _snapshot(o: Obj) -> str:
     return f"/v1/snapshots/{q(o.snapshot)}"
 
 
+def _result(o: Obj) -> str:
+    """The first scenario result of the project's run (its review routes)."""
+    return f"/runs/{q(o.run_id)}/scenarios/0"
+
+
 def _items(o: Obj) -> str:
     return f"/v1/scenarios/{q(o.scenario)}/items"
 
@@ -154,6 +167,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("POST", "/api/runs", "write", "ingest", _run_log, 201, _needs("run"),
           extras=(Extra("run log naming beta", _run_log_naming_beta, as_free=False),),
           lands=lambda o: f"/api/runs/{q(o.run_id)}"),
+    Entry("POST", "/api/runs/{run_id}/records", "write", "ingest", lambda o, h: Call(
+              "POST", f"/api/runs/{q(o.run_id)}/records", json=_more_records(o, h)),
+          200, _needs("run")),
     Entry("GET", "/api/runs", "read", "read",
           lambda o, h: Call("GET", "/api/runs?limit=500"), 200),
     Entry("GET", "/api/runs/{run_id}", "read", "read",
@@ -166,6 +182,12 @@ ENTRIES: tuple[Entry, ...] = (
               Extra("beta's run, alpha's baseline",
                     lambda a, t, h: Call("GET", _compare(t.run_id, a.base_run_id))),
           )),
+    Entry("GET", "/api/runs/{run_id}/scenarios/{position}/reviews", "read", "read",
+          lambda o, h: Call("GET", f"/api{_result(o)}/reviews"), 200),
+    Entry("POST", "/api/runs/{run_id}/scenarios/{position}/reviews", "write", "ingest",
+          lambda o, h: Call("POST", f"/api{_result(o)}/reviews",
+                            json={"action": "comment", "reason": ALPHA_TEXT}),
+          201, _needs("run")),
     Entry("GET", "/api/scenarios/{name:path}/history", "read", "read",
           lambda o, h: Call("GET", f"/api/scenarios/{q(o.scenario)}/history"), 200, named=True),
     Entry("GET", "/api/traces", "read", "read",
@@ -330,6 +352,14 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("POST", f"/traces/{q(o.trace_id)}/item.json",
                             form={"scenario_name": f"made-{o.tag}"}),
           201, _needs("trace")),
+    Entry("POST", "/runs/{run_id}/scenarios/{position}/review", "write", "ingest",
+          lambda o, h: Call("POST", f"{_result(o)}/review",
+                            form={"action": "comment", "reason": ALPHA_TEXT}),
+          303, _needs("run")),
+    Entry("POST", "/runs/{run_id}/scenarios/{position}/review.json", "write", "ingest",
+          lambda o, h: Call("POST", f"{_result(o)}/review.json",
+                            form={"action": "comment", "reason": ALPHA_TEXT}),
+          201, _needs("run")),
     Entry("POST", "/traces/{trace_id}/snapshot", "write", "ingest",
           lambda o, h: Call("POST", f"/traces/{q(o.trace_id)}/snapshot", form={"name": o.snapshot}),
           303, _needs("snapshot"),

@@ -12,6 +12,7 @@ code, so the two cannot disagree.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from scenarist.model.budget import BudgetReport
     from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
+    from scenarist.store.live_upload import LiveUpload
 
 __all__ = ["HELP", "Verdict", "replay_tally", "run", "run_certificate", "verdict"]
 
@@ -251,6 +253,8 @@ class _Plan:
     min_pass_rate: float | None = None
     freeze: Any = None
     """Called every ``FREEZE_EVERY`` results: they are kept to the end (``engine._gc``)."""
+    upload_url: str | None = None
+    """The server the run is sent to as it runs (``store.live_upload``), then whole."""
 
 
 def run(
@@ -505,6 +509,7 @@ def run(
     if ledger is not None:
         plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
     plan.freeze = freeze
+    plan.upload_url = upload_url
     freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
@@ -930,6 +935,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         write_jsonl([header], stream)
     except OSError as exc:
         raise UserError(write_problem("the run log in", runs_dir(), exc, HOME_FIX)) from exc
+    live = _live_upload(plan.upload_url, header)
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     records: list[ScenarioRecord | None] = [None] * len(scenarios)
     errors: list[str] = []
@@ -974,6 +980,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
                 appender.write(record_json(record) + "\n")
             except OSError:
                 streaming[0] = False
+        if live is not None:
+            live.add(record)
         if progress is not None:
             progress.advance(index, result)
 
@@ -1027,6 +1035,8 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         interrupted = True
     finally:
         appender.close()
+        if live is not None:  # what finished reaches the server, even when interrupted
+            live.finish()
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
@@ -1037,6 +1047,26 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         started_at=header.started_at,
     )
     return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes, records=records)
+
+
+def _live_upload(url: str | None, header: RunLogHeader) -> LiveUpload | None:
+    """The run sent to ``url`` as it runs (the header now), or ``None`` without a server."""
+    if url is None:
+        return None
+    from scenarist.store.live_upload import LiveUpload
+    from scenarist.store.remote import RemoteStore
+
+    store = RemoteStore(
+        url,
+        os.environ.get("SCENARIST_API_KEY"),
+        timeout_s=10.0,
+        retries=1,
+        sync_spool_on_start=False,
+        project=header.project,
+    )
+    live = LiveUpload(store)
+    live.start(header)
+    return live
 
 
 class _Appender:

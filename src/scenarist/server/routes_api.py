@@ -11,13 +11,20 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from scenarist import _json_limits
 from scenarist._version import __version__
-from scenarist.errors import RunLogError
+from scenarist.errors import RunLogError, UserError
 from scenarist.formats.runlog import RunLog, decode_body, decode_bytes
 from scenarist.server._deps import Admin, Cursor, Ingest, Limit, Read, Store
 from scenarist.server._errors import error_response, payload_error
 from scenarist.server._input_limits import CheckedRoute
 from scenarist.server.key_policy import KeyRefused, caller_projects, projects_to_grant
 from scenarist.server.projects import check_key_project
+from scenarist.server.reviews import (
+    ResultNotFound,
+    ReviewBody,
+    review_result,
+    review_state,
+    reviewer_of,
+)
 from scenarist.server.schemas import KeyCreateBody
 from scenarist.server.trace_actions import (
     TraceItemBody,
@@ -36,6 +43,7 @@ from scenarist.store.sql.compare import (
     compare_stored_runs,
 )
 from scenarist.store.sql.keys import LastActiveKey
+from scenarist.store.sql.live import AppendResult, RunClosed, RunNotFound
 from scenarist.store.sql.records import (
     ApiKeyInfo,
     IngestResult,
@@ -45,6 +53,7 @@ from scenarist.store.sql.records import (
     ScenarioHistory,
     TraceSummary,
 )
+from scenarist.store.sql.reviews import ReviewState
 
 __all__ = ["router"]
 
@@ -116,6 +125,70 @@ async def post_run(request: Request, response: Response, store: Store) -> Any:
     return result
 
 
+_RECORDS_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "description": (
+                    "The next part of a run log whose header was posted (POST /api/runs): "
+                    "scenario records, and the footer when the run is over."
+                ),
+                "properties": {
+                    "scenarios": {"type": "array", "items": {"type": "object"}},
+                    "footer": {"type": ["object", "null"]},
+                },
+            }
+        }
+    },
+}
+
+
+@router.post(
+    "/runs/{run_id}/records",
+    dependencies=[Ingest],
+    openapi_extra={"requestBody": _RECORDS_BODY},
+    responses={
+        200: {"model": AppendResult, "description": "stored"},
+        404: {"description": "no such run (post its header first)"},
+        409: {"description": "the run is complete"},
+    },
+)
+async def post_run_records(run_id: str, request: Request, store: Store) -> Any:
+    """Add scenario records (and the footer, which completes it) to a run that is still
+    running: the header first (``POST /api/runs`` without a footer), then parts as they
+    come. Until the footer the run shows as running, with what has arrived."""
+    try:
+        data = _json_limits.parse(await request.body())
+    except _json_limits.JsonLimitError as exc:
+        return payload_error(
+            [{"field": "(body)", "message": exc.problem, "type": exc.kind}], message=exc.problem
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        message = f"the request body is not valid JSON: {exc}"
+        return error_response(400, message, code="invalid_json")
+    if not isinstance(data, dict) or set(data) - {"scenarios", "footer"}:
+        return error_response(
+            422, "the body is an object with 'scenarios' (a list of records) and 'footer'"
+        )
+    try:
+        header = await store.run_header(run_id)
+        log = decode_body({**data, "header": header}, source="request body")
+        result = await store.append_run_records(log)
+    except RunNotFound as exc:
+        return error_response(404, str(exc))
+    except RunClosed as exc:
+        return error_response(409, str(exc), code="run_complete")
+    except RunLogError as exc:
+        if exc.fields:
+            return payload_error(exc.fields, message=str(exc))
+        return error_response(422, str(exc))
+    except UserError as exc:
+        return error_response(422, str(exc))
+    return result
+
+
 @router.get("/runs", dependencies=[Read])
 async def list_runs(
     store: Store,
@@ -166,6 +239,43 @@ async def compare_run(
         return await compare_stored_runs(store, run_id, baseline, alpha=alpha)
     except CompareError as exc:
         return error_response(404, str(exc))
+
+
+@router.get(
+    "/runs/{run_id}/scenarios/{position}/reviews",
+    dependencies=[Read],
+    response_model=ReviewState,
+    responses={404: {"description": "no such scenario result"}},
+)
+async def get_review(run_id: str, position: int, store: Store) -> Any:
+    """A scenario result's review: the reviewed verdict, the override, the expected-failure
+    mark in force, the comments, and every change (who, when)."""
+    try:
+        return await review_state(store, run_id, position)
+    except ResultNotFound as exc:
+        return error_response(404, str(exc))
+
+
+@router.post(
+    "/runs/{run_id}/scenarios/{position}/reviews",
+    status_code=201,
+    dependencies=[Ingest],
+    response_model=ReviewState,
+    responses={404: {"description": "no such scenario result"}},
+)
+async def post_review(
+    request: Request, run_id: str, position: int, body: ReviewBody, store: Store
+) -> Any:
+    """Review a scenario result: ``expect`` (an expected failure until ``expires_at``),
+    ``unexpect``, ``comment``, ``override`` (``verdict`` and ``reason``),
+    ``clear_override``. Appended to its history with the caller's key id; answers the
+    review."""
+    try:
+        return await review_result(store, run_id, position, body, reviewer_of(request))
+    except ResultNotFound as exc:
+        return error_response(404, str(exc))
+    except UserError as exc:
+        return error_response(422, str(exc))
 
 
 @router.get("/scenarios/{name:path}/history", dependencies=[Read])

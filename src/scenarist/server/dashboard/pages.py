@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -37,6 +37,7 @@ from scenarist.store.sql.records import (
     ScenarioResultView,
     encode_cursor,
 )
+from scenarist.store.sql.reviews import ReviewState, fold_reviews, reviewed_counts
 from scenarist.store.sql.store import SqlStore
 
 __all__ = [
@@ -179,6 +180,15 @@ class RunPage(BaseModel):
     budget: BudgetReport | None = None
     """The run's budget (the run log's header): limit, estimate, spend, what it stopped;
     ``None``: the run had none."""
+    state: Literal["complete", "running", "incomplete"] = "complete"
+    """``running``: no footer yet and a part arrived in the last :data:`LIVE_IDLE` (the
+    page polls for more); ``incomplete``: no footer and nothing for longer (the client
+    stopped: what arrived stays readable)."""
+    reviews: dict[int, ReviewState] = Field(default_factory=dict)
+    """The reviewed scenarios (by position): overrides, expected failures, comments."""
+    reviewed_counts: dict[str, int] = Field(default_factory=dict)
+    """The counts after review (``status_counts`` are the raw ones): each scenario under
+    its reviewed verdict, expected failures apart (``expected``)."""
 
 
 class SpanNode(BaseModel):
@@ -327,6 +337,8 @@ class ScenarioTracePage(BaseModel):
     """The steps that raised, in order, each with its traceback."""
     vacuous_reason: str | None = None
     """Why a pass tested nothing (``ScenarioResult.vacuous_reason``), else ``None``."""
+    review: ReviewState | None = None
+    """People's review of this result (override, expected failure, comments, history)."""
 
 
 class HistoryPage(BaseModel):
@@ -492,11 +504,20 @@ def _summary(run: RunSummary) -> str:
     if run.cost_usd is not None:
         parts.append(format_usd(run.cost_usd))
     if not run.complete:
-        parts.append("incomplete")
+        parts.append(_run_state(run))
     return " | ".join(parts)
 
 
 _ATTENTION = {"fail": 0, "error": 1, "skip": 2, "pass": 3}  # the run page's order
+LIVE_IDLE = timedelta(minutes=10)
+"""A run without its footer is ``running`` while its parts keep coming, at most this far
+apart; after that the page calls it ``incomplete`` and stops polling."""
+
+
+def _run_state(run: RunSummary) -> Literal["complete", "running", "incomplete"]:
+    if run.complete:
+        return "complete"
+    return "running" if datetime.now(UTC) - run.ingested_at < LIVE_IDLE else "incomplete"
 
 
 def _check_kinds(scenarios: Sequence[ScenarioResultView]) -> list[CheckKindStats]:
@@ -562,6 +583,13 @@ async def run_page(
         items = [i for i in items if needle is None or needle in i.name.casefold()]
         items.sort(key=lambda i: i.passed)  # failed items first, in their order
     header = document.get("header") or {}
+    statuses = {s.position: s.status for s in detail.scenarios}
+    named = {s.position: s.scenario_name for s in detail.scenarios}
+    reviews = {
+        position: fold_reviews(run_id, position, named[position], statuses[position], entries)
+        for position, entries in (await store.review_entries(run_id)).items()
+        if position in statuses
+    }
     return RunPage(
         run=run,
         summary=_summary(run),
@@ -580,6 +608,9 @@ async def run_page(
         ],
         certificate=_stored_certificate(document),
         budget=_stored_budget(header),
+        state=_run_state(run),
+        reviews=reviews,
+        reviewed_counts=reviewed_counts(statuses, reviews) if reviews else {},
     )
 
 
@@ -743,6 +774,13 @@ async def scenario_trace_page(
         annotations=dumped.get("annotations") or {},
         errors=_step_errors(result),
         vacuous_reason=result.vacuous_reason if result is not None else None,
+        review=fold_reviews(
+            run_id,
+            position,
+            stored.result.scenario_name,
+            stored.result.status,
+            (await store.review_entries(run_id, [position])).get(position, []),
+        ),
     )
 
 

@@ -6,7 +6,8 @@ HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either
                                        charts, broken and flaky
 ``/suites/{name}``                     one suite's runs and its trend
 ``/runs/{run_id}``                     one run (``?status=``, ``?tag=``, ``?q=`` filters)
-``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace
+``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace (+ form:
+                                       ``…/review`` reviews it)
 ``/runs/{run_id}/compare``             the run against ``?baseline=`` (default previous)
 ``/traces/{trace_id}``                 a stored agent run (``?run=``: the item verdict of
                                        that run), waterfall, chat, span tree (+ forms:
@@ -31,6 +32,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 
 from scenarist.errors import UserError
 from scenarist.model.items import NO_INPUT_MESSAGE, ScenarioItem
@@ -47,6 +49,7 @@ from scenarist.server.dashboard._csrf import (
 )
 from scenarist.server.dashboard._render import not_found, page_format, render, url_part
 from scenarist.server.dashboard.login import install_sessions
+from scenarist.server.reviews import ResultNotFound, ReviewBody, review_result, reviewer_of
 from scenarist.server.trace_actions import TraceNotFound, trace_to_item, trace_to_snapshot
 from scenarist.store.sql.compare import PREVIOUS, CompareError
 
@@ -137,18 +140,90 @@ async def run(
     )
     if page is None:
         return not_found(f"no run {run_id!r}", wants_json=wants_json)
-    return render("run.html", page, wants_json=wants_json)
+    response = render("run.html", page, wants_json=wants_json)
+    if request.headers.get("hx-target") == "live-poll" and page.state != "running":
+        response.headers["HX-Refresh"] = "true"  # over: the whole page once, then no polling
+    return response
 
 
 @router.get("/runs/{run_id}/scenarios/{position}", dependencies=[Read])
 async def scenario_in_run(request: Request, run_id: str, position: str, store: Store) -> Response:
     position, wants_json = page_format(request, position)
+    return await _scenario_response(request, store, run_id, position, wants_json=wants_json)
+
+
+async def _scenario_response(
+    request: Request,
+    store: Store,
+    run_id: str,
+    position: str,
+    *,
+    wants_json: bool,
+    error: str | None = None,
+) -> Response:
+    """The scenario page with its review form (and its CSRF token)."""
     page = None
     if position.isdigit():
         page = await pages.scenario_trace_page(store, run_id, int(position))
     if page is None:
         return not_found(f"run {run_id!r} has no scenario {position!r}", wants_json=wants_json)
-    return render("scenario_trace.html", page, wants_json=wants_json)
+    new_cookies: list[str] = []
+    response = render(
+        "scenario_trace.html",
+        page,
+        wants_json=wants_json,
+        status_code=422 if error else 200,
+        csrf_token=csrf_token(request, new_cookies),
+        review_error=error,
+    )
+    for value in new_cookies:
+        set_cookie(request, response, value)
+    return response
+
+
+@router.post("/runs/{run_id}/scenarios/{position}/review", dependencies=[Ingest])
+@router.post("/runs/{run_id}/scenarios/{position}/review.json", dependencies=[Ingest])
+async def review(request: Request, run_id: str, position: str, store: Store) -> Response:
+    """The scenario page's review form (``action``: expect with ``expires_at``, unexpect,
+    comment, override with ``verdict``, clear_override; ``reason``): appends the change,
+    then redirects (303) back to the scenario page. Its JSON twin (``…/review.json``)
+    answers 201 with the review (``GET /api/runs/{id}/scenarios/{n}/reviews``'s shape)."""
+    wants_json = _post_wants_json(request)
+    form = _form(await request.body())
+    try:
+        verify_csrf(request, form.get(FIELD))
+    except CsrfError as exc:
+        return _csrf_failed(exc)
+    if not position.isdigit():
+        return not_found(f"run {run_id!r} has no scenario {position!r}", wants_json=wants_json)
+    try:
+        body = ReviewBody.model_validate({k: v for k, v in form.items() if k != FIELD and v != ""})
+        state = await review_result(store, run_id, int(position), body, reviewer_of(request))
+    except ResultNotFound as exc:
+        return not_found(str(exc), wants_json=wants_json)
+    except (UserError, ValidationError) as exc:
+        message = str(exc) if isinstance(exc, UserError) else _validation_message(exc)
+        refused = _form_error(request, message)
+        if wants_json or refused is not None:
+            return refused or JSONResponse(
+                {"error": {"code": "invalid_form", "message": message}}, 422
+            )
+        return await _scenario_response(
+            request, store, run_id, position, wants_json=False, error=message
+        )
+    if wants_json:
+        return JSONResponse(state.model_dump(mode="json"), 201)
+    return RedirectResponse(
+        f"/runs/{url_part(run_id)}/scenarios/{position}#review", status_code=303
+    )
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """A form's validation errors in one line, each naming its field."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or 'form'}: {error['msg']}"
+        for error in exc.errors()
+    )
 
 
 @router.get("/traces/{trace_id}", dependencies=[Read])

@@ -31,6 +31,7 @@ from scenarist.store.sql.models import (
     table_of,
 )
 from scenarist.store.sql.records import CheckResultView, Page, RunSummary, ScenarioResultView
+from scenarist.store.sql.reviews import excused_failures
 
 __all__ = [
     "BrokenScenario",
@@ -189,6 +190,8 @@ async def broken_and_flaky(
             entry[4] += 1
         entry[5] = at  # history order: the last one seen is the newest
         last_name, last_status = name, status
+    excused = await excused_failures(db, [(b[1], b[2], b[3]) for b in broken])
+    broken = [b for b in broken if (b[1], b[2]) not in excused]  # reviewed: not broken
     broken.sort(key=lambda b: b[2])
     broken.sort(key=lambda b: (b[4], b[1]), reverse=True)
     chosen = [(name, e) for name, e in stats.items() if e[3] >= 2 or e[4] > 0]

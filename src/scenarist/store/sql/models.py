@@ -43,6 +43,7 @@ __all__ = [
     "Base",
     "CheckResultRow",
     "ProjectRow",
+    "ReviewRow",
     "RevokedSessionRow",
     "RunRow",
     "ScenarioItemRow",
@@ -300,6 +301,32 @@ class SnapshotRow(Base):
         PrimaryKeyConstraint("project", "name", "version"),
         Index(None, "project", "trace_id"),
     )
+
+
+class ReviewRow(Base):
+    """One human review of a scenario result: ``expect`` (an expected failure until
+    ``expires_at``), ``unexpect``, ``comment``, ``override`` (``verdict`` with its
+    ``reason``) or ``clear_override``; by ``reviewer`` (the key id) at ``created_at``.
+    Rows are only ever added: a result's review is the fold of its rows (migration 0009).
+
+    No foreign key to ``scenario_results``: a re-ingested or pruned run never deletes the
+    history of what people said about it."""
+
+    __tablename__ = "reviews"
+
+    project: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    review_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    scenario_name: Mapped[str] = mapped_column(String)
+    action: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    reviewer: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (PrimaryKeyConstraint("project", "run_id", "position", "review_id"),)
 
 
 def table_of(model: type[Base]) -> Table:

@@ -27,6 +27,7 @@ from scenarist.store.sql._batches import batches
 from scenarist.store.sql._paging import keyset, page_of
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
+from scenarist.store.sql.live import LiveRunQueries
 from scenarist.store.sql.models import ScenarioItemRow, SnapshotRow, TraceRow, table_of
 from scenarist.store.sql.projects import ProjectQueries, ensure_project
 from scenarist.store.sql.records import (
@@ -38,6 +39,7 @@ from scenarist.store.sql.records import (
     encode_cursor,
 )
 from scenarist.store.sql.retention import RetentionQueries
+from scenarist.store.sql.reviews import ReviewQueries
 from scenarist.store.sql.runs import RunQueries
 
 if TYPE_CHECKING:
@@ -99,7 +101,9 @@ def _item_row(
     }
 
 
-class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
+class SqlStore(
+    RunQueries, KeyQueries, RetentionQueries, ProjectQueries, ReviewQueries, LiveRunQueries
+):
     """The store on a SQL database: ``SqlStore()`` (SQLite at the default path, or
     ``SCENARIST_DATABASE_URL``), ``SqlStore("sqlite:///runs.db")``,
     ``SqlStore("postgresql://user@host/db")``. See :class:`~.engine.Database` for

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
+from scenarist.cli._junit import location
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
@@ -42,6 +43,7 @@ from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus
 
 if TYPE_CHECKING:
+    from scenarist.report.junit import Location
     from scenarist.engine.budget import Budget, Estimate
     from scenarist.model.budget import BudgetReport
     from scenarist.model.certificate import Guarantee, ReplayCertificate
@@ -304,7 +306,26 @@ def run(
     replay: Annotated[
         bool, typer.Option("--replay", help="Answer LLM calls from .cassettes/ only (never live).")
     ] = False,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help=(
+                "Write JUnit XML here: compact (no traces; a plain-text report for failing "
+                "cases only; each case's file and line)."
+            ),
+        ),
+    ] = None,
+    junit_full: Annotated[
+        bool,
+        typer.Option(
+            "--junit-full",
+            help=(
+                "With --junit: giskard-checks' full form (every trace and step as JSON "
+                "properties, a report for every case)."
+            ),
+        ),
+    ] = False,
     json_file: Annotated[
         Path | None, typer.Option("--json", help="Also write the run log (JSON Lines) here.")
     ] = None,
@@ -429,6 +450,8 @@ def run(
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
     ledger = _parse_budget(budget)
+    if junit_full and junit is None:
+        raise UserError("--junit-full shapes the JUnit file: add --junit FILE")
     if fail_on_regression and not baseline:
         raise UserError("--fail-on-regression compares with a baseline: add --baseline RUN")
     repeat_count, repeat_auto = _repeat(repeat)
@@ -548,7 +571,7 @@ def run(
             comparison.print_report(console=console)
     outputs = Outputs(console, quiet)
     if junit is not None:
-        outputs.junit(result, junit, certificate)
+        outputs.junit(result, junit, certificate, locations=ran.locations, full=junit_full)
     # files that did not load or were stopped: the log keeps no footer, so the store, the
     # dashboard and `scenarist report` show an incomplete run, never a complete one of fewer
     unfinished = found.errors or ran.errors or ran.replay_errors or len(result.results) < collected
@@ -835,6 +858,8 @@ class _Ran:
     """How many of ``result``'s results are items (after the scenarios')."""
     records: list[ScenarioRecord | None] = field(default_factory=list)
     """The scenarios' records as streamed (by index): the final run log reuses them."""
+    locations: list[Location | None] = field(default_factory=list)
+    """Where each of ``result``'s results was defined (file, line when known): JUnit's."""
 
 
 def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
@@ -844,7 +869,7 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
     from scenarist._sync import run_sync
     from scenarist.veval.default_client import get_client
 
-    runs: list[Any] = []
+    runs: list[tuple[Any, Path]] = []  # each run and its file
 
     async def run_list(file: SourceFile) -> None:
         assert file.item_list is not None
@@ -861,18 +886,18 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
             )
 
         if plan.cassette_mode is None:
-            runs.append(await call())
+            runs.append((await call(), file.path))
             return
         from scenarist.replay.cassette import cassette
 
         path = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
         tape = cassette(path, plan.cassette_mode)  # type: ignore[arg-type]
         async with tape:
-            runs.append(await call())
+            runs.append((await call(), file.path))
         ran.tapes.append(tape.stats)
 
     for file in files:
-        runs.extend(file.item_runs)
+        runs.extend((run, file.path) for run in file.item_runs)
         if file.item_list is None:
             continue
         try:
@@ -885,7 +910,11 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
             ran.replay_errors.append(f"{file.path}: {exc}")
         except UserError as exc:
             ran.errors.append(f"{file.path}: {exc}")
-    results = [r for run in runs for r in run.to_scenario_results()]
+    results: list[ScenarioResult] = []
+    for run, source in runs:
+        found = run.to_scenario_results()
+        results.extend(found)
+        ran.locations.extend([location(source)] * len(found))
     if results:
         ran.item_results = len(results)
         ran.result = ran.result.model_copy(update={"results": [*ran.result.results, *results]})
@@ -1030,13 +1059,25 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
+    places = [location(f.path, s.name) for f in plan.files for s in f.scenarios]
+    where = [place for place, r in zip(places, results, strict=True) if r is not None]
     result = SuiteResult(
         results=finished,
         duration_ms=round((time.perf_counter() - t0) * 1000),
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes, records=records)
+    return _Ran(
+        result,
+        header,
+        errors,
+        stream,
+        interrupted,
+        replay_errors,
+        tapes,
+        records=records,
+        locations=where,
+    )
 
 
 class _Appender:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import xmlschema
 from click.testing import Result
-
 from tests.cli.conftest import FAILING
 
 XSD = Path(__file__).parents[1] / "fixtures" / "junit.xsd"

@@ -43,11 +43,11 @@ from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus
 
 if TYPE_CHECKING:
-    from scenarist.report.junit import Location
     from scenarist.engine.budget import Budget, Estimate
     from scenarist.model.budget import BudgetReport
     from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
+    from scenarist.report.junit import Location
 
 __all__ = ["HELP", "Verdict", "replay_tally", "run", "run_certificate", "verdict"]
 

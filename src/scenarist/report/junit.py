@@ -18,10 +18,10 @@ so giskard's output stays as it is): ``trace_properties=False`` leaves out ``fin
 and ``step_N`` (the bulk of the file: the run log keeps the traces), ``ascii_text=True``
 writes ``<system-out>`` in ASCII (an ASCII frame, ``->`` and ``...`` for arrows and
 ellipses, no emoji), and ``locations`` gives each case ``file`` and ``line`` attributes
-(what ``scenarist run --junit`` writes; ``--junit-full`` keeps giskard's form). The returned text is the
-``<testsuite>`` element, as giskard returns it; the file written to ``path`` starts with
-an XML declaration (``xml_declaration=True`` adds it to the returned text too). The full
-record of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
+(what ``scenarist run --junit`` writes; ``--junit-full`` keeps giskard's form). The
+returned text is the ``<testsuite>`` element, as giskard returns it; the file written to
+``path`` starts with an XML declaration (``xml_declaration=True`` adds it to the returned
+text too). The full record of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
 
 Built with :mod:`xml.etree.ElementTree`, which escapes ``<``, ``&`` and quotes; characters
 that XML 1.0 cannot hold at all (most control characters) are replaced by a visible
@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
 import re
 import socket
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path

@@ -298,9 +298,10 @@ def test_report_of_a_stored_run_in_another_project_needs_its_project(
 def test_report_reads_a_run_from_the_server_at_scenarist_url(
     cli: Cli, write: Write, home: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tests.cli.conftest import FAILING
+
     from scenarist.server.app import create_app
     from scenarist.server.threaded import ThreadedServer
-    from tests.cli.conftest import FAILING
 
     write("suite.py", FAILING)
     with ThreadedServer(create_app(database_url)) as server:

@@ -76,7 +76,7 @@ def load_run_log(
     it left out (a last line cut off mid-write) is noted on stderr."""
     try:
         log = read_jsonl(find_run_log(reference, exclude=exclude))
-    except UserError as missing:
+    except UserError:
         if reference == "last" or not _could_be_run_id(reference):
             raise
         log = stored_run_log(reference, project)

@@ -244,6 +244,7 @@ class _Plan:
     executor: Any = None
     project: str | None = None
     junit: Path | None = None
+    junit_full: bool = False
     guarantee: Guarantee | None = None
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
     budget: Budget | None = None
@@ -528,6 +529,7 @@ def run(
     if ledger is not None:
         plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
     plan.freeze = freeze
+    plan.junit_full = junit_full
     freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
@@ -974,6 +976,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         [s.name for s in scenarios],
         ends,
         _cap(plan.parallel),
+        plan.junit_full,
     )
     adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
     progress = (
@@ -1060,7 +1063,9 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             progress.close()
     finished = [r for r in results if r is not None]
     places = [location(f.path, s.name) for f in plan.files for s in f.scenarios]
-    where = [place for place, r in zip(places, results, strict=True) if r is not None]
+    where: list[Location | None] = [
+        place for place, r in zip(places, results, strict=True) if r is not None
+    ]
     result = SuiteResult(
         results=finished,
         duration_ms=round((time.perf_counter() - t0) * 1000),

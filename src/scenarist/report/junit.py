@@ -350,9 +350,7 @@ class _AsciiBuffer(io.StringIO):
     """A text buffer that says it holds ASCII: Rich then draws frames and rules with
     ASCII characters (its ``safe_box``)."""
 
-    @property
-    def encoding(self) -> str:
-        return "ascii"
+    encoding = "ascii"
 
 
 def _plain_report(scenario: ScenarioResult, *, ascii_text: bool = False) -> str:

@@ -474,7 +474,7 @@ def run(
             raise typer.Exit(code)
     freeze = _frozen_until_closed(ctx)
     chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
-    previous = load_run_log(baseline) if baseline else None
+    previous = load_run_log(baseline, project=project) if baseline else None
     found = discover(paths)
     for error in found.errors:
         typer.echo(f"error: {error.message}", err=True)

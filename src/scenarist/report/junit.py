@@ -90,6 +90,7 @@ _ASCII = str.maketrans(
     }
 )
 _BOX_DRAWING = re.compile("[\u2500-\u257f]")
+_EMOJI = re.compile("[\u2705\u274c\u26a0\u26d4]\ufe0f? ?")  # the status titles' marks
 
 
 def to_junit_xml(
@@ -117,9 +118,10 @@ def to_junit_xml(
     case's own (its ``certificate``, else its calls under the run's guarantee) on the
     case. ``trace_properties=False``: no ``final_trace`` / ``step_N`` properties (giskard
     writes them; they hold every trace as JSON). ``ascii_text=True``: ``<system-out>`` in
-    ASCII (no box drawing, arrows or emoji; the run's own text is kept as it is, box
-    drawing aside). ``locations``: by case (``result.results``' order), the ``file`` and
-    ``line`` attributes (``None``, or a ``None`` line: left out).
+    ASCII (box drawing, arrows, ellipses, dashes and the status emoji become ASCII, in the
+    run's own text too; its other characters are kept). ``locations``: by case
+    (``result.results``' order), the ``file`` and ``line`` attributes (``None``, or a
+    ``None`` line: left out).
     """
     if system_out not in ("all", "failing"):
         raise ValueError(f"system_out must be 'all' or 'failing', got {system_out!r}")
@@ -372,7 +374,7 @@ def _plain_report(scenario: ScenarioResult, *, ascii_text: bool = False) -> str:
         console.print(renderable)
     text = buffer.getvalue()
     if ascii_text:
-        text = _BOX_DRAWING.sub("-", text.translate(_ASCII))
+        text = _BOX_DRAWING.sub("-", _EMOJI.sub("", text).translate(_ASCII))
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 

@@ -62,7 +62,8 @@ def test_report_rerenders_a_stored_run_in_every_format(cli: Cli, write: Write, h
     by_id = cli("report", stored.stem, "-o", "out/report.txt")
     assert by_id.exit_code == 0 and "Summary:" in (home / "out/report.txt").read_text()
     unknown = cli("report", "no-such-run")
-    assert unknown.exit_code == 2 and "neither a run log file nor a run id" in unknown.stderr
+    assert unknown.exit_code == 2 and "neither a run log file, a run id in" in unknown.stderr
+    assert "nor a run of project 'default' in" in unknown.stderr  # the database too
 
 
 def test_demo_exits_0_and_explains_the_deliberate_failure(cli: Cli, home: Path) -> None:

@@ -254,12 +254,6 @@ def test_items_import_reads_a_bom_and_refuses_a_misspelt_field(cli: Cli, home: P
     assert cli("items", "import", "support", "foreign.json").exit_code == 0  # Veval's keys
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`scenarist report RUN_ID` reads only $SCENARIST_HOME/runs/*.jsonl; a run the "
-    "database holds without its file (uploaded, or the file removed) cannot be re-rendered: "
-    "the store keeps scenario rows and check verdicts, not the full results with traces",
-)
 def test_report_re_renders_a_run_the_database_holds_without_its_file(
     cli: Cli, write: Write, home: Path
 ) -> None:
@@ -268,7 +262,60 @@ def test_report_re_renders_a_run_the_database_holds_without_its_file(
     write("suite.py", FAILING)
     assert cli("run", "-q", "suite.py").exit_code == 1
     (log,) = (home / "home" / "runs").glob("*.jsonl")
+    from_file = cli("report", log.stem, "--format", "json").stdout
     log.unlink()
     report = cli("report", log.stem)
     assert report.exit_code == 0, report.output
     assert "says_bye" in report.stdout
+    again = cli("report", log.stem, "--format", "json")
+    assert again.exit_code == 0, again.output
+    assert again.stdout == from_file  # the same run log: header, full records, footer
+    assert "says_bye" in cli("report", log.stem, "--format", "junit").stdout
+    unknown = cli("report", "0123abcd")
+    assert unknown.exit_code == 2
+    assert "'0123abcd' is neither a run log file, a run id in" in unknown.output
+    assert "nor a run of project 'default' in" in unknown.output
+
+
+def test_report_of_a_stored_run_in_another_project_needs_its_project(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    from tests.cli.conftest import FAILING
+
+    write("suite.py", FAILING)
+    assert cli("run", "-q", "--project", "team-b", "suite.py").exit_code == 1
+    (log,) = (home / "home" / "runs").glob("*.jsonl")
+    log.unlink()
+    elsewhere = cli("report", log.stem)
+    assert elsewhere.exit_code == 2
+    assert "it is in project 'team-b': add --project team-b" in elsewhere.output
+    named = cli("report", log.stem, "--project", "team-b")
+    assert named.exit_code == 0, named.output
+    assert "says_bye" in named.stdout
+    assert cli("report", log.stem, "--project", "no such/project").exit_code == 2
+
+
+def test_report_reads_a_run_from_the_server_at_scenarist_url(
+    cli: Cli, write: Write, home: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli.conftest import FAILING
+
+    from scenarist.server.app import create_app
+    from scenarist.server.threaded import ThreadedServer
+
+    write("suite.py", FAILING)
+    with ThreadedServer(create_app(database_url)) as server:
+        monkeypatch.setenv("SCENARIST_URL", server.url)
+        ran = cli("run", "-q", "--project", "team-b", "suite.py")
+        assert ran.exit_code == 1 and f"to {server.url}" in ran.output, ran.output
+        (log,) = (home / "home" / "runs").glob("*.jsonl")
+        from_file = cli("report", log.stem, "--format", "json").stdout
+        log.unlink()
+        (home / "home" / "scenarist.db").unlink()  # the server's copy, not the local one
+        wrong = cli("report", log.stem)
+        assert wrong.exit_code == 2
+        assert f"nor a run of the key's project on the server {server.url}" in wrong.output
+        assert "--project NAME" in wrong.output
+        again = cli("report", log.stem, "--project", "team-b", "--format", "json")
+        assert again.exit_code == 0, again.output
+        assert again.stdout == from_file

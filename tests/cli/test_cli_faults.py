@@ -321,7 +321,9 @@ def test_run_writes_values_json_cannot_hold_marked_and_keeps_the_verdict(tmp_pat
     unprintable objects, deep nesting: the verdict, the JUnit file, the run log and every
     report of it hold, with each value in its marked form."""
     (tmp_path / "not_json.py").write_text(textwrap.dedent(NOT_JSON), encoding="utf-8")
-    done = _scenarist(tmp_path, "run", "not_json.py", "--junit", "j.xml", "--json", "run.jsonl")
+    done = _scenarist(
+        tmp_path, "run", "not_json.py", "--junit", "j.xml", "--junit-full", "--json", "run.jsonl"
+    )  # the full JUnit form: its trace properties hold the marked values
     assert "scenarist bug" not in done.stdout and "Traceback" not in done.stdout, done.stdout
     assert done.returncode == 1, done.stdout
     line = last_line(done.stdout)

@@ -245,3 +245,27 @@ def test_junit_path_writes_the_file_and_returns_the_string(
     assert demo_suite.to_junit_xml(str(target)) == xml
     declared = to_junit_xml(demo_suite, xml_declaration=True)
     assert declared == '<?xml version="1.0" encoding="UTF-8"?>\n' + xml
+
+
+def test_junit_compact_options_are_additive_and_giskards_form_stays_the_default(
+    schema: xmlschema.XMLSchema, demo_suite: SuiteResult
+) -> None:
+    default = demo_suite.to_junit_xml()
+    assert "file=" not in default and '"final_trace"' in default  # giskard's form
+    locations = [("suites/demo.py", 12), ("suites/demo.py", None), None, ("d.yaml", None)]
+    compact = demo_suite.to_junit_xml(
+        trace_properties=False, ascii_text=True, system_out="failing", locations=locations
+    )
+    schema.validate(compact)
+    found = cases(compact)
+    where = {name: (c.get("file"), c.get("line")) for name, c in found.items()}
+    assert list(where.values()) == [
+        ("suites/demo.py", "12"),
+        ("suites/demo.py", None),
+        (None, None),
+        ("d.yaml", None),
+    ]
+    assert "final_trace" not in compact and "See testcase properties" not in compact
+    reports = [c.findtext("system-out") or "" for c in found.values()]
+    assert any(reports) and all(text.isascii() for text in reports)
+    assert len(compact) * 2 < len(default)

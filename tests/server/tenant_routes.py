@@ -174,6 +174,8 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("GET", "/api/runs?limit=500"), 200),
     Entry("GET", "/api/runs/{run_id}", "read", "read",
           lambda o, h: Call("GET", f"/api/runs/{q(o.run_id)}"), 200),
+    Entry("GET", "/api/runs/{run_id}/log", "read", "read",
+          lambda o, h: Call("GET", f"/api/runs/{q(o.run_id)}/log"), 200),
     Entry("GET", "/api/runs/{run_id}/compare", "read", "read",
           lambda o, h: Call("GET", _compare(o.run_id, o.base_run_id)), 200,
           extras=(

@@ -42,7 +42,8 @@ def report_interrupted_run(plan: dict[str, Any], how: str, code: int) -> int:
     ]
     junit = plan.get("junit")
     if junit:
-        lines.insert(0, _write_junit(Path(junit), log, names, running, how))
+        full = bool(plan.get("junit_full"))
+        lines.insert(0, _write_junit(Path(junit), log, names, running, how, full=full))
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
     return code
@@ -64,8 +65,17 @@ def _running(
 
 
 def _write_junit(
-    path: Path, log: RunLog | None, names: list[str], running: list[int], how: str
+    path: Path,
+    log: RunLog | None,
+    names: list[str],
+    running: list[int],
+    how: str,
+    *,
+    full: bool = False,
 ) -> str:
+    """The JUnit file from the run log, in the form ``scenarist run --junit`` writes
+    (compact unless ``--junit-full``; no ``file`` attributes: the parent did not import
+    the scenario files)."""
     from scenarist.report.junit import to_junit_xml
 
     results: list[tuple[int, ScenarioResult]] = []
@@ -90,7 +100,10 @@ def _write_junit(
         incomplete=True,
     )
     try:
-        to_junit_xml(result, path)
+        compact: dict[str, Any] = (
+            {} if full else {"trace_properties": False, "system_out": "failing"}
+        )
+        to_junit_xml(result, path, ascii_text=True, **compact)
     except OSError as exc:
         return f"error: cannot write the JUnit file {path}: {exc.strerror or exc}"
     return f"JUnit: {path} (from the run log; each scenario that was running as an error)"

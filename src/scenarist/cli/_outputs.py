@@ -10,9 +10,10 @@ written. :attr:`Outputs.problems` counts them for the verdict (exit 2).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -27,6 +28,9 @@ from scenarist.errors import RequestError, UserError
 from scenarist.formats.runlog import RunLog, write_jsonl
 from scenarist.model.certificate import ReplayCertificate
 from scenarist.model.results import SuiteResult
+
+if TYPE_CHECKING:
+    from scenarist.report.junit import Location
 
 __all__ = ["Outputs", "check_upload"]
 
@@ -65,10 +69,28 @@ class Outputs:
             self.console.print(line, highlight=False, soft_wrap=True)
 
     def junit(
-        self, result: SuiteResult, path: Path, certificate: ReplayCertificate | None = None
+        self,
+        result: SuiteResult,
+        path: Path,
+        certificate: ReplayCertificate | None = None,
+        *,
+        locations: Sequence[Location | None] | None = None,
+        full: bool = False,
     ) -> None:
+        """The JUnit file: compact by default (no trace properties, an ASCII report for
+        failing and erroring cases only, each case's file and line); ``full`` (``--junit-
+        full``): giskard-checks' form, every trace as JSON and a report for every case."""
+        compact: dict[str, Any] = (
+            {} if full else {"trace_properties": False, "system_out": "failing"}
+        )
         try:
-            result.to_junit_xml(path, certificate=certificate)
+            result.to_junit_xml(
+                path,
+                certificate=certificate,
+                locations=locations,
+                ascii_text=True,
+                **compact,
+            )
         except OSError as exc:
             self._problem(write_problem("the JUnit file", path, exc, "choose another --junit file"))
 

@@ -12,9 +12,13 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scenarist.errors import UserError
 from scenarist.formats.runlog import RunLog, read_jsonl, write_jsonl
+
+if TYPE_CHECKING:
+    from scenarist.store.sql.store import SqlStore
 
 __all__ = [
     "HOME_FIX",
@@ -63,13 +67,70 @@ def find_run_log(reference: str, *, exclude: str | None = None) -> Path:
     )
 
 
-def load_run_log(reference: str, *, exclude: str | None = None) -> RunLog:
-    """The run log ``reference`` names (see :func:`find_run_log`); what reading it left out
-    (a last line cut off mid-write) is noted on stderr."""
-    log = read_jsonl(find_run_log(reference, exclude=exclude))
+def load_run_log(
+    reference: str, *, exclude: str | None = None, project: str | None = None
+) -> RunLog:
+    """The run log ``reference`` names (see :func:`find_run_log`); a run id whose file is
+    not in the runs folder is read from the database (:func:`stored_run_log`: the server
+    at ``SCENARIST_URL`` when it is set, else the local one, in ``project``). What reading
+    it left out (a last line cut off mid-write) is noted on stderr."""
+    try:
+        log = read_jsonl(find_run_log(reference, exclude=exclude))
+    except UserError:
+        if reference == "last" or not _could_be_run_id(reference):
+            raise
+        log = stored_run_log(reference, project)
     for note in log.notes:
         sys.stderr.write(f"note: {note}\n")
     return log
+
+
+def _could_be_run_id(reference: str) -> bool:
+    """Not a file path: no folder separator, no ``.jsonl`` suffix."""
+    return not ("/" in reference or os.sep in reference or reference.endswith(".jsonl"))
+
+
+def stored_run_log(run_id: str, project: str | None) -> RunLog:
+    """Run ``run_id`` rebuilt from the database: each scenario's full record and the run's
+    header and footer are kept there (``GET /api/runs/{id}/log`` on a server). Not found:
+    a ``UserError`` saying where it was looked for, and the project that holds it when
+    another local project does."""
+    from scenarist._sync import run_sync
+
+    missing = f"{run_id!r} is neither a run log file, a run id in {runs_dir()},"
+
+    url = os.environ.get("SCENARIST_URL")
+    if url:
+        from scenarist.store.remote import RemoteStore
+
+        remote = RemoteStore(url, os.environ.get("SCENARIST_API_KEY"), project=project)
+        found = run_sync(remote.get_run_log, run_id)
+        if found is not None:
+            return found
+        shown = f"project {project!r}" if project else "the key's project"
+        raise UserError(
+            f"{missing} nor a run of {shown} on the server {url}; name its project with "
+            "--project NAME"
+        )
+    from scenarist.formats.runlog import decode_text
+    from scenarist.store.location import database_label, resolve_database_url
+
+    resolved = resolve_database_url()
+    label = database_label()
+    if resolved.startswith("sqlite") and not Path(label).is_file():
+        raise UserError(f"{missing} nor in a database (there is none at {label}); check it")
+    from scenarist.store.default import default_store
+
+    store = default_store(project)
+    text = run_sync(store.run_log_text, run_id)
+    if text is not None:
+        return decode_text(text, source=f"run {run_id!r} in the database {label}")
+    hint = "; check the id, or use 'last'"
+    for name in run_sync(store.list_projects):
+        if name != store.project and _holds(store.scoped(name), run_id):
+            hint = f"; it is in project {name!r}: add --project {name}"
+            break
+    raise UserError(f"{missing} nor a run of project {store.project!r} in {label}{hint}")
 
 
 def save_run_log(log: RunLog, path: Path) -> None:
@@ -141,3 +202,12 @@ def database_problem(exc: Exception, kept: Path | None) -> str | None:
         )
     kept_note = f" (the run log is kept: {kept})" if kept is not None else ""
     return f"could not store the run in the database {label}: {reason}; {fix}{kept_note}"
+
+
+def _holds(store: SqlStore, run_id: str) -> bool:
+    from scenarist._sync import run_sync
+
+    try:
+        return run_sync(store.run_log_text, run_id) is not None
+    except UserError:  # there, but a Veval-style run
+        return True

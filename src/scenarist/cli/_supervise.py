@@ -88,12 +88,18 @@ def start() -> int | None:
 
 
 def announce(
-    run_log: str, junit: str | None, scenarios: list[str], groups: list[int], parallel: int
+    run_log: str,
+    junit: str | None,
+    scenarios: list[str],
+    groups: list[int],
+    parallel: int,
+    junit_full: bool = False,
 ) -> None:
     """Child: the run is starting (its log's header is written)."""
     plan = {
         "run_log": run_log,
         "junit": junit,
+        "junit_full": junit_full,
         "scenarios": scenarios,
         "groups": groups,
         "parallel": parallel,

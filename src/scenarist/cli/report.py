@@ -22,7 +22,13 @@ class ReportFormat(StrEnum):
 
 def report(
     runlog: Annotated[
-        str, typer.Argument(help="A run log file, a run id from the runs folder, or 'last'.")
+        str,
+        typer.Argument(
+            help=(
+                "A run log file, a run id (from the runs folder, else the database: the "
+                "server at SCENARIST_URL, or the local one), or 'last'."
+            )
+        ),
     ],
     format: Annotated[
         ReportFormat, typer.Option("--format", "-f", help="Output format.")
@@ -30,9 +36,20 @@ def report(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            help="The project a run id is in (default: SCENARIST_PROJECT, else default).",
+        ),
+    ] = None,
 ) -> None:
     """Re-render a stored run (console, JUnit XML, JSON or a self-contained HTML page)."""
-    log = load_run_log(runlog)
+    if project is not None:
+        from scenarist.store.projects import check_project
+
+        project = check_project(project, source="--project")
+    log = load_run_log(runlog, project=project)
     result = log.to_suite_result()
     if format is ReportFormat.console:
         from rich.console import Console

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
+from scenarist.cli._junit import location
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
     from scenarist.store.live_upload import LiveUpload
+    from scenarist.report.junit import Location
 
 __all__ = ["HELP", "Verdict", "replay_tally", "run", "run_certificate", "verdict"]
 
@@ -244,6 +246,7 @@ class _Plan:
     executor: Any = None
     project: str | None = None
     junit: Path | None = None
+    junit_full: bool = False
     guarantee: Guarantee | None = None
     """The run's replay guarantee (``None``: neither a replay nor a recording)."""
     budget: Budget | None = None
@@ -308,7 +311,26 @@ def run(
     replay: Annotated[
         bool, typer.Option("--replay", help="Answer LLM calls from .cassettes/ only (never live).")
     ] = False,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help=(
+                "Write JUnit XML here: compact (no traces; a plain-text report for failing "
+                "cases only; each case's file and line)."
+            ),
+        ),
+    ] = None,
+    junit_full: Annotated[
+        bool,
+        typer.Option(
+            "--junit-full",
+            help=(
+                "With --junit: giskard-checks' full form (every trace and step as JSON "
+                "properties, a report for every case)."
+            ),
+        ),
+    ] = False,
     json_file: Annotated[
         Path | None, typer.Option("--json", help="Also write the run log (JSON Lines) here.")
     ] = None,
@@ -433,6 +455,8 @@ def run(
     if record and replay:
         raise UserError("--record and --replay exclude each other; choose one")
     ledger = _parse_budget(budget)
+    if junit_full and junit is None:
+        raise UserError("--junit-full shapes the JUnit file: add --junit FILE")
     if fail_on_regression and not baseline:
         raise UserError("--fail-on-regression compares with a baseline: add --baseline RUN")
     repeat_count, repeat_auto = _repeat(repeat)
@@ -454,7 +478,7 @@ def run(
             raise typer.Exit(code)
     freeze = _frozen_until_closed(ctx)
     chosen = [m for m in (parse_keyword(keyword) if keyword else None, parse_tags(tag or [])) if m]
-    previous = load_run_log(baseline) if baseline else None
+    previous = load_run_log(baseline, project=project) if baseline else None
     found = discover(paths)
     for error in found.errors:
         typer.echo(f"error: {error.message}", err=True)
@@ -510,6 +534,7 @@ def run(
         plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
     plan.freeze = freeze
     plan.upload_url = upload_url
+    plan.junit_full = junit_full
     freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
@@ -553,7 +578,7 @@ def run(
             comparison.print_report(console=console)
     outputs = Outputs(console, quiet)
     if junit is not None:
-        outputs.junit(result, junit, certificate)
+        outputs.junit(result, junit, certificate, locations=ran.locations, full=junit_full)
     # files that did not load or were stopped: the log keeps no footer, so the store, the
     # dashboard and `scenarist report` show an incomplete run, never a complete one of fewer
     unfinished = found.errors or ran.errors or ran.replay_errors or len(result.results) < collected
@@ -840,6 +865,8 @@ class _Ran:
     """How many of ``result``'s results are items (after the scenarios')."""
     records: list[ScenarioRecord | None] = field(default_factory=list)
     """The scenarios' records as streamed (by index): the final run log reuses them."""
+    locations: list[Location | None] = field(default_factory=list)
+    """Where each of ``result``'s results was defined (file, line when known): JUnit's."""
 
 
 def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
@@ -849,7 +876,7 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
     from scenarist._sync import run_sync
     from scenarist.veval.default_client import get_client
 
-    runs: list[Any] = []
+    runs: list[tuple[Any, Path]] = []  # each run and its file
 
     async def run_list(file: SourceFile) -> None:
         assert file.item_list is not None
@@ -866,18 +893,18 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
             )
 
         if plan.cassette_mode is None:
-            runs.append(await call())
+            runs.append((await call(), file.path))
             return
         from scenarist.replay.cassette import cassette
 
         path = file.path.parent / CASSETTE_DIR / f"{file.path.stem}.jsonl"
         tape = cassette(path, plan.cassette_mode)  # type: ignore[arg-type]
         async with tape:
-            runs.append(await call())
+            runs.append((await call(), file.path))
         ran.tapes.append(tape.stats)
 
     for file in files:
-        runs.extend(file.item_runs)
+        runs.extend((run, file.path) for run in file.item_runs)
         if file.item_list is None:
             continue
         try:
@@ -890,7 +917,11 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
             ran.replay_errors.append(f"{file.path}: {exc}")
         except UserError as exc:
             ran.errors.append(f"{file.path}: {exc}")
-    results = [r for run in runs for r in run.to_scenario_results()]
+    results: list[ScenarioResult] = []
+    for run, source in runs:
+        found = run.to_scenario_results()
+        results.extend(found)
+        ran.locations.extend([location(source)] * len(found))
     if results:
         ran.item_results = len(results)
         ran.result = ran.result.model_copy(update={"results": [*ran.result.results, *results]})
@@ -951,6 +982,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         [s.name for s in scenarios],
         ends,
         _cap(plan.parallel),
+        plan.junit_full,
     )
     adaptive = plan.parallel if isinstance(plan.parallel, AdaptiveConcurrency) else None
     progress = (
@@ -1040,13 +1072,27 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
+    places = [location(f.path, s.name) for f in plan.files for s in f.scenarios]
+    where: list[Location | None] = [
+        place for place, r in zip(places, results, strict=True) if r is not None
+    ]
     result = SuiteResult(
         results=finished,
         duration_ms=round((time.perf_counter() - t0) * 1000),
         suite_name=suite_name,
         started_at=header.started_at,
     )
-    return _Ran(result, header, errors, stream, interrupted, replay_errors, tapes, records=records)
+    return _Ran(
+        result,
+        header,
+        errors,
+        stream,
+        interrupted,
+        replay_errors,
+        tapes,
+        records=records,
+        locations=where,
+    )
 
 
 def _live_upload(url: str | None, header: RunLogHeader) -> LiveUpload | None:

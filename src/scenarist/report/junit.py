@@ -13,10 +13,15 @@ as its ``message``, which giskard leaves out). A scenario errored by a step that
 reads as giskard's: ``type="error"``, ``Scenario errored.``; ``name_exceptions=True``
 names the exception instead (type, message, and a line of its text). Every case carries
 its plain-text report in ``<system-out>``, as giskard's; ``system_out="failing"`` keeps it
-for failing and erroring cases only (smaller files). The returned text is the
-``<testsuite>`` element, as giskard returns it; the file written to ``path`` starts with
-an XML declaration (``xml_declaration=True`` adds it to the returned text too). The full
-record of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
+for failing and erroring cases only (smaller files). Additive options (ours, off by default
+so giskard's output stays as it is): ``trace_properties=False`` leaves out ``final_trace``
+and ``step_N`` (the bulk of the file: the run log keeps the traces), ``ascii_text=True``
+writes ``<system-out>`` in ASCII (an ASCII frame, ``->`` and ``...`` for arrows and
+ellipses, no emoji), and ``locations`` gives each case ``file`` and ``line`` attributes
+(what ``scenarist run --junit`` writes; ``--junit-full`` keeps giskard's form). The
+returned text is the ``<testsuite>`` element, as giskard returns it; the file written to
+``path`` starts with an XML declaration (``xml_declaration=True`` adds it to the returned
+text too). The full record of a run belongs to the run log (:mod:`scenarist.formats.runlog`).
 
 Built with :mod:`xml.etree.ElementTree`, which escapes ``<``, ``&`` and quotes; characters
 that XML 1.0 cannot hold at all (most control characters) are replaced by a visible
@@ -30,6 +35,8 @@ import json
 import re
 import socket
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Literal
@@ -49,6 +56,41 @@ _NO_MESSAGE = {"failure": "Scenario failed.", "error": "Scenario errored."}
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 SystemOut = Literal["all", "failing"]
+Location = tuple[str, int | None]
+"""A case's source: the file (as CI shows it, usually relative to the job's working
+directory) and the line, when known."""
+
+_ASCII = str.maketrans(
+    {
+        "\u2500": "-",  # ─
+        "\u2501": "=",  # ━
+        "\u2502": "|",  # │
+        "\u2503": "|",  # ┃
+        "\u250c": "+",  # ┌
+        "\u2510": "+",  # ┐
+        "\u2514": "`-",  # └ (a tree's last branch)
+        "\u2518": "+",  # ┘
+        "\u251c": "|-",  # ├ (a tree's branch)
+        "\u2524": "+",  # ┤
+        "\u2550": "=",  # ═
+        "\u256d": "+",  # ╭
+        "\u256e": "+",  # ╮
+        "\u256f": "+",  # ╯
+        "\u2570": "+",  # ╰
+        "\u00b7": "-",  # ·
+        "\u2026": "...",  # …
+        "\u2192": "->",  # →
+        "\u2014": "-",  # —
+        "\u2013": "-",  # –
+        "\u2705": "",  # ✅ (the word follows)
+        "\u274c": "",  # ❌
+        "\u26a0": "",  # ⚠
+        "\u26d4": "",  # ⛔
+        "\ufe0f": "",  # the emoji variation selector
+    }
+)
+_BOX_DRAWING = re.compile("[\u2500-\u257f]")
+_EMOJI = re.compile("[\u2705\u274c\u26a0\u26d4]\ufe0f? ?")  # the status titles' marks
 
 
 def to_junit_xml(
@@ -59,6 +101,9 @@ def to_junit_xml(
     name_exceptions: bool = False,
     xml_declaration: bool = False,
     certificate: ReplayCertificate | None = None,
+    trace_properties: bool = True,
+    ascii_text: bool = False,
+    locations: Sequence[Location | None] | None = None,
 ) -> str:
     """The suite result as JUnit XML; with ``path``, also write it there (parents created,
     with an XML declaration).
@@ -71,7 +116,12 @@ def to_junit_xml(
     ``certificate``: the run's replay certificate (by default the result's own, that of a
     run inside a cassette), written as ``replay.*`` properties of the suite, and each
     case's own (its ``certificate``, else its calls under the run's guarantee) on the
-    case.
+    case. ``trace_properties=False``: no ``final_trace`` / ``step_N`` properties (giskard
+    writes them; they hold every trace as JSON). ``ascii_text=True``: ``<system-out>`` in
+    ASCII (box drawing, arrows, ellipses, dashes and the status emoji become ASCII, in the
+    run's own text too; its other characters are kept). ``locations``: by case
+    (``result.results``' order), the ``file`` and ``line`` attributes (``None``, or a
+    ``None`` line: left out).
     """
     if system_out not in ("all", "failing"):
         raise ValueError(f"system_out must be 'all' or 'failing', got {system_out!r}")
@@ -102,8 +152,14 @@ def to_junit_xml(
             ET.SubElement(properties, "property", {"name": "incomplete", "value": "true"})
         _certificate_properties(properties, certificate)
     level = certificate.guarantee if certificate is not None else None
-    for scenario in result.results:
-        _testcase(root, scenario, suite_name, system_out, name_exceptions, level)
+    shape = _Shape(system_out, name_exceptions, trace_properties, ascii_text)
+    for index, scenario in enumerate(result.results):
+        case = _testcase(root, scenario, suite_name, shape, level)
+        where = locations[index] if locations is not None and index < len(locations) else None
+        if where is not None:
+            case.set("file", _clean(where[0]))
+            if where[1] is not None:
+                case.set("line", str(where[1]))
     if result.rate_verdicts:  # required pass rates decided some cases: count the cases
         for attribute in ("failures", "errors"):
             found = sum(case.find(attribute[:-1]) is not None for case in root.iter("testcase"))
@@ -118,14 +174,24 @@ def to_junit_xml(
     return _DECLARATION + xml if xml_declaration else xml
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What each case carries (``to_junit_xml``'s options)."""
+
+    system_out: SystemOut
+    name_exceptions: bool
+    trace_properties: bool
+    ascii_text: bool
+
+
 def _testcase(
     parent: ET.Element,
     scenario: ScenarioResult,
     suite_name: str,
-    system_out: SystemOut,
-    name_exceptions: bool,
+    shape: _Shape,
     guarantee: Guarantee | None = None,
-) -> None:
+) -> ET.Element:
+    name_exceptions = shape.name_exceptions
     case = ET.SubElement(
         parent,
         "testcase",
@@ -137,10 +203,11 @@ def _testcase(
         },
     )
     properties = ET.SubElement(case, "properties")
-    payload = scenario_payload(scenario)
-    _json_property(properties, "final_trace", payload["final_trace"])
-    for index, step in enumerate(payload["steps"], start=1):
-        _json_property(properties, f"step_{index}", step)
+    if shape.trace_properties:
+        payload = scenario_payload(scenario)
+        _json_property(properties, "final_trace", payload["final_trace"])
+        for index, step in enumerate(payload["steps"], start=1):
+            _json_property(properties, f"step_{index}", step)
     for tag in scenario.tags:
         ET.SubElement(properties, "property", {"name": "tag", "value": _clean(tag)})
     runs = f"{scenario.runs_executed}/{scenario.multiple_runs}"
@@ -181,7 +248,7 @@ def _testcase(
         outcome = ET.SubElement(
             case, "failure", {"message": _clean(message), "type": "min_pass_rate"}
         )
-        outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
+        outcome.text = _clean("\n".join(_problem_lines(scenario, shape)))
         element = "failure"
     elif element is not None:
         problems = _problems(scenario, name_exceptions)
@@ -191,9 +258,13 @@ def _testcase(
         outcome = ET.SubElement(case, element, {"message": _clean(first_message)})
         if element != "skipped":
             outcome.set("type", _clean(first_type))
-        outcome.text = _clean("\n".join(_problem_lines(scenario, name_exceptions)))
-    if system_out == "all" or element in ("failure", "error"):
-        ET.SubElement(case, "system-out").text = _clean(_plain_report(scenario))
+        outcome.text = _clean("\n".join(_problem_lines(scenario, shape)))
+    if shape.system_out == "all" or element in ("failure", "error"):
+        report = _plain_report(scenario, ascii_text=shape.ascii_text)
+        ET.SubElement(case, "system-out").text = _clean(report)
+    if len(properties) == 0:
+        case.remove(properties)
+    return case
 
 
 def _calibration_properties(properties: ET.Element, scenario: ScenarioResult) -> None:
@@ -253,16 +324,17 @@ def _problems(scenario: ScenarioResult, name_exceptions: bool) -> list[tuple[str
     return found
 
 
-def _problem_lines(scenario: ScenarioResult, name_exceptions: bool) -> list[str]:
+def _problem_lines(scenario: ScenarioResult, shape: _Shape) -> list[str]:
     """The outcome's text, as giskard-checks writes it: the scenario, a pointer to the
     properties, then each check result with the scenario's status (``[FAIL] step_1.<check>:
     <message>``) and its details as JSON. With ``name_exceptions``, a step that raised
-    adds its exception (giskard writes nothing for it)."""
+    adds its exception (giskard writes nothing for it); without trace properties, no
+    pointer to them."""
+    name_exceptions = shape.name_exceptions
     wanted = scenario.status.value
-    lines = [
-        f"scenario={scenario.scenario_name}",
-        "See testcase properties for final_trace and step payloads.",
-    ]
+    lines = [f"scenario={scenario.scenario_name}"]
+    if shape.trace_properties:
+        lines.append("See testcase properties for final_trace and step payloads.")
     for index, step in enumerate(scenario.steps, start=1):
         if name_exceptions and step.error is not None and wanted == "error":
             error = step.error
@@ -276,12 +348,19 @@ def _problem_lines(scenario: ScenarioResult, name_exceptions: bool) -> list[str]
     return lines
 
 
-def _plain_report(scenario: ScenarioResult) -> str:
+class _AsciiBuffer(io.StringIO):
+    """A text buffer that says it holds ASCII: Rich then draws frames and rules with
+    ASCII characters (its ``safe_box``)."""
+
+    encoding = "ascii"
+
+
+def _plain_report(scenario: ScenarioResult, *, ascii_text: bool = False) -> str:
     from rich.console import Console
 
     from scenarist.report._console import render
 
-    buffer = io.StringIO()
+    buffer = _AsciiBuffer() if ascii_text else io.StringIO()
     console = Console(
         file=buffer,
         width=_SYSTEM_OUT_WIDTH,
@@ -293,7 +372,10 @@ def _plain_report(scenario: ScenarioResult) -> str:
     )
     for renderable in render(scenario):
         console.print(renderable)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+    text = buffer.getvalue()
+    if ascii_text:
+        text = _BOX_DRAWING.sub("-", _EMOJI.sub("", text).translate(_ASCII))
+    return "\n".join(line.rstrip() for line in text.splitlines())
 
 
 def _seconds(duration_ms: float) -> str:

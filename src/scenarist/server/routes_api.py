@@ -211,6 +211,30 @@ async def get_run(run_id: str, store: Store) -> Any:
 
 
 @router.get(
+    "/runs/{run_id}/log",
+    dependencies=[Read],
+    response_class=Response,
+    responses={
+        200: {"content": {"application/x-ndjson": {}}, "description": "the run log"},
+        404: {"description": "not found, or not a suite run"},
+    },
+)
+async def get_run_log(run_id: str, store: Store) -> Any:
+    """The run log of a suite run (JSON Lines, as ``scenarist run`` writes it and ``POST
+    /api/runs`` takes it), rebuilt from the stored records: ``scenarist report RUN_ID``
+    reads it when the file is not on the machine."""
+    from scenarist.errors import UserError
+
+    try:
+        text = await store.run_log_text(run_id)
+    except UserError as exc:
+        return error_response(404, str(exc))
+    if text is None:
+        return error_response(404, f"no run {run_id!r}")
+    return Response(text.encode("utf-8", "surrogatepass"), media_type="application/x-ndjson")
+
+
+@router.get(
     "/runs/{run_id}/compare",
     dependencies=[Read],
     response_model=StoredComparison,

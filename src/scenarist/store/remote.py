@@ -152,6 +152,7 @@ class RemoteStore:
         params: dict[str, Any] | None = None,
         allow_404: bool = False,
         project: str | None = _STORE_PROJECT,
+        raw: bool = False,
     ) -> Any:
         http = http_library()
         error_class = RequestError if method == "GET" else SendError
@@ -194,6 +195,8 @@ class RemoteStore:
                     f"{method} {url} answered {response.status_code}: {_message(response)}",
                     status_code=response.status_code,
                 )
+            if raw:
+                return response.content
             return response.json() if response.content else None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -358,6 +361,18 @@ class RemoteStore:
             scenario_count=len(scenarios),
             spooled=None if spooled is None else str(spooled),
         )
+
+    async def get_run_log(self, run_id: str) -> RunLog | None:
+        """The run log of the server's suite run ``run_id`` (``GET /api/runs/{id}/log``),
+        decoded as a file is; ``None`` when the project holds no such run."""
+        from scenarist.formats.runlog import decode_bytes
+
+        data = await self._request(
+            "GET", f"/api/runs/{_name(run_id)}/log", allow_404=True, raw=True
+        )
+        if data is None:
+            return None
+        return decode_bytes(data, source=f"run {run_id!r} on {self.base_url}")
 
     async def get_snapshot(self, name: str) -> SnapshotData | None:
         from scenarist.replay.snapshots import SnapshotData

@@ -222,6 +222,43 @@ class RunQueries(Database):
         data["document"] = json.loads(data["document"])
         return RunDetail.model_validate({**data, "scenarios": views})
 
+    async def run_log_text(self, run_id: str) -> str | None:
+        """The run log of suite run ``run_id`` rebuilt from what the store keeps (JSON
+        Lines: its header, each scenario's full record, its footer when it finished), as
+        ``scenarist run`` wrote it; ``None`` when this project holds no such run. A
+        Veval-style run has no run log: a :class:`~scenarist.errors.UserError` says so."""
+        from scenarist.errors import UserError
+
+        async with self._read() as connection:
+            run = (
+                await connection.execute(
+                    select(_RUNS.c.kind, _RUNS.c.document).where(
+                        _RUNS.c.run_id == run_id, _RUNS.c.project == self.project
+                    )
+                )
+            ).first()
+            if run is None:
+                return None
+            if run.kind != "suite":
+                raise UserError(
+                    f"run {run_id!r} is a {run.kind} run (items), not a suite run: it has no "
+                    "run log; open it in the dashboard"
+                )
+            documents = (
+                await connection.execute(
+                    select(_SCENARIOS.c.document)
+                    .where(_SCENARIOS.c.project == self.project, _SCENARIOS.c.run_id == run_id)
+                    .order_by(_SCENARIOS.c.position)
+                )
+            ).scalars()
+            scenarios = [document for document in documents if document]
+        stored = json.loads(run.document)
+        lines = [json.dumps(stored["header"], ensure_ascii=False, separators=(",", ":"))]
+        lines.extend(scenarios)
+        if stored.get("footer") is not None:
+            lines.append(json.dumps(stored["footer"], ensure_ascii=False, separators=(",", ":")))
+        return "".join(line + "\n" for line in lines)
+
     async def scenario_history(
         self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
     ) -> ScenarioHistory:

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from scenarist.model.budget import BudgetReport
     from scenarist.model.certificate import Guarantee, ReplayCertificate
     from scenarist.replay.cassette import CassetteStats
-    from scenarist.store.live_upload import LiveUpload
     from scenarist.report.junit import Location
+    from scenarist.store.live_upload import LiveUpload
 
 __all__ = ["HELP", "Verdict", "replay_tally", "run", "run_certificate", "verdict"]
 

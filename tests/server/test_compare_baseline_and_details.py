@@ -31,7 +31,8 @@ async def test_the_default_baseline_is_the_previous_run_on_the_same_branch(
     cases = {
         "m2": ("m1", "same_branch", "previous run on main"),  # not f1 of feature/x
         "f2": ("f1", "same_branch", "previous run on feature/x"),
-        "y1": ("m1", "merge_base", "no earlier run on feature/y: newest at its merge base " + "c1" * 6),
+        "y1": ("m1", "merge_base", "no earlier run on feature/y: newest at its merge base "
+                             + "c1" * 6),
         "z1": ("m2", "default_branch", "no earlier run on feature/z: newest on main"),
         "q1": ("l1", "default_branch", "no earlier run on feature/q: newest on master"),
         "s2": ("s1", "any_branch", "no earlier run on feature/b, its merge base or main/master: "

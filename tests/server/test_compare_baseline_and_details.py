@@ -152,9 +152,12 @@ async def test_changed_scenarios_carry_outputs_messages_and_deltas(
     assert "+50.0%" in html and "previous run on main" in html
 
 
-async def test_a_veval_style_run_compares_without_documents(app_client: httpx2.AsyncClient) -> None:
-    """The old behaviour holds for runs without branches or scenario documents."""
+async def test_a_baseline_named_says_whether_it_is_the_default(
+    app_client: httpx2.AsyncClient,
+) -> None:
     await seed_desk(app_client.app.state.store)  # type: ignore[attr-defined]
-    body = (await app_client.get("/api/runs/now/compare?baseline=base")).json()
+    named = (await app_client.get("/api/runs/now/compare?baseline=base")).json()
+    assert named["baseline_choice"]["reason"] == "previous run on main"  # the default, named
+    body = (await app_client.get("/api/runs/now/compare?baseline=feat")).json()
     assert body["baseline_choice"]["rule"] == "chosen"
-    assert body["comparison"]["broken"][0]["scenario_name"] == "refund"
+    assert [c["scenario_name"] for c in body["comparison"]["still_failing"]] == ["refund", "long"]

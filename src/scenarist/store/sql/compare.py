@@ -461,15 +461,18 @@ async def _changed(
 
 
 async def resolve_baseline(db: Database, run_id: str, baseline: str) -> BaselineChoice:
-    """``baseline`` (a run id or ``"previous"``) as a choice; raises :class:`CompareError`
+    """``baseline`` (a run id or ``"previous"``) as a choice (a run id that is the
+    default baseline keeps the default's rule and reason); raises :class:`CompareError`
     when there is no default, :class:`~scenarist.errors.UserError` for the run itself."""
     if baseline == run_id:
         raise UserError(
             f"baseline={baseline!r} is the run itself: pick another run to compare with"
         )
-    if baseline != PREVIOUS:
-        return BaselineChoice(run_id=baseline, rule="chosen", reason="chosen baseline")
     choice = await default_baseline(db, run_id)
+    if baseline != PREVIOUS:
+        if choice is not None and choice.run_id == baseline:
+            return choice  # the run page's link names its baseline: still the rule's
+        return BaselineChoice(run_id=baseline, rule="chosen", reason="chosen baseline")
     if choice is None:
         async with db._read() as connection:
             name = await connection.scalar(

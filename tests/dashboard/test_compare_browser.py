@@ -51,9 +51,13 @@ def test_compare_page_shows_outputs_messages_deltas_and_picks_runs(
     assert len(cut.inner_text()) < 700  # cut on the page
     full = long.locator("pre.output-full")
     expect(full).to_be_hidden()
-    long.locator("details.more summary").click()
+    long.locator("details.output-more summary").click()
     expect(full).to_be_visible()
     assert full.inner_text().rstrip("\n") == LONG_OUT.rstrip("\n")
+
+    message = long.locator(".failures .message")
+    assert len(message.inner_text()) < 700  # the check's message quotes it all: cut too
+    expect(long.locator("pre.message-full")).to_be_hidden()
 
     fixme = page.locator('article.scenario-diff[data-scenario="fixme"]')
     expect(fixme).to_have_attribute("data-bucket", "fixed")

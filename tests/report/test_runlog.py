@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +302,32 @@ def test_an_output_pydantic_writes_whole_but_too_deep_to_read_is_cut(tmp_path: P
     last = read_jsonl(path).scenarios[0].result.final_trace.last
     assert last is not None
     assert 90 < _depth(last.outputs) < 112
+
+
+def test_collect_environment_records_the_merge_base_of_a_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feature branch's run log says where it left main (the dashboard's compare uses
+    it as the baseline of the branch's first run); a run on main records none."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    base = git("rev-parse", "HEAD")
+    monkeypatch.chdir(tmp_path)
+    on_main = collect_environment()
+    assert (on_main.git_branch, on_main.git_merge_base) == ("main", None)
+    assert "git_merge_base" not in on_main.model_dump(mode="json")  # old logs unchanged
+    git("checkout", "-q", "-b", "feature/x")
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    git("checkout", "-q", "main")
+    git("commit", "-q", "--allow-empty", "-m", "three")
+    git("checkout", "-q", "feature/x")
+    feature = collect_environment()
+    assert (feature.git_branch, feature.git_merge_base) == ("feature/x", base)

@@ -126,6 +126,11 @@ def _compare(run_id: str, baseline: str, page: str | None = None) -> str:
     return f"{prefix}/runs/{q(run_id)}/compare{page or ''}?baseline={q(baseline)}"
 
 
+def _pick(run_id: str, baseline: str, suffix: str = "") -> str:
+    """The compare page's pickers (``/compare?run=&baseline=``)."""
+    return f"/compare{suffix}?run={q(run_id)}&baseline={q(baseline)}"
+
+
 def _key_is_alphas(reply: Reply, o: Obj, h: Harness) -> list[str]:
     """A key made by alpha's admin opens alpha only."""
     if not 200 <= reply.status < 300:
@@ -376,6 +381,21 @@ ENTRIES: tuple[Entry, ...] = (
           lambda o, h: Call("GET", _compare(o.run_id, o.base_run_id, ".json")), 200,
           extras=(Extra("alpha's run, beta's baseline", lambda a, t, h: Call(
               "GET", _compare(a.run_id, t.base_run_id, ".json"))),)),
+    Entry("GET", "/compare", "read", "read",
+          lambda o, h: Call("GET", _pick(o.run_id, o.base_run_id), headers=HTML), 200,
+          extras=(
+              Extra("alpha's run, beta's baseline", lambda a, t, h: Call(
+                  "GET", _pick(a.run_id, t.base_run_id), headers=HTML)),
+              Extra("alpha's run, beta's baseline typed", lambda a, t, h: Call(
+                  "GET", _pick(a.run_id, a.base_run_id) + f"&baseline_id={q(t.base_run_id)}",
+                  headers=HTML)),
+          )),
+    Entry("GET", "/compare.json", "read", "read",
+          lambda o, h: Call("GET", _pick(o.run_id, o.base_run_id, ".json")), 200,
+          extras=(
+              Extra("beta's run, alpha's baseline", lambda a, t, h: Call(
+                  "GET", _pick(t.run_id, a.base_run_id, ".json"))),
+          )),
     Entry("GET", "/settings", "read", "admin",
           lambda o, h: Call("GET", "/settings", headers=HTML), 200),
     Entry("GET", "/settings.json", "read", "admin",

@@ -82,6 +82,9 @@ class RunEnvironment(BaseModel):
 
     git_commit: str | None = None
     git_branch: str | None = None
+    git_merge_base: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The commit where the branch left the default branch (``main``, else ``master``);
+    the dashboard compares a branch's first run with the run at that commit."""
     python_version: str = Field(default_factory=platform.python_version)
     platform: str = Field(default_factory=platform.platform)
     hostname: str | None = None
@@ -712,12 +715,28 @@ def collect_environment() -> RunEnvironment:
         except metadata.PackageNotFoundError:
             if name == "scenarist":
                 packages[name] = __version__
+    branch = _git("rev-parse", "--abbrev-ref", "HEAD")
     return RunEnvironment(
         git_commit=_git("rev-parse", "HEAD"),
-        git_branch=_git("rev-parse", "--abbrev-ref", "HEAD"),
+        git_branch=branch,
+        git_merge_base=_merge_base(branch),
         hostname=socket.gethostname(),
         packages=packages,
     )
+
+
+_DEFAULT_BRANCHES = ("main", "master")
+
+
+def _merge_base(branch: str | None) -> str | None:
+    """Where ``branch`` left the default branch (none on the default branch itself)."""
+    if branch is None or branch in _DEFAULT_BRANCHES:
+        return None
+    for ref in ("origin/main", "main", "origin/master", "master"):
+        commit = _git("merge-base", "HEAD", ref)
+        if commit is not None:
+            return commit
+    return None
 
 
 def _git(*args: str) -> str | None:

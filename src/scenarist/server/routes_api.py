@@ -238,7 +238,10 @@ async def get_run_log(run_id: str, store: Store) -> Any:
     "/runs/{run_id}/compare",
     dependencies=[Read],
     response_model=StoredComparison,
-    responses={404: {"description": "a run not found, or no previous run"}},
+    responses={
+        404: {"description": "a run not found in this project, or no previous run"},
+        422: {"description": "the baseline is the run itself"},
+    },
 )
 async def compare_run(
     run_id: str,
@@ -247,7 +250,11 @@ async def compare_run(
         PREVIOUS,
         min_length=1,
         max_length=1000,
-        description="the baseline run id, or 'previous' (the newest older run of the same name)",
+        description=(
+            "the baseline run id, or 'previous': the previous run of the same suite on "
+            "the same git branch, else at its merge base, else on main/master "
+            "(baseline_choice says which and why)"
+        ),
     ),
     alpha: float = Query(
         0.05,
@@ -258,7 +265,10 @@ async def compare_run(
 ) -> Any:
     """What changed from ``baseline`` to this run: fixed, broken, still failing, new,
     removed, skipped and flaky changes, both pass rates, and the scenarios whose pass
-    rate dropped significantly (``regressed``) or not (``changed_not_significant``)."""
+    rate dropped significantly (``regressed``) or not (``changed_not_significant``);
+    ``baseline_choice`` (the rule and why), each changed scenario's last output, failing
+    checks and cost/duration/token deltas (``scenarios``), the unchanged ones' deltas and
+    the runs' total deltas."""
     try:
         return await compare_stored_runs(store, run_id, baseline, alpha=alpha)
     except CompareError as exc:

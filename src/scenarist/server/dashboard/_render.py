@@ -91,6 +91,30 @@ def _percent(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:.1%}"
 
 
+def _delta(delta: Any, unit: str) -> str:
+    """A compare delta (``store.sql.compare.Delta``): ``before → after (+change, +pct%)``
+    in ``unit`` (``cost``, ``ms`` or ``tokens``)."""
+
+    def show(value: float | None, sign: bool = False) -> str:
+        if value is None:
+            return "–"
+        prefix = "+" if sign and value > 0 else ("-" if sign and value < 0 else "")
+        size = abs(value) if sign else value
+        if unit == "cost":
+            return prefix + format_usd(size)
+        if unit == "ms":
+            return prefix + _duration(size)
+        return f"{prefix}{size:,.0f}"
+
+    text = f"{show(delta.before)} → {show(delta.after)}"
+    if delta.change is None:
+        return text
+    if delta.change == 0:
+        return text + " (no change)"
+    percent = f", {delta.percent:+.1f}%" if delta.percent is not None else ""
+    return f"{text} ({show(delta.change, sign=True)}{percent})"
+
+
 def _when(at: datetime | None) -> str:
     return "–" if at is None else at.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -111,6 +135,7 @@ _env.filters.update(
     day_before=_day_before,
     percent=_percent,
     when=_when,
+    delta=_delta,
 )
 _env.globals.update(version=__version__, judge_kinds=JUDGE_KINDS, project_switcher=switcher)
 

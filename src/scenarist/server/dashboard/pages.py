@@ -28,7 +28,13 @@ from scenarist.report._money import format_usd
 from scenarist.report.diff import ValueDiff, check_diff
 from scenarist.server.dashboard import trace_view
 from scenarist.store.sql import dashboard as queries
-from scenarist.store.sql.compare import PREVIOUS, StoredComparison, compare_stored_runs
+from scenarist.store.sql.compare import (
+    PREVIOUS,
+    BaselineChoice,
+    StoredComparison,
+    compare_stored_runs,
+    default_baseline,
+)
 from scenarist.store.sql.projects import ProjectActivity
 from scenarist.store.sql.records import (
     CheckResultView,
@@ -51,6 +57,7 @@ __all__ = [
     "ItemView",
     "ItemsPage",
     "OverviewPage",
+    "RunChoice",
     "RunPage",
     "ScenarioTracePage",
     "SpanNode",
@@ -172,6 +179,8 @@ class RunPage(BaseModel):
     scenarios: list[ScenarioResultView]
     items: list[ItemSummary]
     previous_run_id: str | None
+    compare_baseline: BaselineChoice | None = None
+    """The compare link's baseline: the default rule (same branch, merge base, main)."""
     vacuous: list[int] = Field(default_factory=list)
     """Positions of the scenarios that passed with no interaction (the run log's footer)."""
     certificate: ReplayCertificate | None = None
@@ -603,6 +612,7 @@ async def run_page(
         scenarios=shown,
         items=items,
         previous_run_id=previous_run_id,
+        compare_baseline=await default_baseline(store, run.run_id),
         vacuous=[
             p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
         ],
@@ -870,11 +880,27 @@ async def items_page(store: SqlStore, scenario_name: str, *, error: str | None =
     )
 
 
+class RunChoice(BaseModel):
+    """A run offered by the compare page's pickers."""
+
+    run_id: str
+    started_at: datetime | None
+    git_branch: str | None
+    pass_rate: float | None
+
+
 class ComparePage(StoredComparison):
-    """``/runs/{run_id}/compare?baseline=``: the run against a baseline (by default its
-    previous run): fixed, broken, still failing, new, removed, skipped, flaky changes."""
+    """``/runs/{run_id}/compare?baseline=`` (and ``/compare?run=&baseline=``): the run
+    against a baseline (by default per :func:`default_baseline`, said in
+    ``baseline_choice.reason``): the significance sections, the changed scenarios with
+    both outputs, failing checks and deltas, the unchanged ones folded; ``choices``: the
+    suite's recent runs for the pickers, newest first."""
 
     summary: str
+    choices: list[RunChoice]
+
+
+CHOICES = 50
 
 
 def _compare_summary(result: StoredComparison) -> str:
@@ -899,9 +925,24 @@ def _percent(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:.1%}"
 
 
+async def _choices(store: SqlStore, result: StoredComparison) -> list[RunChoice]:
+    """The suite's newest runs, with both sides added when older than those."""
+    run = result.run
+    recent = await store.list_runs(kind=run.kind, name=run.name, limit=CHOICES)
+    choices = [RunChoice.model_validate(r, from_attributes=True) for r in recent.items]
+    known = {c.run_id for c in choices}
+    for side in (run, result.baseline):
+        if side.run_id not in known:
+            known.add(side.run_id)
+            choices.append(RunChoice.model_validate(side, from_attributes=True))
+    return choices
+
+
 async def compare_page(
     store: SqlStore, run_id: str, baseline: str = PREVIOUS, alpha: float = 0.05
 ) -> ComparePage:
     """Raises :class:`~scenarist.store.sql.compare.CompareError` when a run is missing."""
     result = await compare_stored_runs(store, run_id, baseline, alpha=alpha)
-    return ComparePage(**dict(result), summary=_compare_summary(result))
+    return ComparePage(
+        **dict(result), summary=_compare_summary(result), choices=await _choices(store, result)
+    )

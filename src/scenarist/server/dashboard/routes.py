@@ -8,7 +8,9 @@ HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either
 ``/runs/{run_id}``                     one run (``?status=``, ``?tag=``, ``?q=`` filters)
 ``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace (+ form:
                                        ``…/review`` reviews it)
-``/runs/{run_id}/compare``             the run against ``?baseline=`` (default previous)
+``/runs/{run_id}/compare``             the run against ``?baseline=`` (default: the
+                                       baseline rule, ``store/sql/compare.py``)
+``/compare``                            any two runs (``?run=&baseline=``, the pickers)
 ``/traces/{trace_id}``                 a stored agent run (``?run=``: the item verdict of
                                        that run), waterfall, chat, span tree (+ forms:
                                        ``…/item`` makes an item, ``…/snapshot`` saves one)
@@ -434,11 +436,36 @@ async def compare(
     baseline: str = PREVIOUS,
     alpha: float = Query(0.05, gt=0, lt=1),
 ) -> Response:
-    """The run against ``baseline`` (a run id, default its previous run); ``alpha``: the
-    level of a significant regression."""
+    """The run against ``baseline`` (a run id, default per the baseline rule); ``alpha``:
+    the level of a significant regression."""
     wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    return await _compare(run_id, baseline or PREVIOUS, alpha, store, wants_json=wants_json)
+
+
+@router.get("/compare", dependencies=[Read])
+@router.get("/compare.json", dependencies=[Read])
+async def compare_any(
+    request: Request,
+    store: Store,
+    run: str = "",
+    baseline: str = PREVIOUS,
+    baseline_id: str = "",
+    alpha: float = Query(0.05, gt=0, lt=1),
+) -> Response:
+    """Any two runs (the compare page's pickers): ``run`` against ``baseline_id`` if
+    typed, else ``baseline`` (a run id or ``previous``)."""
+    wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    if not run.strip():
+        raise UserError("run is required: /compare?run=RUN_ID&baseline=RUN_ID")
+    chosen = baseline_id.strip() or baseline or PREVIOUS
+    return await _compare(run.strip(), chosen, alpha, store, wants_json=wants_json)
+
+
+async def _compare(
+    run_id: str, baseline: str, alpha: float, store: Store, *, wants_json: bool
+) -> Response:
     try:
-        page = await pages.compare_page(store, run_id, baseline or PREVIOUS, alpha)
+        page = await pages.compare_page(store, run_id, baseline, alpha)
     except CompareError as exc:
         return not_found(str(exc), wants_json=wants_json)
     return render("compare.html", page, wants_json=wants_json)

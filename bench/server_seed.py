@@ -364,10 +364,10 @@ def _check_shapes() -> None:
     assert set(scenarios[0]) == set(ours[1][0]), set(scenarios[0]) ^ set(ours[1][0])
     assert set(checks[0]) == set(ours[2][0]), set(checks[0]) ^ set(ours[2][0])
     record = TraceRecord(trace_id="x", input="a", started_at=END)
-    ours_trace = _Traces().row_for(random.Random(0), scenario_specs(random.Random(0))[0], "r", 0, END)
-    assert set(trace_row(record, END)) == set(ours_trace), set(trace_row(record, END)) ^ set(
-        ours_trace
-    )
+    spec = scenario_specs(random.Random(0))[0]
+    theirs = set(trace_row(record, END))
+    ours_trace = set(_Traces().row_for(random.Random(0), spec, "r", 0, END))
+    assert theirs == ours_trace, theirs ^ ours_trace
 
 
 async def seed(url: str, check_results: int = 1_000_000, *, seed_value: int = 7) -> SeedSummary:
@@ -447,7 +447,8 @@ def main() -> None:
     summary = asyncio.run(seed(args.url, args.check_results, seed_value=args.seed))
     print(
         f"seeded {summary.runs:,} runs, {summary.scenario_results:,} scenario results, "
-        f"{summary.check_results:,} check results, {summary.traces:,} traces in {summary.seconds:.1f} s ({summary.url})"
+        f"{summary.check_results:,} check results, {summary.traces:,} traces "
+        f"in {summary.seconds:.1f} s ({summary.url})"
     )
 
 

@@ -294,8 +294,13 @@ def bench_backend(
         result: dict[str, Any] = {"backend": backend, "server": where, "seed": seeded}
         server = served(url) if where == "process" else in_thread(url)
         with server as base:
+            paths = {
+                label: path
+                for label, path in page_paths(run_id, scenario).items()
+                if not args.pages or any(p in label for p in args.pages)
+            }
             result["pages"] = measure_pages(
-                base, page_paths(run_id, scenario), args.requests, budget_s=args.page_budget_s
+                base, paths, args.requests, budget_s=args.page_budget_s
             )
             result["ingest_http_s"] = ingest_http(base, log, args.ingest_repeat)
         results.append(result)
@@ -356,6 +361,12 @@ def main(argv: list[str] | None = None) -> None:
         default=60.0,
         help="stop timing a page once its samples took this long (fewer samples then)",
     )
+    parser.add_argument(
+        "--pages",
+        default="",
+        help="only the pages whose label contains one of these (comma-separated), "
+        "e.g. 'traces q'",
+    )
     parser.add_argument("--ingest-repeat", type=int, default=3)
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--fresh", action="store_true", help="seed the SQLite file again")
@@ -374,6 +385,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     args.server = [s.strip() for s in args.server.split(",") if s.strip()]
+    args.pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     if not args.server or set(args.server) - {"process", "thread"}:
         parser.error("--server takes process, thread or process,thread")
 
@@ -434,6 +446,8 @@ def main(argv: list[str] | None = None) -> None:
             (f"HTTP POST /api/runs, seeded {r['backend']} ({r['server']})", r["ingest_http_s"])
         )
     for label, values in rows:
+        if not values:  # --ingest-repeat 0
+            continue
         ok = "ok" if statistics.median(values) <= TARGET_INGEST_S else "MISS"
         print(f"{label:<40} {fmt_times(values):>34}  {ok}")
     print()

@@ -35,7 +35,7 @@ __all__ = ["TraceFilters", "TraceListPage", "router"]
 router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 
 ReplayChoice = Literal["only", "none"]
-TEXT_SEARCH_WINDOW = 10_000
+TEXT_SEARCH_WINDOW = 2_000
 """Traces a text search looks in per page: at 1,000,000 check results and 50,000 traces,
 searching them all took seconds (``bench/README.md``, "server_bench.py")."""
 

@@ -6,7 +6,9 @@ running a real ``Suite``): through the HTTP API (``POST /api/runs`` on uvicorn o
 into an empty one. Spec 07 §1 target: ≤ 1 s on SQLite.
 
 (b) p50/p95 of the overview (also filtered by suite and by dates), a run page, a
-scenario-history page and a suite page, HTML and JSON twin,
+scenario-history page, a suite page, the run's compare page (default baseline), the trace
+list (``/traces``, and with ``q=`` a rare order number: the text search's worst case) and
+``/projects``, HTML and JSON twin,
 over ``--requests`` sequential requests each against a store seeded by
 ``server_seed.py`` with ``--check-results`` check results (default 1,000,000), on SQLite
 and on PostgreSQL (a throw-away PostgreSQL 15 cluster on a free loopback port, stopped with
@@ -299,9 +301,7 @@ def bench_backend(
                 for label, path in page_paths(run_id, scenario).items()
                 if not args.pages or any(p in label for p in args.pages)
             }
-            result["pages"] = measure_pages(
-                base, paths, args.requests, budget_s=args.page_budget_s
-            )
+            result["pages"] = measure_pages(base, paths, args.requests, budget_s=args.page_budget_s)
             result["ingest_http_s"] = ingest_http(base, log, args.ingest_repeat)
         results.append(result)
     results[0]["ingest_direct_seeded_s"] = ingest_direct(url, log, args.ingest_repeat)
@@ -364,8 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pages",
         default="",
-        help="only the pages whose label contains one of these (comma-separated), "
-        "e.g. 'traces q'",
+        help="only the pages whose label contains one of these (comma-separated), e.g. 'traces q'",
     )
     parser.add_argument("--ingest-repeat", type=int, default=3)
     parser.add_argument("--backends", default="sqlite,postgresql")

@@ -296,20 +296,32 @@ class SqlStore(RunQueries, KeyQueries, RetentionQueries, ProjectQueries):
         self, query: Select[Any], text: str, cursor: str | None, limit: int, scan_limit: int
     ) -> TracePage:
         """``query``'s text search within the ``scan_limit`` newest traces after ``cursor``
-        (see :meth:`search_traces`): the window is read from the time index, then only its
-        documents are searched."""
-        at, key = _TRACES.c.sort_at, _TRACES.c.trace_id
-        window_query = query.with_only_columns(key.label("w_id"), at.label("w_at"))
-        window = keyset(window_query, at, key, cursor, scan_limit).limit(scan_limit).subquery()
+        (see :meth:`search_traces`). The window is a subquery with its own ``LIMIT``, read
+        through the time index with the documents, and the text is matched outside it: no
+        database pushes a condition into a limited subquery. (Joined back to the table,
+        PostgreSQL chose to match the text over every trace first, then join: 1.3 s.)"""
+        at, key, document = _TRACES.c.sort_at, _TRACES.c.trace_id, _TRACES.c.document
+        shown = list(query.selected_columns)
+        inner = shown if any(c is document for c in shown) else [*shown, document]
+        window = (
+            keyset(query.with_only_columns(*inner), at, key, cursor, scan_limit)
+            .limit(scan_limit)
+            .subquery("window")
+        )
         found = (
-            query.join(window, key == window.c.w_id)
-            .where(_TRACES.c.document.ilike(_contains(text), escape="\\"))
-            .order_by(at.desc(), key.desc())
+            select(*(window.c[c.name] for c in shown))
+            .where(window.c.document.ilike(_contains(text), escape="\\"))
+            .order_by(window.c.sort_at.desc(), window.c.trace_id.desc())
             .limit(limit + 1)
         )
+        ids = (
+            keyset(query.with_only_columns(key, at), at, key, cursor, scan_limit)
+            .limit(scan_limit)
+            .subquery("ids")
+        )
         oldest = (
-            select(window.c.w_at, window.c.w_id, func.count().over())
-            .order_by(window.c.w_at, window.c.w_id)
+            select(ids.c.sort_at, ids.c.trace_id, func.count().over())
+            .order_by(ids.c.sort_at, ids.c.trace_id)
             .limit(1)
         )
         async with self._read() as connection:

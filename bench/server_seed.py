@@ -6,11 +6,14 @@ check verdicts (default 1,000,000: about 2,000 runs and 200,000 scenario results
 Scenarios have 3 to 7 checks, tags, and a stored record (a real run log scenario record
 with its trace, made once by running a real ``Suite``). Most scenarios almost always pass;
 some are flaky (pass rate 60-80 %, a few ``flaky`` under repeat), some broke on a given
-day, a few error; failed checks carry a message.
+day, a few error; failed checks carry a message. A quarter of the runs left a trace per
+scenario (``traces``: a real ``TraceRecord``, about 1.8 KB, its order number, customer and
+scenario name varied; 2 % replays): about 50,000 traces at 1,000,000 check results.
 
 How rows get in: **direct bulk inserts** (SQLAlchemy Core ``executemany``, 20 runs per
 transaction) into the store's own tables (``runs``, ``scenario_results``,
-``check_results``), in exactly the row shape ``db/_rows.run_log_rows`` produces, after the
+``check_results``, ``traces``), in exactly the row shape ``db/_rows.run_log_rows`` (and
+``trace_row``) produces, after the
 store has been created and migrated by :class:`SqlStore` itself. Going through
 ``SqlStore.ingest_run_log`` would validate a pydantic ``RunLog`` per run and take ~20x
 longer; ``server_bench.py`` times that path separately. PostgreSQL gets ``ANALYZE`` at
@@ -37,8 +40,16 @@ from sqlalchemy import text
 
 from scenarist import Equals, Scenario, Suite
 from scenarist.formats.runlog import run_log_from_suite_result
-from scenarist.store.sql._rows import run_log_rows
-from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
+from scenarist.model.record import TraceRecord
+from scenarist.model.trace import Span
+from scenarist.store.sql._rows import run_log_rows, trace_row
+from scenarist.store.sql.models import (
+    CheckResultRow,
+    RunRow,
+    ScenarioResultRow,
+    TraceRow,
+    table_of,
+)
 from scenarist.store.sql.store import SqlStore
 
 SUITES: dict[str, int] = {"support": 120, "billing": 80, "search": 160, "onboarding": 40}
@@ -46,6 +57,10 @@ CHECK_KINDS = ["equals", "contains", "regex", "json_schema", "llm_judge", "laten
 PERIOD = timedelta(days=56)
 END = datetime(2026, 11, 29, 23, 0, tzinfo=UTC)
 RUNS_PER_TRANSACTION = 20
+TRACE_SHARE = 0.25
+"""The share of runs whose scenarios each left a trace (captured agent runs): at 1,000,000
+check results about 50,000 traces."""
+REPLAY_SHARE = 0.02
 
 
 @dataclass
@@ -66,6 +81,7 @@ class SeedSummary:
     runs: int = 0
     scenario_results: int = 0
     check_results: int = 0
+    traces: int = 0
     seconds: float = 0.0
     suites: dict[str, int] = field(default_factory=dict)
     newest_run_ids: dict[str, str] = field(default_factory=dict)
@@ -120,6 +136,71 @@ def templates() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     )
 
 
+class _Traces:
+    """A trace per scenario of a traced run, in the row shape of ``_rows.trace_row``: a
+    real ``TraceRecord`` (an agent span with an LLM call and a tool call, about 2 KB of
+    JSON), its text varied per trace (order number, customer, the scenario's name)."""
+
+    def __init__(self) -> None:
+        at = datetime(2000, 1, 1, tzinfo=UTC)
+        question = "Where is my refund for order @@ORDER@@? Customer @@CUSTOMER@@, @@NAME@@."
+        answer = "Your refund for order @@ORDER@@ was issued on Monday; allow 3-5 days."
+        llm = Span(
+            step_id="s2", name="chat gpt-4o-mini", type="llm", status="success",
+            input=[
+                {"role": "system", "content": "You are a support agent for an online shop. "
+                 "Answer briefly, cite the order, never promise dates you cannot check."},
+                {"role": "user", "content": question},
+            ],
+            output={"role": "assistant", "content": answer},
+            duration_ms=812.0, model="gpt-4o-mini", tokens_in=412, tokens_out=38,
+            cost_usd=0.00031,
+        )  # fmt: skip
+        tool = Span(
+            step_id="s3", name="lookup_order", type="tool", status="success",
+            input={"order_id": "@@ORDER@@"},
+            output={"order_id": "@@ORDER@@", "state": "refunded", "amount": "42.10 EUR"},
+            duration_ms=35.0,
+        )  # fmt: skip
+        root = Span(
+            step_id="s1", name="agent", type="agent", status="success", input=question,
+            output=answer, duration_ms=900.0, children=[tool, llm],
+        )  # fmt: skip
+        record = TraceRecord(
+            trace_id="@@TRACE@@", agent_name="@@AGENT@@", input=question, output=answer,
+            status="success", started_at=at, duration_ms=900.0, steps=[root],
+            metadata={"scenario": "@@NAME@@"},
+        )  # fmt: skip
+        self.row = trace_row(record, at)
+        self.document: str = self.row["document"]
+
+    def row_for(
+        self, rng: random.Random, spec: ScenarioSpec, run_id: str, position: int, at: datetime
+    ) -> dict[str, Any]:
+        trace_id = f"tr-{run_id}-{position:03d}"
+        replay = rng.random() < REPLAY_SHARE
+        document = (
+            self.document.replace("@@TRACE@@", trace_id)
+            .replace("@@AGENT@@", f"{spec.suite}-bot")
+            .replace("2000-01-01T00:00:00+00:00", at.isoformat())
+            .replace("@@ORDER@@", str(rng.randrange(10_000, 100_000)))
+            .replace("@@CUSTOMER@@", f"C-{rng.randrange(100_000):05d}")
+            .replace("@@NAME@@", spec.name)
+        )
+        return {
+            **self.row,
+            "trace_id": trace_id,
+            "agent_name": f"{spec.suite}-bot",
+            "status": "error" if rng.random() < 0.01 else "success",
+            "sort_at": at,
+            "started_at": at,
+            "ended_at": at + timedelta(milliseconds=900),
+            "is_replay": replay,
+            "replay_of": f"tr-original-{position:03d}" if replay else None,
+            "document": document,
+        }
+
+
 class _Documents:
     """The stored scenario record per (scenario, status), built once."""
 
@@ -149,13 +230,20 @@ def run_rows(
     header: dict[str, Any],
     footer: dict[str, Any],
     docs: _Documents,
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    traces: _Traces | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     run_id = f"{suite}-{started:%Y%m%dT%H%M%S}-{number:05d}"
     scenarios: list[dict[str, Any]] = []
     checks: list[dict[str, Any]] = []
     counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
     cost_total = 0.0
+    trace_rows: list[dict[str, Any]] = []
+    traced = traces is not None and rng.random() < TRACE_SHARE
     for position, spec in enumerate(specs):
+        if traced:
+            assert traces is not None
+            at = started + timedelta(seconds=position)
+            trace_rows.append(traces.row_for(rng, spec, run_id, position, at))
         roll = rng.random()
         broken = spec.broken_after is not None and started >= spec.broken_after
         if roll < spec.error_rate:
@@ -257,7 +345,7 @@ def run_rows(
         ),
         "extra": None,
     }
-    return run, scenarios, checks
+    return run, scenarios, checks, trace_rows
 
 
 def _check_shapes() -> None:
@@ -278,6 +366,11 @@ def _check_shapes() -> None:
     assert set(run) == set(ours[0]), set(run) ^ set(ours[0])
     assert set(scenarios[0]) == set(ours[1][0]), set(scenarios[0]) ^ set(ours[1][0])
     assert set(checks[0]) == set(ours[2][0]), set(checks[0]) ^ set(ours[2][0])
+    record = TraceRecord(trace_id="x", input="a", started_at=END)
+    spec = scenario_specs(random.Random(0))[0]
+    theirs = set(trace_row(record, END))
+    ours_trace = set(_Traces().row_for(random.Random(0), spec, "r", 0, END))
+    assert theirs == ours_trace, theirs ^ ours_trace
 
 
 async def seed(url: str, check_results: int = 1_000_000, *, seed_value: int = 7) -> SeedSummary:
@@ -291,11 +384,17 @@ async def seed(url: str, check_results: int = 1_000_000, *, seed_value: int = 7)
     step = PERIOD / max(rounds, 1)
     header, footer, record = templates()
     docs = _Documents(record)
+    traces = _Traces()
     store = SqlStore(url)
     summary = SeedSummary(url=url, suites=dict(SUITES))
     began = time.perf_counter()
-    tables = (table_of(RunRow), table_of(ScenarioResultRow), table_of(CheckResultRow))
-    pending: list[list[dict[str, Any]]] = [[], [], []]
+    tables = (
+        table_of(RunRow),
+        table_of(ScenarioResultRow),
+        table_of(CheckResultRow),
+        table_of(TraceRow),
+    )
+    pending: list[list[dict[str, Any]]] = [[], [], [], []]
     number = 0
 
     async def flush() -> None:
@@ -316,13 +415,15 @@ async def seed(url: str, check_results: int = 1_000_000, *, seed_value: int = 7)
             for offset, suite in enumerate(SUITES):
                 at = END - PERIOD + step * r + timedelta(minutes=7 * offset)
                 at = at.replace(microsecond=0)
-                run, scenarios, checks = run_rows(
-                    rng, suite, by_suite[suite], at, number, header, footer, docs
+                run, scenarios, checks, trace_rows = run_rows(
+                    rng, suite, by_suite[suite], at, number, header, footer, docs, traces
                 )
                 number += 1
                 pending[0].append(run)
                 pending[1].extend(scenarios)
                 pending[2].extend(checks)
+                pending[3].extend(trace_rows)
+                summary.traces += len(trace_rows)
                 summary.runs += 1
                 summary.scenario_results += len(scenarios)
                 summary.check_results += len(checks)
@@ -349,7 +450,8 @@ def main() -> None:
     summary = asyncio.run(seed(args.url, args.check_results, seed_value=args.seed))
     print(
         f"seeded {summary.runs:,} runs, {summary.scenario_results:,} scenario results, "
-        f"{summary.check_results:,} check results in {summary.seconds:.1f} s ({summary.url})"
+        f"{summary.check_results:,} check results, {summary.traces:,} traces "
+        f"in {summary.seconds:.1f} s ({summary.url})"
     )
 
 

@@ -159,18 +159,20 @@ def test_server_seed_runs(tmp_path: Path) -> None:
 
 def test_server_bench_runs_on_sqlite(tmp_path: Path) -> None:
     out = run_bench(
-        "server_bench.py", "--backends", "sqlite", "--check-results", "1", "--requests", "1",
+        "server_bench.py", "--backends", "sqlite", "--check-results", "4000", "--requests", "1",
         "--ingest-repeat", "1", "--scenarios", "3", "--results-dir", str(tmp_path),
         "--json", str(tmp_path / "server.json"),
     )  # fmt: skip
-    assert "overview html    sqlite      process" in out
-    assert "overview html    sqlite      thread" in out
+    assert "overview html          sqlite      process" in out
+    assert "overview html          sqlite      thread" in out
     report = json.loads((tmp_path / "server.json").read_text())
     assert [(r["backend"], r["server"]) for r in report["results"]] == [
         ("sqlite", "process"),
         ("sqlite", "thread"),
     ]
-    assert set(report["results"][0]["pages"]) >= {"overview html", "run json", "history json"}
+    pages = set(report["results"][0]["pages"])
+    assert pages >= {"overview html", "run json", "history json", "suite html", "compare html"}
+    assert pages >= {"traces html", "traces json", "traces q json", "projects html"}
 
 
 def test_otlp_ingest_runs_on_sqlite() -> None:

@@ -4,6 +4,7 @@ the filters; hostile input stays text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -86,4 +87,30 @@ def test_the_trace_browser_lists_filters_and_pages(
     assert twin["filters"]["q"] == "refund"
     bad = page.request.get(traces_server.url + "/traces.json?min_cost=cheap")
     assert bad.status == 422 and "min_cost" in bad.text()
+    assert console_errors == []
+
+
+def test_a_text_search_says_how_far_back_it_looked_and_goes_on(
+    page: Page,
+    traces_server: LiveServer,
+    console_errors: list[str],
+    screenshots: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search's window (2,000 traces; 20 here) ran out: the page says so and "Search
+    older traces →" searches the next window with the same filters."""
+    from scenarist.server.dashboard import trace_list
+
+    monkeypatch.setattr(trace_list, "TEXT_SEARCH_WINDOW", 20)
+    page.goto(traces_server.url + "/traces?q=refund")
+    rows = page.locator("#traces tbody tr[data-trace]")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#search-window")).to_contain_text("Searched the 20 newest traces")
+    expect(page.locator("#search-window")).to_contain_text("older ones are not searched yet")
+    page.screenshot(path=screenshots / "trace-list-search-window.png", full_page=False)
+    page.locator("#search-older").click()
+    expect(page).to_have_url(re.compile(r"/traces\?q=refund&cursor="))
+    expect(rows).to_have_count(0)
+    expect(page.locator("#traces tbody")).to_contain_text("No trace matches these filters.")
+    expect(page.locator("#search-older")).to_be_visible()  # 40 faq traces left: one more window
     assert console_errors == []

@@ -129,3 +129,60 @@ async def test_the_api_and_the_remote_store_filter_the_same(
         assert _ids(await other.search_traces(text="question 1")) == ["tr_09"]
         bad = httpx2.get(f"{server.url}/api/traces", params={"min_cost": "-1"})
         assert bad.status_code == 422 and "min_cost" in bad.text
+
+
+async def test_a_bounded_text_search_reads_a_window_and_resumes_after_it(
+    store: SqlStore,
+) -> None:
+    """``scan_limit``: the text is looked for in at most that many traces (the newest
+    after the cursor, other filters applied); when the window ends first the page says
+    where it stopped and its cursor searches on (issue 31's 1M benchmark)."""
+    first = await store.search_traces(text="refund", scan_limit=2)
+    assert _ids(first) == [] and first.search_window == 2
+    assert first.searched_to == T0 + timedelta(hours=4) and first.next_cursor is not None
+    second = await store.search_traces(text="refund", scan_limit=2, cursor=first.next_cursor)
+    assert _ids(second) == [] and second.searched_to == T0 + timedelta(hours=2)
+    third = await store.search_traces(text="refund", scan_limit=2, cursor=second.next_cursor)
+    assert _ids(third) == ["tr_01"]
+    assert third.next_cursor is None and third.searched_to is None  # nothing older left
+    # the limit reached inside the window: an ordinary page, no stop to report
+    full = await store.search_traces(text="answer", scan_limit=4, limit=2)
+    assert _ids(full) == ["tr_05", "tr_04"] and full.searched_to is None
+    rest = await store.search_traces(text="answer", scan_limit=4, limit=2, cursor=full.next_cursor)
+    assert _ids(rest) == ["tr_03", "tr_02"]
+    # the other filters choose the window: replays left out, the window is 05, 03
+    narrowed = await store.search_traces(text="question", replay=False, scan_limit=2)
+    assert _ids(narrowed) == ["tr_03"] and narrowed.searched_to == T0 + timedelta(hours=3)
+    # a window larger than the store searches it all; no bound without text
+    assert _ids(await store.search_traces(text="refund", scan_limit=10)) == ["tr_01"]
+    plain = await store.search_traces(scan_limit=1, limit=3)
+    assert _ids(plain) == ["tr_05", "tr_04", "tr_03"] and plain.search_window is None
+
+
+async def test_the_trace_page_searches_a_window_and_says_where_it_stopped(
+    store: SqlStore, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/traces?q=`` looks in at most ``TEXT_SEARCH_WINDOW`` traces a page (10,000; 2
+    here), says so, and links the search on; the JSON twin carries the same."""
+    from scenarist.server.app import create_app
+    from scenarist.server.dashboard import trace_list
+
+    monkeypatch.setattr(trace_list, "TEXT_SEARCH_WINDOW", 2)
+    with LiveServer(create_app(database_url)) as server:
+        first = httpx2.get(f"{server.url}/traces.json", params={"q": "refund"}).json()
+        assert first["traces"] == [] and first["search_window"] == 2
+        assert first["searched_to"].startswith("2026-11-01T16:00:00")
+        assert first["next_href"].startswith("/traces?q=refund&cursor=")
+        html = httpx2.get(
+            f"{server.url}/traces", params={"q": "refund"}, headers={"accept": "text/html"}
+        ).text
+        assert 'id="search-window"' in html and "2 newest traces" in html
+        assert 'id="search-older"' in html and "Search older traces" in html
+        second = httpx2.get(server.url + first["next_href"], headers={"accept": "application/json"})
+        third = httpx2.get(
+            server.url + second.json()["next_href"], headers={"accept": "application/json"}
+        ).json()
+        assert [t["trace_id"] for t in third["traces"]] == ["tr_01"]
+        assert third["next_href"] is None and third["searched_to"] is None
+        plain = httpx2.get(f"{server.url}/traces.json").json()  # no text: no window
+        assert len(plain["traces"]) == 5 and plain["search_window"] is None

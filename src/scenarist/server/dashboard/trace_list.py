@@ -7,6 +7,11 @@ trace (a link to its page), agent, status, a replay badge linking the original, 
 cost, spans, and the start of its input and output. The filters are plain query
 parameters (``agent``, ``status``, ``since``/``until`` as ``YYYY-MM-DD``, ``min_cost``/
 ``max_cost`` in USD, ``replay=only|none``, ``q``), so a filtered view is a link.
+
+The text filter reads the documents it looks in, so a page looks in at most
+:data:`TEXT_SEARCH_WINDOW` traces (the newest after the cursor that pass the other
+filters); when they run out before the page fills, the page says how far back it searched
+and ``Search older traces →`` goes on from there (``docs/design/performance.md``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ __all__ = ["TraceFilters", "TraceListPage", "router"]
 router = APIRouter(include_in_schema=False, route_class=CheckedRoute)
 
 ReplayChoice = Literal["only", "none"]
+TEXT_SEARCH_WINDOW = 2_000
+"""Traces a text search looks in per page: at 1,000,000 check results and 50,000 traces,
+searching them all took seconds (``bench/README.md``, "server_bench.py")."""
 
 
 class TraceFilters(BaseModel):
@@ -61,6 +69,11 @@ class TraceListPage(BaseModel):
     next_cursor: str | None = None
     next_href: str | None = None
     """``/traces?...&cursor=...``: the next page with the same filters."""
+    search_window: int | None = None
+    """With a text filter: how many traces the search looked in at most."""
+    searched_to: datetime | None = None
+    """The window ran out before the page filled: the oldest trace searched started then,
+    and ``next_href`` searches older ones."""
 
 
 def _day(value: date | None, *, end: bool = False) -> datetime | None:
@@ -114,13 +127,19 @@ async def trace_list(
         previews=True,
         cursor=cursor,
         limit=limit,
+        scan_limit=TEXT_SEARCH_WINDOW,
     )
     next_href = None
     if page.next_cursor is not None:
         extra = {"cursor": page.next_cursor} | ({"limit": str(limit)} if limit != 50 else {})
         next_href = "/traces?" + filters.query(**extra)
     view = TraceListPage(
-        filters=filters, traces=page.items, next_cursor=page.next_cursor, next_href=next_href
+        filters=filters,
+        traces=page.items,
+        next_cursor=page.next_cursor,
+        next_href=next_href,
+        search_window=page.search_window,
+        searched_to=page.searched_to,
     )
     return render("traces.html", view, wants_json=wants_json)
 

@@ -28,6 +28,7 @@ __all__ = [
     "ScenarioHistory",
     "ScenarioResultView",
     "SnapshotInfo",
+    "TracePage",
     "TraceSummary",
     "decode_cursor",
     "encode_cursor",
@@ -226,6 +227,16 @@ TRACE_SUMMARY_COLUMNS = (
     "is_replay",
     "replay_of",
 )
+
+
+class TracePage(Page[TraceSummary]):
+    """A page of the trace list. A text search bounded to ``search_window`` traces (the
+    dashboard's) that ran out of window before the page filled says where it stopped:
+    ``searched_to`` is the start of the oldest trace it read, and ``next_cursor`` searches
+    on from there."""
+
+    search_window: int | None = None
+    searched_to: datetime | None = None
 
 
 class SnapshotInfo(BaseModel):

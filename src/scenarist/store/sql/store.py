@@ -18,13 +18,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, bindparam, delete, false, func, select, text, update
+from sqlalchemy import Select, and_, bindparam, delete, false, func, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from scenarist.model.items import ScenarioItem
 from scenarist.model.record import TraceRecord, with_total
 from scenarist.store.sql._batches import batches
-from scenarist.store.sql._paging import keyset, page_of
+from scenarist.store.sql._paging import keyset, page_of, parse_time
 from scenarist.store.sql._rows import check_name, dumps, snapshot_row, trace_row
 from scenarist.store.sql.keys import KeyQueries
 from scenarist.store.sql.live import LiveRunQueries
@@ -34,6 +34,7 @@ from scenarist.store.sql.records import (
     TRACE_SUMMARY_COLUMNS,
     Page,
     SnapshotInfo,
+    TracePage,
     TraceSummary,
     decode_cursor,
     encode_cursor,
@@ -256,12 +257,17 @@ class SqlStore(
         replay: bool | None = None,
         text: str | None = None,
         previews: bool = False,
-    ) -> Page[TraceSummary]:
+        scan_limit: int | None = None,
+    ) -> TracePage:
         """Traces, newest first, filtered: one agent, one status, started in
         ``[since, until)``, cost in ``[min_cost, max_cost]`` (a bound leaves out traces of
         unknown cost), replays only (``replay=True``) or none, and ``text`` found in the
         trace (its input, output, spans and metadata, any case). ``previews``: each summary
-        carries the start of its input and output as text (reads the page's documents)."""
+        carries the start of its input and output as text (reads the page's documents).
+        ``scan_limit``: ``text`` is looked for in at most that many traces, the newest
+        after ``cursor`` that pass the other filters (the search reads every document it
+        looks in: at 50,000 traces a page took seconds); when they run out before the
+        page fills, the page's ``searched_to`` and ``next_cursor`` say where it stopped."""
         columns = [*_TRACE_SUMMARY, _TRACES.c.sort_at]
         if previews:
             columns.append(_TRACES.c.document)
@@ -280,12 +286,57 @@ class SqlStore(
             query = query.where(_TRACES.c.cost_usd <= max_cost)
         if replay is not None:
             query = query.where(_TRACES.c.is_replay.is_(replay))
+        if text and scan_limit is not None:
+            return await self._search_window(query, text, cursor, limit, scan_limit)
         if text:
             query = query.where(_TRACES.c.document.ilike(_contains(text), escape="\\"))
         query = keyset(query, _TRACES.c.sort_at, _TRACES.c.trace_id, cursor, limit)
         async with self._read() as connection:
             rows = (await connection.execute(query)).all()
-        return page_of(rows, limit, _trace_summary, lambda row: (row.sort_at, row.trace_id))
+        page = page_of(rows, limit, _trace_summary, lambda row: (row.sort_at, row.trace_id))
+        return TracePage(items=page.items, next_cursor=page.next_cursor)
+
+    async def _search_window(
+        self, query: Select[Any], text: str, cursor: str | None, limit: int, scan_limit: int
+    ) -> TracePage:
+        """``query``'s text search within the ``scan_limit`` newest traces after ``cursor``
+        (see :meth:`search_traces`). The window is a subquery with its own ``LIMIT``, read
+        through the time index with the documents, and the text is matched outside it: no
+        database pushes a condition into a limited subquery. (Joined back to the table,
+        PostgreSQL chose to match the text over every trace first, then join: 1.3 s.)"""
+        at, key, document = _TRACES.c.sort_at, _TRACES.c.trace_id, _TRACES.c.document
+        shown = list(query.selected_columns)
+        inner = shown if any(c is document for c in shown) else [*shown, document]
+        window = (
+            keyset(query.with_only_columns(*inner), at, key, cursor, scan_limit)
+            .limit(scan_limit)
+            .subquery("window")
+        )
+        found = (
+            select(*(window.c[c.name] for c in shown))
+            .where(window.c.document.ilike(_contains(text), escape="\\"))
+            .order_by(window.c.sort_at.desc(), window.c.trace_id.desc())
+            .limit(limit + 1)
+        )
+        ids = (
+            keyset(query.with_only_columns(key, at), at, key, cursor, scan_limit)
+            .limit(scan_limit)
+            .subquery("ids")
+        )
+        oldest = (
+            select(ids.c.sort_at, ids.c.trace_id, func.count().over())
+            .order_by(ids.c.sort_at, ids.c.trace_id)
+            .limit(1)
+        )
+        async with self._read() as connection:
+            rows = (await connection.execute(found)).all()
+            edge = None if len(rows) > limit else (await connection.execute(oldest)).first()
+        page = page_of(rows, limit, _trace_summary, lambda row: (row.sort_at, row.trace_id))
+        result = TracePage(items=page.items, next_cursor=page.next_cursor, search_window=scan_limit)
+        if edge is not None and edge[2] >= scan_limit:  # the window ran out, older ones left
+            result.searched_to = parse_time(edge[0])
+            result.next_cursor = encode_cursor(result.searched_to, edge[1])
+        return result
 
     # -- scenario items ------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from scenarist.engine.adaptive import AdaptiveConcurrency
 from scenarist.errors import CassetteError, ReplayError, UserError
 from scenarist.formats.runlog import (
     RunLogHeader,
+    RunSelection,
     RunSettings,
     ScenarioRecord,
     collect_environment,
@@ -251,6 +252,8 @@ class _Plan:
     min_pass_rate: float | None = None
     freeze: Any = None
     """Called every ``FREEZE_EVERY`` results: they are kept to the end (``engine._gc``)."""
+    selection: RunSelection | None = None
+    """``-k``/``--tag`` as the run log's header records them (``None``: no filter)."""
 
 
 def run(
@@ -505,6 +508,13 @@ def run(
     if ledger is not None:
         plan.budget = _estimated(ledger, scenario_files, mode, repeat_count, quiet, project)
     plan.freeze = freeze
+    if keyword or tag:
+        plan.selection = RunSelection(
+            keyword=keyword or None,
+            tags=list(tag or []),
+            selected=sum(len(f.scenarios) for f in scenario_files),
+            found=found.scenario_count,
+        )
     freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
@@ -560,6 +570,7 @@ def run(
         environment=header.environment,
         certificate=certificate,
         records=ran.records,
+        selection=header.selection,
     )
     kept = outputs.run_log(log, ran.stream, json_file)
     outputs.database(log, ran.stream if kept else None)
@@ -924,6 +935,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             min_pass_rate=plan.min_pass_rate,
         ),
         budget=None if plan.budget is None else plan.budget.report,
+        selection=plan.selection,
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
     try:

@@ -76,7 +76,7 @@ async def seed_triage(store: SqlStore) -> None:
             run_log(f"pytest-{hour}", "pytest", pytest_like, at + timedelta(minutes=30))
         )
     # three scenarios, all failing: a subset, not the suite dropping to 0 %
-    subset = {name: "never" for name in SUPPORT_NAMES[1:4]}
+    subset = dict.fromkeys(SUPPORT_NAMES[1:4], "never")
     await store.ingest_run_log(
         run_log("support-subset", SUPPORT, subset, T0 + timedelta(hours=4, minutes=10))
     )

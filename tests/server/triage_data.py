@@ -60,6 +60,8 @@ def big_log() -> RunLog:
     for index, record in enumerate(log.scenarios):
         record.result.duration_ms = (index * 37) % 101
         record.cost_usd = round(((index * 53) % 89) / 10_000, 6)
+    if log.footer is not None:
+        log.footer.cost_usd = sum(r.cost_usd or 0 for r in log.scenarios)
     return log
 
 

@@ -4,8 +4,6 @@ the trend, failures grouped by message, sorting, and "and N more" with the full 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx2
 import pytest
 from tests.server.triage_data import (
@@ -26,15 +24,13 @@ HTML = {"Accept": "text/html"}
 
 
 @pytest.fixture
-async def triage(
-    database_url: str, app_client: httpx2.AsyncClient
-) -> AsyncIterator[httpx2.AsyncClient]:
+async def triage(database_url: str, app_client: httpx2.AsyncClient) -> httpx2.AsyncClient:
     store = SqlStore(database_url)
     try:
         await seed_triage(store)
     finally:
         await store.close()
-    yield app_client
+    return app_client
 
 
 def test_failure_pattern_masks_numbers_and_ids() -> None:

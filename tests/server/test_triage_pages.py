@@ -16,7 +16,6 @@ from tests.server.triage_data import (
     seed_triage,
 )
 
-from scenarist.server.dashboard.pages import failure_pattern
 from scenarist.store.sql.store import SqlStore
 
 pytestmark = pytest.mark.anyio
@@ -34,6 +33,8 @@ async def triage(database_url: str, app_client: httpx2.AsyncClient) -> httpx2.As
 
 
 def test_failure_pattern_masks_numbers_and_ids() -> None:
+    from scenarist.server.dashboard.pages import failure_pattern
+
     assert failure_pattern("refund 1042 for order 7f3a0042c9e1 approved") == (
         "refund # for order <id> approved"
     )

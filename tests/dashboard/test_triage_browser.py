@@ -79,6 +79,8 @@ def test_overview_says_and_n_more_and_lists_every_broken_scenario(
     more.click()
     page.wait_for_url("**/broken")
     expect(page.locator("#recent tbody tr")).to_have_count(BROKEN)
+    expect(page.locator("#recent")).to_contain_text(f"flow {XSS}")  # beyond the ten: as text
+    assert_no_xss(page)
     page.screenshot(path=screenshots / "triage-broken.png", full_page=True)
     page.locator("#recent a", has_text="flow_00").click()
     page.wait_for_url("**/scenarios/flow_00?suite=many")

@@ -92,7 +92,7 @@ async def seed_triage(store: SqlStore) -> None:
             selection=RunSelection(keyword="not slow", selected=6, found=9),
         )
     )
-    names = [f"flow_{i:02d}" for i in range(MANY_BROKEN)]
+    names = [f"flow_{i:02d}" for i in range(MANY_BROKEN - 1)] + [f"flow {XSS}"]
     await store.ingest_run_log(
         run_log("many-0", MANY, dict.fromkeys(names, True), T0 + timedelta(hours=4, minutes=20))
     )

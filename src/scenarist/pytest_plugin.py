@@ -51,6 +51,7 @@ import pytest
 if TYPE_CHECKING:
     from scenarist.engine.scenario import Scenario
     from scenarist.engine.suite import Suite
+    from scenarist.formats.runlog import RunSelection
     from scenarist.model.certificate import ReplayCertificate
     from scenarist.model.items import ScenarioItem
     from scenarist.model.results import ScenarioResult, SuiteResult
@@ -353,7 +354,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED
     state.incomplete = bool(stopped or session.shouldstop or session.shouldfail)
-    log = run_log_from_suite_result(_suite_result(state))
+    log = run_log_from_suite_result(_suite_result(state), selection=_selection(session.config))
     path = runs_dir() / f"{log.header.run_id}.jsonl"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -442,6 +443,17 @@ def _from_wire(state: SessionState, wire: dict[str, list[Any]]) -> None:
         CassetteStats(**{k: v for k, v in t.items() if k in names}) for t in wire["cassettes"]
     )
     state.live_tests.extend(wire.get("live_tests", ()))
+
+
+def _selection(config: pytest.Config) -> RunSelection | None:
+    """pytest's ``-k``/``-m`` as the run log's header records them (a subset run)."""
+    from scenarist.formats.runlog import RunSelection
+
+    keyword = config.getoption("keyword", default="") or None
+    markers = config.getoption("markexpr", default="") or None
+    if keyword is None and markers is None:
+        return None
+    return RunSelection(keyword=keyword, markers=markers)
 
 
 def _suite_result(state: SessionState) -> SuiteResult:

@@ -178,6 +178,30 @@ def test_run_filters_by_keyword_and_tag(cli: Cli, write: Write) -> None:
     assert none.exit_code == 2 and "no scenario matches -k (2 found)" in none.stderr
 
 
+def test_run_log_header_records_the_selection(cli: Cli, write: Write, home: Path) -> None:
+    """``-k``/``--tag`` are in the run log's header: the dashboard marks the run a subset
+    and leaves it off the suite's trend (issue 31, item 5); a run of everything has none."""
+    path = str(write("mixed.py", FAILING))
+    runs = home / "home" / "runs"
+    assert cli("run", path).exit_code == 1
+    (whole,) = runs.glob("*.jsonl")
+    assert read_jsonl(whole).header.selection is None
+    assert cli("run", path, "-k", "hello", "--tag", "topic:greet").exit_code == 0
+    (chosen,) = set(runs.glob("*.jsonl")) - {whole}
+    selection = read_jsonl(chosen).header.selection
+    assert selection is not None
+    assert (selection.keyword, selection.tags) == ("hello", ["topic:greet"])
+    assert (selection.selected, selection.found) == (1, 2)
+    from scenarist._sync import run_sync
+    from scenarist.store import SqlStore
+
+    stored = run_sync(SqlStore(home / "home" / "scenarist.db").list_runs).items
+    assert {r.run_id: r.subset for r in stored} == {
+        read_jsonl(whole).header.run_id: False,
+        read_jsonl(chosen).header.run_id: True,
+    }
+
+
 def test_keyword_expressions_follow_pytest_rules() -> None:
     card = Scenario("lost_card")
     sepa = Scenario("sepa_transfer")

@@ -85,6 +85,8 @@ def test_plugin_parametrize_suite_names_tests_and_summarises(
 
     (run,) = run_sync(SqlStore(home / "scenarist.db").list_runs).items
     assert (run.run_id, run.passed_count, run.failed_count) == (lines[0]["run_id"], 1, 1)
+    assert lines[0]["selection"]["keyword"] == "says"  # -k: a subset run of the session
+    assert run.subset is True
 
 
 def test_plugin_parametrize_items_and_client_fixture(pytester: pytest.Pytester, home: Path) -> None:

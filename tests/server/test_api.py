@@ -139,29 +139,40 @@ async def test_bad_cursor_is_a_422(app_client: httpx2.AsyncClient) -> None:
     assert "cursor" in response.json()["error"]["message"]
 
 
-async def test_scenario_history_spans_suite_and_veval_runs(app_client: httpx2.AsyncClient) -> None:
+async def test_scenario_history_is_one_suites_scenario(app_client: httpx2.AsyncClient) -> None:
+    """A scenario is (project, suite, name): the ``support`` suite's ``refund`` and the
+    Veval-style scenario ``refund`` are two histories; without ``?suite=`` the API
+    answers 409 naming both, never a merged history."""
     for i, ok in enumerate([True, False, True]):
         log = make_run_log(f"h-{i}", outcomes={"refund": ok}, started_at=minutes_ago(30 - i))
         await app_client.post("/api/runs", json=run_log_json(log))
+    only_support = (await app_client.get("/api/scenarios/refund/history")).json()
+    assert only_support["suite_name"] == "support"  # one suite holds it: an old link works
+    assert [p["run_id"] for p in only_support["points"]] == ["h-2", "h-1", "h-0"]
     summary = {"passed": False, "pass_count": 1, "fail_count": 1, "run_id": "v-1",
                "started_at": minutes_ago(1).isoformat(),
                "results": [{"name": "a", "passed": True, "failures": []},
                            {"name": "b", "passed": False, "failures": ["too slow"]}]}  # fmt: skip
     assert (await app_client.post("/v1/scenarios/refund/runs", json=summary)).status_code == 201
-    history = (await app_client.get("/api/scenarios/refund/history")).json()
+    ambiguous = await app_client.get("/api/scenarios/refund/history")
+    assert ambiguous.status_code == 409
+    assert ambiguous.json()["error"]["suites"] == ["", "support"]
+    assert "?suite=" in ambiguous.json()["error"]["message"]
+    history = (
+        await app_client.get("/api/scenarios/refund/history", params={"suite": "support"})
+    ).json()
     assert [(p["run_id"], p["status"]) for p in history["points"]] == [
-        ("v-1", "fail"),
         ("h-2", "pass"),
         ("h-1", "fail"),
         ("h-0", "pass"),
     ]
-    assert history["pass_rate"] == 0.5
-    page = (await app_client.get("/api/scenarios/refund/history", params={"limit": 3})).json()
-    rest = (
-        await app_client.get(
-            "/api/scenarios/refund/history", params={"cursor": page["next_cursor"]}
-        )
-    ).json()
+    assert history["pass_rate"] == 2 / 3
+    veval = (await app_client.get("/api/scenarios/refund/history", params={"suite": ""})).json()
+    assert [(p["run_id"], p["status"]) for p in veval["points"]] == [("v-1", "fail")]
+    params: dict[str, Any] = {"suite": "support", "limit": 2}
+    page = (await app_client.get("/api/scenarios/refund/history", params=params)).json()
+    params = {"suite": "support", "cursor": page["next_cursor"]}
+    rest = (await app_client.get("/api/scenarios/refund/history", params=params)).json()
     assert [p["run_id"] for p in rest["points"]] == ["h-0"]
 
 

@@ -81,7 +81,7 @@ async def test_dashboard_trace_shows_the_failed_item_verdict_not_success(
     assert 'data-status="success"' not in html.split("</h1>")[0]  # no success badge on top
     assert "item failed" in html
     assert f'href="/runs/{VEVAL_RUN}"' in html
-    assert 'href="/scenarios/refunds%2Fchat"' in html  # the scenario's history, encoded
+    assert 'href="/scenarios/refunds%2Fchat?suite="' in html  # its history, encoded
     run = await get_html(client, f"/runs/{VEVAL_RUN}")
     assert f'href="/traces/{CHAT_TRACE}?run={VEVAL_RUN}"' in run
 

@@ -32,6 +32,7 @@ from scenarist.engine.adaptive import AdaptiveConcurrency
 from scenarist.errors import CassetteError, ReplayError, UserError
 from scenarist.formats.runlog import (
     RunLogHeader,
+    RunSelection,
     RunSettings,
     ScenarioRecord,
     collect_environment,
@@ -258,6 +259,8 @@ class _Plan:
     """Called every ``FREEZE_EVERY`` results: they are kept to the end (``engine._gc``)."""
     upload_url: str | None = None
     """The server the run is sent to as it runs (``store.live_upload``), then whole."""
+    selection: RunSelection | None = None
+    """``-k``/``--tag`` as the run log's header records them (``None``: no filter)."""
 
 
 def run(
@@ -535,6 +538,13 @@ def run(
     plan.freeze = freeze
     plan.upload_url = upload_url
     plan.junit_full = junit_full
+    if keyword or tag:
+        plan.selection = RunSelection(
+            keyword=keyword or None,
+            tags=list(tag or []),
+            selected=sum(len(f.scenarios) for f in scenario_files),
+            found=found.scenario_count,
+        )
     freeze()  # the scenarios as discovered: kept to the end
     ran = _execute(plan, _suite_name(found))
     if not ran.interrupted:
@@ -590,6 +600,7 @@ def run(
         environment=header.environment,
         certificate=certificate,
         records=ran.records,
+        selection=header.selection,
     )
     kept = outputs.run_log(log, ran.stream, json_file)
     outputs.database(log, ran.stream if kept else None)
@@ -960,6 +971,7 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             min_pass_rate=plan.min_pass_rate,
         ),
         budget=None if plan.budget is None else plan.budget.report,
+        selection=plan.selection,
     )
     stream = runs_dir() / f"{header.run_id}.jsonl"
     try:

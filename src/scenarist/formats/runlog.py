@@ -57,6 +57,7 @@ __all__ = [
     "RunLog",
     "RunLogFooter",
     "RunLogHeader",
+    "RunSelection",
     "RunSettings",
     "ScenarioRecord",
     "collect_environment",
@@ -103,6 +104,23 @@ class RunSettings(BaseModel):
     """``--min-pass-rate``: the required rate of scenarios that declare none."""
 
 
+class RunSelection(BaseModel):
+    """How a run chose part of its suite: ``scenarist run -k``/``--tag``, pytest's ``-k``
+    and ``-m``. A run with a selection is a subset run: the dashboard does not draw it as
+    a suite-wide point on the suite's trend."""
+
+    keyword: str | None = None
+    """``-k``: the name expression."""
+    tags: list[str] = Field(default_factory=list)
+    """``--tag KEY:VALUE`` filters."""
+    markers: str | None = None
+    """pytest's ``-m`` expression."""
+    selected: int | None = None
+    """How many scenarios the selection kept (``None``: not known when written)."""
+    found: int | None = None
+    """How many scenarios there were to choose from (``None``: not known)."""
+
+
 class RunLogHeader(BaseModel):
     """The first line of a run log."""
 
@@ -123,6 +141,9 @@ class RunLogHeader(BaseModel):
     """The run's budget (``--budget``, ``Suite.run(budget=...)``): its limit and the
     estimate made before the run (written with the header), then what was spent and
     stopped (when the run ends); ``None``: no budget, or a log from before it existed."""
+    selection: RunSelection | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The selection the run made of its suite (``-k``, ``--tag``, pytest's ``-m``);
+    ``None``: it ran everything it found, or a log from before it existed."""
 
 
 class ScenarioRecord(BaseModel):
@@ -265,13 +286,15 @@ def run_log_from_suite_result(
     project: str | None = None,
     certificate: ReplayCertificate | None = None,
     records: Sequence[ScenarioRecord | None] = (),
+    selection: RunSelection | None = None,
 ) -> RunLog:
     """The run log of a finished suite run (environment collected now unless given;
     ``project`` ``None``: the project of the store it goes to; ``certificate``: the
     run's replay certificate, whose guarantee the scenario records share; by default the
     result's own, that of a run inside a cassette; ``records``: records already made as
     the scenarios finished (by index, as streamed), reused where they hold the same result
-    object with the same certificate guarantee)."""
+    object with the same certificate guarantee); ``selection``: the part of the suite the
+    run chose, if it chose)."""
     if certificate is None:
         certificate = result.certificate
     ended_at = None
@@ -286,6 +309,7 @@ def run_log_from_suite_result(
         settings=settings or RunSettings(),
         certificate=certificate,
         budget=result.budget,
+        selection=selection,
         **({"run_id": run_id} if run_id else {}),
     )
     level = certificate.guarantee if certificate is not None else None

@@ -312,15 +312,40 @@ async def post_review(
         return error_response(422, str(exc))
 
 
-@router.get("/scenarios/{name:path}/history", dependencies=[Read])
+@router.get(
+    "/scenarios/{name:path}/history",
+    dependencies=[Read],
+    response_model=ScenarioHistory,
+    responses={409: {"description": "several suites hold the name: add ?suite="}},
+)
 async def scenario_history(
     store: Store,
     cursor: Cursor = None,
     limit: Limit = 100,
     name: str = Path(min_length=1, max_length=1000),
-) -> ScenarioHistory:
-    """A scenario's status across runs, newest first, with its pass rate."""
-    return await store.scenario_history(name, cursor=cursor, limit=limit)
+    suite: str | None = Query(
+        default=None,
+        max_length=1000,
+        description="the suite whose scenario this is (empty: Veval-style runs); "
+        "needed when several suites hold a scenario of this name",
+    ),
+) -> Any:
+    """A scenario's status across runs, newest first, with its pass rate. A scenario is
+    known by its suite and name: when several suites hold ``name`` and no ``suite`` is
+    given, the answer is a 409 naming them."""
+    suites = await store.scenario_suites(name)
+    if suite is None and len(suites) > 1:
+        listed = ", ".join(repr(s) for s in suites)
+        return error_response(
+            409,
+            f"scenario {name!r} is in {len(suites)} suites ({listed}); add ?suite= naming "
+            "one (empty for Veval-style runs)",
+            code="ambiguous_scenario",
+            suites=suites,
+        )
+    if suite is None:
+        suite = suites[0] if suites else ""
+    return await store.scenario_history(name, suite=suite, cursor=cursor, limit=limit)
 
 
 @router.get("/traces", dependencies=[Read])

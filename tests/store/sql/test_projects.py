@@ -115,7 +115,7 @@ async def test_a_database_from_before_projects_upgrades_into_default(database_ur
         async with engine.connect() as connection:
             assert "project" not in await connection.run_sync(_columns, "runs")
         await migrate.upgrade(engine)
-        assert await current_revision(engine) == head_revision() == "0009"
+        assert await current_revision(engine) == head_revision() == "0010"
         async with engine.connect() as connection:
             projects = (await connection.execute(text("SELECT project FROM runs"))).scalars()
             assert list(projects) == ["default"]

@@ -303,7 +303,7 @@ async def test_a_populated_0005_database_upgrades_with_each_row_in_its_project(
 
         await migrate.upgrade(engine)
 
-        assert await current_revision(engine) == head_revision() == "0009"
+        assert await current_revision(engine) == head_revision() == "0010"
         async with engine.connect() as connection:  # the schema is the models', exactly
             assert await connection.run_sync(_diff) == []
         beta_run, alpha_run = await beta.get_run("run-b"), await alpha.get_run("run-a")

@@ -8,6 +8,7 @@ store's methods and :mod:`scenarist.store.sql.dashboard`; they hold no SQL.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -52,11 +53,13 @@ __all__ = [
     "CheckKindStats",
     "CheckView",
     "ComparePage",
+    "FailureGroup",
     "HistoryPage",
     "InteractionView",
     "ItemView",
     "ItemsPage",
     "OverviewPage",
+    "RecentPage",
     "RunChoice",
     "RunPage",
     "ScenarioTracePage",
@@ -65,9 +68,12 @@ __all__ = [
     "TagStats",
     "TracePage",
     "compare_page",
+    "failure_groups",
+    "failure_pattern",
     "history_page",
     "items_page",
     "overview_page",
+    "recent_page",
     "run_page",
     "scenario_trace_page",
     "suite_page",
@@ -96,6 +102,8 @@ class Chart(BaseModel):
     y_unit: Literal["percent", "usd", "count"] = "count"
     labels: list[str]
     series: list[ChartSeries]
+    note: str | None = None
+    """What the chart leaves out and why (subset runs: not suite-wide points)."""
 
 
 class RunFilters(BaseModel):
@@ -129,6 +137,10 @@ class OverviewPage(BaseModel):
     cost_chart: Chart
     broken: list[queries.BrokenScenario]
     flaky: list[queries.FlakyScenario]
+    broken_total: int = 0
+    """How many broke in all (the list shows 10, then "and N more" links ``/broken``)."""
+    flaky_total: int = 0
+    """How many are flaky in all (the list shows 10, then "and N more" links ``/flaky``)."""
     elsewhere: list[ProjectActivity] = Field(default_factory=list)
     """When this project shows no run: the caller's other projects that hold runs."""
 
@@ -140,7 +152,7 @@ class SuitePage(BaseModel):
     runs: list[RunSummary]
     next_cursor: str | None
     pass_rate: float | None
-    """Over the runs shown: passed over decided scenarios."""
+    """Over the runs shown that ran the whole suite: passed over decided scenarios."""
     pass_rate_chart: Chart
     cost_chart: Chart
 
@@ -161,11 +173,30 @@ class CheckKindStats(BaseModel):
     errored: int
 
 
+class FailureGroup(BaseModel):
+    """Failing scenarios of a run with the same failure: the same check (or step error)
+    and the same message once numbers and ids are masked (:func:`failure_pattern`)."""
+
+    check: str | None
+    """The failing check's name or kind (``None``: the step raised)."""
+    status: str
+    """``fail`` or ``error``: the worse of its members'."""
+    pattern: str
+    """The message with numbers and ids masked (``#``, ``<id>``)."""
+    example: str
+    """The first member's message as it was."""
+    count: int
+    positions: list[int]
+    """Its scenarios' positions, in the page's sort order."""
+    scenario_names: list[str]
+
+
 class RunPage(BaseModel):
     """``/runs/{run_id}``: the run's summary, its scenarios (filtered by ``status``,
-    ``tag`` and a ``q`` search of names), failures and errors first, pass rates by tag
-    and by check kind, the previous run of the same suite, and for a Veval-style run its
-    items (failed first too). The HTML folds the passing scenarios."""
+    ``tag`` and a ``q`` search of names, sorted by ``sort``), failures and errors first,
+    the failing ones grouped by failure (``failure_groups``), pass rates by tag and by
+    check kind, the previous run of the same suite, and for a Veval-style run its items
+    (failed first too). The HTML folds the passing scenarios and the groups."""
 
     run: RunSummary
     summary: str
@@ -181,6 +212,15 @@ class RunPage(BaseModel):
     previous_run_id: str | None
     compare_baseline: BaselineChoice | None = None
     """The compare link's baseline: the default rule (same branch, merge base, main)."""
+    sort: str = "status"
+    """``status`` (fail, error, skip, pass, then run order), ``name``, ``duration`` (longest
+    first) or ``cost`` (dearest first)."""
+    group: str = "message"
+    """``message``: failing scenarios sharing a failure are folded into a group;
+    ``none``: one row each."""
+    failure_groups: list[FailureGroup] = Field(default_factory=list)
+    """The shown failing scenarios by failure, largest group first (every group, also
+    those of one; the HTML folds those of two or more)."""
     vacuous: list[int] = Field(default_factory=list)
     """Positions of the scenarios that passed with no interaction (the run log's footer)."""
     certificate: ReplayCertificate | None = None
@@ -351,10 +391,19 @@ class ScenarioTracePage(BaseModel):
 
 
 class HistoryPage(BaseModel):
-    """``/scenarios/{name}``: one scenario across runs (newest first), a rolling pass
-    rate, how flaky it is, and its latest failure messages."""
+    """``/scenarios/{name}?suite=``: one scenario (project, suite, name) across runs
+    (newest first), a rolling pass rate, how flaky it is, and its latest failure
+    messages. Without ``suite`` (an older link), the one suite that holds the name;
+    when several do, ``choose`` is true and the page lists them, with no points."""
 
     scenario_name: str
+    suite_name: str | None
+    """The suite shown (``""``: Veval-style runs and unnamed suites; ``None``: none
+    chosen, see ``suites``)."""
+    suites: list[str] = Field(default_factory=list)
+    """Every suite holding a scenario of this name (``""``: Veval-style runs)."""
+    choose: bool = False
+    """No ``suite`` was given and several suites hold the name: pick one of ``suites``."""
     pass_rate: float | None
     points: list[HistoryPoint]
     next_cursor: str | None
@@ -410,9 +459,14 @@ def _distinct_labels(times: Sequence[datetime | None]) -> list[str]:
 
 
 def _run_charts(oldest_first: Sequence[RunSummary]) -> tuple[Chart, Chart]:
-    """Pass rate (one line per suite, 0-100 %) and cost per run (money) over ``runs``."""
+    """Pass rate (one line per suite, 0-100 %) and cost per run (money) over ``runs``.
+
+    Subset runs (``RunSummary.subset``: a ``-k``/``--tag`` selection, or fewer scenarios
+    than the suite's usual set) are left out of the pass rate, with a note saying so: 3
+    scenarios failing of 3 is not the suite dropping to 0 %."""
     labels = _distinct_labels([run.started_at or run.ingested_at for run in oldest_first])
-    names = list(dict.fromkeys(run.name or "(unnamed)" for run in oldest_first))
+    whole = [run for run in oldest_first if not run.subset]
+    names = list(dict.fromkeys(run.name or "(unnamed)" for run in whole))
     pass_series = [
         ChartSeries(
             label=name,
@@ -420,11 +474,19 @@ def _run_charts(oldest_first: Sequence[RunSummary]) -> tuple[Chart, Chart]:
                 round(run.pass_rate * 100, 2)
                 if (run.name or "(unnamed)") == name and run.pass_rate is not None
                 else None
-                for run in oldest_first
+                for run in whole
             ],
         )
         for name in names
     ]
+    left_out = len(oldest_first) - len(whole)
+    note = None
+    if left_out:
+        runs = "run is" if left_out == 1 else "runs are"
+        note = (
+            f"{left_out} subset {runs} not drawn: they ran part of the suite "
+            "(-k/--tag, or fewer scenarios than usual)"
+        )
     cost = ChartSeries(label="cost (USD)", values=[run.cost_usd for run in oldest_first])
     return (
         Chart(
@@ -432,8 +494,9 @@ def _run_charts(oldest_first: Sequence[RunSummary]) -> tuple[Chart, Chart]:
             title="Pass rate per run",
             y_label="pass rate (%)",
             y_unit="percent",
-            labels=labels,
+            labels=_distinct_labels([run.started_at or run.ingested_at for run in whole]),
             series=pass_series,
+            note=note,
         ),
         Chart(
             kind="bar",
@@ -464,7 +527,7 @@ async def overview_page(
         limit=limit,
     )
     pass_rate_chart, cost_chart = _run_charts(list(reversed(page.items)))
-    broken, flaky = await queries.broken_and_flaky(store)
+    recent = await queries.broken_and_flaky(store)
     facets = await queries.run_facets(store)
     return OverviewPage(
         filters=filters,
@@ -474,9 +537,28 @@ async def overview_page(
         next_cursor=page.next_cursor,
         pass_rate_chart=pass_rate_chart,
         cost_chart=cost_chart,
-        broken=broken,
-        flaky=flaky,
+        broken=recent.broken,
+        flaky=recent.flaky,
+        broken_total=recent.broken_total,
+        flaky_total=recent.flaky_total,
     )
+
+
+class RecentPage(BaseModel):
+    """``/broken`` and ``/flaky``: every scenario that broke recently, or every flaky one,
+    within the newest 50 runs (the overview shows the first 10 of each)."""
+
+    kind: Literal["broken", "flaky"]
+    broken: list[queries.BrokenScenario] = Field(default_factory=list)
+    flaky: list[queries.FlakyScenario] = Field(default_factory=list)
+    total: int
+
+
+async def recent_page(store: SqlStore, kind: Literal["broken", "flaky"]) -> RecentPage:
+    recent = await queries.broken_and_flaky(store, limit=None)
+    if kind == "broken":
+        return RecentPage(kind=kind, broken=recent.broken, total=recent.broken_total)
+    return RecentPage(kind=kind, flaky=recent.flaky, total=recent.flaky_total)
 
 
 async def suite_page(
@@ -484,8 +566,9 @@ async def suite_page(
 ) -> SuitePage:
     page = await queries.runs_page(store, name=name, cursor=cursor, limit=limit)
     pass_rate_chart, cost_chart = _run_charts(list(reversed(page.items)))
-    passed = sum(run.passed_count for run in page.items)
-    decided = sum(run.passed_count + run.failed_count + run.errored_count for run in page.items)
+    whole = [run for run in page.items if not run.subset]  # subset runs: not suite-wide
+    passed = sum(run.passed_count for run in whole)
+    decided = sum(run.passed_count + run.failed_count + run.errored_count for run in whole)
     return SuitePage(
         suite_name=name,
         runs=page.items,
@@ -529,6 +612,82 @@ def _run_state(run: RunSummary) -> Literal["complete", "running", "incomplete"]:
     return "running" if datetime.now(UTC) - run.ingested_at < LIVE_IDLE else "incomplete"
 
 
+SORTS = ("status", "name", "duration", "cost")
+GROUPINGS = ("message", "none")
+_PATTERN_CHARS = 500
+# Masked in failure messages before grouping, most specific first: UUIDs, long hex ids
+# (trace, run, commit), ids with digits (``case_0042``, ``req-7f3a``), numbers.
+_MASKS = (
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<id>",
+    ),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<id>"),
+    (re.compile(r"\d+(?:[.,]\d+)*"), "#"),
+)
+
+
+def failure_pattern(message: str) -> str:
+    """``message`` with its ids and numbers masked and its spacing collapsed, so the
+    same failure in 79 scenarios is one group: ``expected 42 got 7 (trace 9f3a…)`` and
+    ``expected 40 got 3 (trace 1b2c…)`` both read ``expected # got # (trace <id>)``."""
+    text = " ".join(message.split())
+    for pattern, mask in _MASKS:
+        text = pattern.sub(mask, text)
+    return text[:_PATTERN_CHARS]
+
+
+def _first_failure(scenario: ScenarioResultView) -> tuple[str | None, str]:
+    """The check (``None``: the step raised) and message a failing scenario is grouped by."""
+    if scenario.error:
+        return None, scenario.error
+    for check in scenario.checks:
+        if check.status in FAILING:
+            return check.check_name or check.check_kind or "check", check.message or ""
+    return None, ""
+
+
+def failure_groups(scenarios: Sequence[ScenarioResultView]) -> list[FailureGroup]:
+    """The failing ``scenarios`` grouped by check and :func:`failure_pattern`, largest
+    group first (then the order of its first member)."""
+    groups: dict[tuple[str | None, str], FailureGroup] = {}
+    for scenario in scenarios:
+        if scenario.status not in FAILING:
+            continue
+        check, message = _first_failure(scenario)
+        key = (check, failure_pattern(message))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = FailureGroup(
+                check=check,
+                status=scenario.status,
+                pattern=key[1],
+                example=message,
+                count=0,
+                positions=[],
+                scenario_names=[],
+            )
+        group.count += 1
+        group.positions.append(scenario.position)
+        group.scenario_names.append(scenario.scenario_name)
+        if scenario.status == "error":
+            group.status = "error"
+    return sorted(groups.values(), key=lambda g: -g.count)  # stable: first seen first
+
+
+def _sort_key(sort: str) -> Any:
+    """The run page's order for ``sort`` (missing durations and costs last)."""
+    if sort == "name":
+        return lambda s: (s.scenario_name.casefold(), s.position)
+    if sort == "duration":
+        return lambda s: (s.duration_ms is None, -(s.duration_ms or 0), s.position)
+    if sort == "cost":
+        return lambda s: (s.cost_usd is None, -(s.cost_usd or 0), s.position)
+    return lambda s: (_ATTENTION.get(s.status, 2), s.position)
+
+
 def _check_kinds(scenarios: Sequence[ScenarioResultView]) -> list[CheckKindStats]:
     counts: dict[str, list[int]] = {}
     for scenario in scenarios:
@@ -551,6 +710,8 @@ async def run_page(
     status: str | None = None,
     tag: str | None = None,
     search: str | None = None,
+    sort: str = "status",
+    group: str = "message",
 ) -> RunPage | None:
     detail = await store.get_run(run_id)
     if detail is None:
@@ -578,7 +739,7 @@ async def run_page(
             and (tag is None or tag in s.tags)
             and (needle is None or needle in s.scenario_name.casefold())
         ),
-        key=lambda s: (_ATTENTION.get(s.status, 2), s.position),
+        key=_sort_key(sort),
     )
     previous_run_id = None
     if run.name is not None:
@@ -613,6 +774,9 @@ async def run_page(
         items=items,
         previous_run_id=previous_run_id,
         compare_baseline=await default_baseline(store, run.run_id),
+        sort=sort,
+        group=group,
+        failure_groups=failure_groups(shown) if run.kind == "suite" else [],
         vacuous=[
             p for p in (document.get("footer") or {}).get("vacuous") or [] if isinstance(p, int)
         ],
@@ -822,10 +986,44 @@ def _step_errors(result: ScenarioResult | None) -> list[StepErrorView]:
     return views
 
 
+async def chosen_suite(
+    store: SqlStore, scenario_name: str, suite: str | None
+) -> tuple[str | None, list[str]]:
+    """The suite whose ``scenario_name`` to show and every suite that holds it: the one
+    given, else the only one (``None`` when several hold it: the caller must choose)."""
+    suites = await store.scenario_suites(scenario_name)
+    if suite is not None:
+        return suite, suites
+    return (suites[0] if len(suites) == 1 else None), suites
+
+
 async def history_page(
-    store: SqlStore, scenario_name: str, *, cursor: str | None = None, limit: int = 50
+    store: SqlStore,
+    scenario_name: str,
+    *,
+    suite: str | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
 ) -> HistoryPage:
-    history = await store.scenario_history(scenario_name, cursor=cursor, limit=limit)
+    chosen, suites = await chosen_suite(store, scenario_name, suite)
+    if chosen is None and len(suites) > 1:
+        return HistoryPage(
+            scenario_name=scenario_name,
+            suite_name=None,
+            suites=suites,
+            choose=True,
+            pass_rate=None,
+            points=[],
+            next_cursor=None,
+            flips=0,
+            flaky_runs=0,
+            chart=Chart(kind="line", title="", y_label="", y_unit="percent", labels=[], series=[]),
+            last_failures=[],
+            item_count=len(await store.items_with_ids(scenario_name)),
+        )
+    history = await store.scenario_history(
+        scenario_name, suite=chosen if chosen is not None else "", cursor=cursor, limit=limit
+    )
     oldest_first = [p for p in reversed(history.points) if p.status in DECIDED]
     rolling: list[float | None] = []
     flips = 0
@@ -845,13 +1043,17 @@ async def history_page(
     )
     return HistoryPage(
         scenario_name=scenario_name,
+        suite_name=chosen if chosen is not None else "",
+        suites=suites,
         pass_rate=history.pass_rate,
         points=history.points,
         next_cursor=history.next_cursor,
         flips=flips,
         flaky_runs=sum(p.flaky for p in history.points),
         chart=chart,
-        last_failures=await queries.failure_messages(store, scenario_name),
+        last_failures=await queries.failure_messages(
+            store, scenario_name, suite=chosen if chosen is not None else ""
+        ),
         item_count=len(await store.items_with_ids(scenario_name)),
     )
 

@@ -5,7 +5,8 @@ HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either
 ``/`` (``/index.json``)                overview: runs (``?suite=&branch=&since=&until=``),
                                        charts, broken and flaky
 ``/suites/{name}``                     one suite's runs and its trend
-``/runs/{run_id}``                     one run (``?status=``, ``?tag=``, ``?q=`` filters)
+``/runs/{run_id}``                     one run (``?status=``, ``?tag=``, ``?q=`` filters,
+                                       ``?sort=``, ``?group=``)
 ``/runs/{run_id}/scenarios/{n}``       one scenario of a run: checks and its trace (+ form:
                                        ``…/review`` reviews it)
 ``/runs/{run_id}/compare``             the run against ``?baseline=`` (default: the
@@ -14,7 +15,8 @@ HTML or as its JSON twin (``_render.py``). No SQL here, and no page logic either
 ``/traces/{trace_id}``                 a stored agent run (``?run=``: the item verdict of
                                        that run), waterfall, chat, span tree (+ forms:
                                        ``…/item`` makes an item, ``…/snapshot`` saves one)
-``/scenarios/{name}``                  one scenario's history
+``/scenarios/{name}``                  one scenario's history (``?suite=``: whose)
+``/broken``, ``/flaky``                every scenario that broke recently, every flaky one
 ``/items/{name}``                      a Veval-style scenario's items (+ forms)
 ``/static/…``                          CSS, our script, vendored htmx and Chart.js
 =====================================  ===========================================
@@ -78,6 +80,15 @@ def _choice(value: str | None, allowed: tuple[str, ...] | None = None) -> str | 
     return value
 
 
+def _one_of(value: str | None, field: str, allowed: tuple[str, ...]) -> str:
+    """A query parameter that must be one of ``allowed`` (the first when absent)."""
+    if not value:
+        return allowed[0]
+    if value not in allowed:
+        raise UserError(f"{field}={value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
 def _day(value: str | None, field: str, *, end: bool = False) -> datetime | None:
     """A ``YYYY-MM-DD`` filter as a UTC bound (``end``: the day after, exclusive)."""
     if not value:
@@ -131,6 +142,8 @@ async def run(
     status: str | None = None,
     tag: str | None = None,
     q: str | None = None,
+    sort: str | None = None,
+    group: str | None = None,
 ) -> Response:
     run_id, wants_json = page_format(request, run_id)
     page = await pages.run_page(
@@ -139,6 +152,8 @@ async def run(
         status=_choice(status, pages.STATUSES),
         tag=_choice(tag),
         search=_choice(q.strip() if q else None),
+        sort=_one_of(sort, "sort", pages.SORTS),
+        group=_one_of(group, "group", pages.GROUPINGS),
     )
     if page is None:
         return not_found(f"no run {run_id!r}", wants_json=wants_json)
@@ -265,8 +280,28 @@ async def history(
     request: Request, name: str, store: Store, cursor: Cursor = None, limit: PageSize = 50
 ) -> Response:
     name, wants_json = page_format(request, name)
-    page = await pages.history_page(store, name, cursor=cursor, limit=limit)
+    # ``?suite=`` present but empty names the Veval-style runs' (and unnamed suites') own
+    suite = request.query_params.get("suite")
+    page = await pages.history_page(store, name, suite=suite, cursor=cursor, limit=limit)
     return render("history.html", page, wants_json=wants_json)
+
+
+@router.get("/broken", dependencies=[Read])
+@router.get("/broken.json", dependencies=[Read])
+async def broken(request: Request, store: Store) -> Response:
+    """Every scenario that broke within the newest 50 runs (the overview shows 10)."""
+    wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    page = await pages.recent_page(store, "broken")
+    return render("recent.html", page, wants_json=wants_json)
+
+
+@router.get("/flaky", dependencies=[Read])
+@router.get("/flaky.json", dependencies=[Read])
+async def flaky(request: Request, store: Store) -> Response:
+    """Every flaky scenario within the newest 50 runs (the overview shows 10)."""
+    wants_json = page_format(request)[1] or request.url.path.endswith(".json")
+    page = await pages.recent_page(store, "flaky")
+    return render("recent.html", page, wants_json=wants_json)
 
 
 async def _items_response(

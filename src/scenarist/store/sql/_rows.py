@@ -108,6 +108,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                 "check_count": record.check_count,
                 "no_checks": record.no_checks,
                 "document": record_json(record),
+                "suite_name": suite_name or "",
                 **_repeat_columns(result),
             }
         )
@@ -163,6 +164,8 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
             separators=(",", ":"),
         ),
         "extra": None,
+        # a selection makes a subset; fewer scenarios than usual too (``ingest_run_log``)
+        "subset": header.selection is not None,
     }
     return run, scenarios, checks
 
@@ -199,6 +202,7 @@ def scenario_run_rows(
         "format_version": None,
         "document": dumps(record),
         "extra": json.dumps(extra, ensure_ascii=False) if extra else None,
+        "subset": False,
     }
     result = {
         "run_id": record.run_id,
@@ -216,6 +220,7 @@ def scenario_run_rows(
         "check_count": len(record.items),
         "no_checks": not record.items,
         "document": None,
+        "suite_name": "",  # a Veval-style scenario is in no suite
     }
     return run, result
 

@@ -34,6 +34,7 @@ from scenarist.store.sql.records import CheckResultView, Page, RunSummary, Scena
 from scenarist.store.sql.reviews import excused_failures
 
 __all__ = [
+    "BrokenAndFlaky",
     "BrokenScenario",
     "FailureMessage",
     "FlakyScenario",
@@ -70,6 +71,7 @@ class FlakyScenario(BaseModel):
     under ``repeat``): ``flips`` counts changes between pass and fail/error."""
 
     scenario_name: str
+    suite_name: str = ""
     results: int
     passed: int
     failed: int
@@ -82,6 +84,7 @@ class BrokenScenario(BaseModel):
     """A scenario that failed (or errored) right after passing."""
 
     scenario_name: str
+    suite_name: str = ""
     run_id: str
     position: int
     status: str
@@ -132,15 +135,29 @@ def _aware(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at
 
 
+class BrokenAndFlaky(BaseModel):
+    """The first ``limit`` broken and flaky scenarios, and how many there are in all (the
+    lists say "and N more" and link the whole list)."""
+
+    broken: list[BrokenScenario]
+    flaky: list[FlakyScenario]
+    broken_total: int
+    flaky_total: int
+
+
 async def broken_and_flaky(
-    db: Database, *, window: int = 50, limit: int = 10
-) -> tuple[list[BrokenScenario], list[FlakyScenario]]:
+    db: Database, *, window: int = 50, limit: int | None = 10
+) -> BrokenAndFlaky:
     """Within the newest ``window`` runs: the scenarios that broke most recently (a
     fail or error right after a pass), and the flaky ones (two or more flips, or flaky
-    under ``repeat``), most recently seen first."""
+    under ``repeat``), most recently seen first; ``limit`` of each (``None``: all).
+
+    A scenario is known by its suite and name: ``refund`` of the ``support`` suite and
+    ``refund`` of a pytest session are two histories, never one flipping between them.
+    """
     start = await _window_start(db, window)
     if start is None:
-        return [], []
+        return BrokenAndFlaky(broken=[], flaky=[], broken_total=0, flaky_total=0)
     # One range read through the ``sort_at`` index (the window's few thousand results),
     # ordered and folded here. In SQL (a window function, then two aggregates) SQLite
     # walked the whole (scenario_name, sort_at) index to get the window function's order,
@@ -150,6 +167,7 @@ async def broken_and_flaky(
     # PostgreSQL; only the few returned are made aware, below. The columns come in history
     # order, so the rows sort as plain tuples ((run_id, position) is unique).
     query = select(
+        _SCENARIOS.c.suite_name,
         _SCENARIOS.c.scenario_name,
         type_coerce(_SCENARIOS.c.sort_at, DateTime()),
         _SCENARIOS.c.run_id,
@@ -165,12 +183,13 @@ async def broken_and_flaky(
         found = [tuple(row) for row in (await connection.execute(query)).all()]
     found.sort()
     broken: list[tuple[Any, ...]] = []
-    # scenario_name → [results, passed, failed, flips, flaky_runs, last_at]
-    stats: dict[str, list[Any]] = {}
-    last_name: str | None = None
+    # (suite_name, scenario_name) → [results, passed, failed, flips, flaky_runs, last_at]
+    stats: dict[tuple[str, str], list[Any]] = {}
+    last_name: tuple[str, str] | None = None
     last_status: str | None = None
     entry: list[Any] = []
-    for name, at, run_id, position, status, flaky in found:
+    for suite, scenario, at, run_id, position, status, flaky in found:
+        name = (suite, scenario)
         if name != last_name:
             entry = stats[name] = [0, 0, 0, 0, 0, at]
             before = None
@@ -197,14 +216,17 @@ async def broken_and_flaky(
     chosen = [(name, e) for name, e in stats.items() if e[3] >= 2 or e[4] > 0]
     chosen.sort(key=lambda item: item[0])
     chosen.sort(key=lambda item: item[1][5], reverse=True)
-    return (
-        [
-            BrokenScenario(scenario_name=n, run_id=r, position=p, status=st, at=at)
+    return BrokenAndFlaky(
+        broken=[
+            BrokenScenario(
+                suite_name=n[0], scenario_name=n[1], run_id=r, position=p, status=st, at=at
+            )
             for n, r, p, st, at in broken[:limit]
         ],
-        [
+        flaky=[
             FlakyScenario(
-                scenario_name=name,
+                suite_name=name[0],
+                scenario_name=name[1],
                 results=e[0],
                 passed=e[1],
                 failed=e[2],
@@ -214,13 +236,17 @@ async def broken_and_flaky(
             )
             for name, e in chosen[:limit]
         ],
+        broken_total=len(broken),
+        flaky_total=len(chosen),
     )
 
 
 async def failure_messages(
-    db: Database, scenario_name: str, *, limit: int = 5
+    db: Database, scenario_name: str, *, suite: str | None = None, limit: int = 5
 ) -> list[FailureMessage]:
-    """The newest failed or errored checks of ``scenario_name``."""
+    """The newest failed or errored checks of ``scenario_name`` in suite ``suite``
+    (``None``: any suite): the checks index by name, each joined to its scenario result
+    by key for the suite."""
     query = (
         select(
             _CHECKS.c.run_id,
@@ -244,6 +270,15 @@ async def failure_messages(
         )
         .limit(limit)
     )
+    if suite is not None:
+        query = query.join(
+            _SCENARIOS,
+            and_(
+                _SCENARIOS.c.project == _CHECKS.c.project,
+                _SCENARIOS.c.run_id == _CHECKS.c.run_id,
+                _SCENARIOS.c.position == _CHECKS.c.position,
+            ),
+        ).where(_SCENARIOS.c.suite_name == suite)
     async with db._read() as connection:
         rows = (await connection.execute(query)).all()
     return [FailureMessage.model_validate(dict(row._mapping)) for row in rows]

@@ -150,6 +150,9 @@ class RunRow(Base):
     document: Mapped[str] = mapped_column(Text)
     extra: Mapped[str | None] = mapped_column(Text)
     pinned: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    subset: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """The run ran part of its suite (a ``-k``/``--tag`` selection, or fewer scenarios than
+    the suite's usual set), so it is no suite-wide point on a trend; migration 0010."""
 
     __table_args__ = (
         PrimaryKeyConstraint("project", "run_id"),
@@ -186,6 +189,9 @@ class ScenarioResultRow(Base):
     repeats_total: Mapped[int | None] = mapped_column(Integer)
     rate_verdict: Mapped[str | None] = mapped_column(String(16))
     """The verdict against a required pass rate (``pass``/``fail``/``inconclusive``)."""
+    suite_name: Mapped[str] = mapped_column(String, server_default="")
+    """The suite the scenario ran in (its run's name; ``""`` for a Veval-style run or an
+    unnamed suite): a scenario is known by (project, suite, name); migration 0010."""
 
     __table_args__ = (
         PrimaryKeyConstraint("project", "run_id", "position"),
@@ -195,6 +201,7 @@ class ScenarioResultRow(Base):
         Index(None, "scenario_name", "sort_at"),
         Index(None, "sort_at"),
         Index(None, "project", "scenario_name", "sort_at"),
+        Index(None, "project", "scenario_name", "suite_name", "sort_at"),
     )
 
 

@@ -100,6 +100,8 @@ class RunSummary(BaseModel):
     complete: bool
     git_commit: str | None
     git_branch: str | None
+    subset: bool = False
+    """The run ran part of its suite (a selection, or fewer scenarios than usual)."""
 
 
 class CheckResultView(BaseModel):
@@ -116,6 +118,8 @@ class ScenarioResultView(BaseModel):
 
     position: int
     scenario_name: str
+    suite_name: str = ""
+    """Its run's suite (``""``: a Veval-style run or an unnamed suite)."""
     status: str
     duration_ms: float | None
     cost_usd: float | None
@@ -174,6 +178,10 @@ class HistoryPoint(BaseModel):
     repeats_passed: int | None = None
     repeats_total: int | None = None
     rate_verdict: str | None = None
+    suite_name: str = ""
+    """The suite the result ran in (``""``: a Veval-style run or an unnamed suite)."""
+    subset: bool = False
+    """Its run ran part of the suite."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -194,6 +202,9 @@ class ScenarioHistory(BaseModel):
     """A scenario's results across runs, newest first, and the pass rate over them."""
 
     scenario_name: str
+    suite_name: str | None = None
+    """The suite whose scenario this is (``""``: Veval-style runs and unnamed suites;
+    ``None``: every suite's results)."""
     points: list[HistoryPoint]
     pass_rate: float | None
     next_cursor: str | None = None

@@ -12,6 +12,7 @@ from scenarist.model.results import StepError
 from scenarist.model.status import pass_rate_of
 from scenarist.store.sql._paging import cursor_time, keyset, page_of
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
+from scenarist.store.sql._subset import USUAL_WINDOW, is_subset
 from scenarist.store.sql.engine import Database
 from scenarist.store.sql.models import CheckResultRow, RunRow, ScenarioResultRow, table_of
 from scenarist.store.sql.projects import ensure_project
@@ -71,6 +72,8 @@ class RunQueries(Database):
         )
         async with self._write() as connection:
             await ensure_project(self, connection, project)
+            if not run["subset"] and run["name"] is not None:
+                run["subset"] = await _fewer_than_usual(connection, project, run)
             inserted = await connection.execute(
                 self._insert(_RUNS)
                 .values(run)
@@ -259,13 +262,36 @@ class RunQueries(Database):
             lines.append(json.dumps(stored["footer"], ensure_ascii=False, separators=(",", ":")))
         return "".join(line + "\n" for line in lines)
 
-    async def scenario_history(
-        self, scenario_name: str, *, cursor: str | None = None, limit: int = 100
-    ) -> ScenarioHistory:
-        """The results of ``scenario_name`` across runs (suite and Veval-style), newest
-        first; ``pass_rate`` is over the returned points that passed, failed or errored."""
+    async def scenario_suites(self, scenario_name: str, *, limit: int = 100) -> list[str]:
+        """The suites that hold a scenario named ``scenario_name`` (``""``: Veval-style
+        runs and unnamed suites), by name: a scenario is known by (project, suite, name).
+        Read from the ``(project, scenario_name, suite_name, sort_at)`` index alone."""
         query = (
-            select(_SCENARIOS, _RUNS.c.kind)
+            select(_SCENARIOS.c.suite_name)
+            .where(
+                _SCENARIOS.c.project == self.project, _SCENARIOS.c.scenario_name == scenario_name
+            )
+            .distinct()
+            .order_by(_SCENARIOS.c.suite_name)
+            .limit(limit)
+        )
+        async with self._read() as connection:
+            return [str(s) for s in (await connection.execute(query)).scalars()]
+
+    async def scenario_history(
+        self,
+        scenario_name: str,
+        *,
+        suite: str | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> ScenarioHistory:
+        """The results of the scenario ``scenario_name`` of suite ``suite`` (``""``: its
+        Veval-style runs and unnamed suites; ``None``: every suite, as the budget's cost
+        estimate reads it) across runs, newest first; ``pass_rate`` is over the returned
+        points that passed, failed or errored."""
+        query = (
+            select(_SCENARIOS, _RUNS.c.kind, _RUNS.c.subset)
             .join(
                 _RUNS,
                 and_(
@@ -277,6 +303,8 @@ class RunQueries(Database):
                 _SCENARIOS.c.project == self.project, _SCENARIOS.c.scenario_name == scenario_name
             )
         )
+        if suite is not None:
+            query = query.where(_SCENARIOS.c.suite_name == suite)
         if cursor is not None:
             at, run_id, position = decode_cursor(cursor, size=3, kinds=(str, str, int))
             before = cursor_time(at, cursor)
@@ -310,6 +338,8 @@ class RunQueries(Database):
                 repeats_passed=row.repeats_passed,
                 repeats_total=row.repeats_total,
                 rate_verdict=row.rate_verdict,
+                suite_name=row.suite_name,
+                subset=row.subset,
             )
             for row in rows
         ]
@@ -317,10 +347,32 @@ class RunQueries(Database):
         last = rows[-1] if rows and more else None
         return ScenarioHistory(
             scenario_name=scenario_name,
+            suite_name=suite,
             points=points,
             pass_rate=rate,
             next_cursor=encode_cursor(last.sort_at, last.run_id, last.position) if last else None,
         )
+
+
+async def _fewer_than_usual(connection: AsyncConnection, project: str, run: dict[str, Any]) -> bool:
+    """Whether the run has fewer scenarios than its suite's usual set (``_subset``): the
+    counts of the suite's newest earlier full runs, a range read on ``(kind, name,
+    sort_at)``."""
+    earlier = (
+        select(_RUNS.c.total_count)
+        .where(
+            _RUNS.c.kind == "suite",
+            _RUNS.c.name == run["name"],
+            _RUNS.c.project == project,
+            _RUNS.c.sort_at < run["sort_at"],
+            _RUNS.c.subset.is_(False),
+            _RUNS.c.run_id != run["run_id"],
+        )
+        .order_by(_RUNS.c.sort_at.desc())
+        .limit(USUAL_WINDOW)
+    )
+    counts = [int(n) for n in (await connection.execute(earlier)).scalars()]
+    return is_subset(run["total_count"], counts)
 
 
 def step_error(document: str | None) -> str | None:

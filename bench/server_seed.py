@@ -273,6 +273,7 @@ def run_rows(
                 "flaky": flaky,
                 "check_count": spec.checks,
                 "no_checks": False,
+                "suite_name": suite,  # a scenario is (project, suite, name)
                 "repeats_passed": None,  # no repeats: the rate columns stay empty
                 "repeats_total": None,
                 "rate_verdict": None,
@@ -337,6 +338,7 @@ def run_rows(
         "tokens_in": sum(s["tokens_in"] for s in scenarios),
         "tokens_out": sum(s["tokens_out"] for s in scenarios),
         "complete": True,
+        "subset": False,  # every seeded run is the whole suite
         "git_commit": f"{rng.getrandbits(160):040x}",
         "git_branch": "main" if rng.random() < 0.8 else f"feature/{suite}-{number % 17}",
         "format_version": header.get("format_version"),

@@ -235,7 +235,13 @@ def test_a_timeout_while_recording_is_an_error_span_and_no_recording(tmp_path: P
         # too raced the server's thread); the body is read under a short one: httpcore reads
         # the request's timeout extension when the body's reading starts.
         reply.request.extensions["timeout"] = httpx.Timeout(HANG_S, read=0.05).as_dict()
-        with pytest.raises(httpx.ReadTimeout):
+        # httpx maps httpcore's ReadTimeout to its own; once in a full CI run (2026-12-05,
+        # two busy loops) httpcore's came through unmapped, which is httpx's mapping, not
+        # what this test is about: the timeout reaches the caller, as an error span, and
+        # nothing is recorded.
+        import httpcore
+
+        with pytest.raises((httpx.ReadTimeout, httpcore.ReadTimeout)):
             reply.read()
     (span,) = llm_spans(ctx)
     assert span.status == "error" and span.error is not None

@@ -25,7 +25,15 @@ from scenarist.errors import SerializationError
 from scenarist.model.results import CheckResult, Metric
 from scenarist.model.trace import Span
 
-__all__ = ["ToolArgs", "ToolCallCount", "ToolCalled", "ToolNotCalled", "ToolOrder"]
+__all__ = [
+    "ToolArgs",
+    "ToolCallCount",
+    "ToolCalled",
+    "ToolNotCalled",
+    "ToolOrder",
+    "call_arguments",
+    "tool_calls",
+]
 
 
 def tool_calls(spans: Sequence[Span]) -> list[Span]:
@@ -157,7 +165,7 @@ def _describe(value: Any) -> Any:
     return value
 
 
-def _arguments(span: Span) -> Mapping[str, Any] | None:
+def call_arguments(span: Span) -> Mapping[str, Any] | None:
     """The call's arguments: its input as a mapping (a JSON object string is parsed)."""
     value = span.input
     if isinstance(value, str):
@@ -237,7 +245,7 @@ class ToolArgs(_NamedToolCheck):
             )
         details["calls"] = [s.input for s in calls]
         for span in calls:
-            arguments = _arguments(span)
+            arguments = call_arguments(span)
             if arguments is None:
                 continue
             matched = True
@@ -257,7 +265,7 @@ class ToolArgs(_NamedToolCheck):
                     details=details,
                 )
         got = ", ".join(
-            _cut(repr(_arguments(span) if _arguments(span) is not None else span.input))
+            _cut(repr(call_arguments(span) if call_arguments(span) is not None else span.input))
             for span in calls[:_SHOWN_CALLS]
         )
         more = f", and {len(calls) - _SHOWN_CALLS} more" if len(calls) > _SHOWN_CALLS else ""

@@ -51,6 +51,7 @@ from pydantic import (
 )
 
 from scenarist.checks.base import omits_callables
+from scenarist.checks.tools import call_arguments
 from scenarist.errors import SerializationError
 from scenarist.model.trace import Span
 
@@ -296,19 +297,9 @@ class ActualCall:
         return f"{self.tool}({inner})"
 
 
-def _arguments(span: Span) -> Mapping[str, Any] | None:
-    value = span.input
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, Mapping) else None
-
-
 def actual_calls(spans: Sequence[Span]) -> list[ActualCall]:
     """The spans of kind ``tool`` as calls (a JSON object string input is parsed)."""
-    return [ActualCall(s.name, _arguments(s), s.input) for s in spans if s.kind == "tool"]
+    return [ActualCall(s.name, call_arguments(s), s.input) for s in spans if s.kind == "tool"]
 
 
 def value_key(value: Any) -> str:

@@ -276,6 +276,10 @@ class Suite(BaseModel):
             from scenarist.engine.budget import Budget
 
             ledger = _budget(Budget(), self, count)  # no run limit: the scenarios' own
+        if auto and not self.streamed:  # every scenario needs a required rate, before a run
+            from scenarist.engine._repeats import check_rates
+
+            check_rates(self.scenarios, rate)
         return RunPlan(
             target=target if target is not MISSING and target is not None else self.target,
             return_exception=return_exception,
@@ -357,10 +361,6 @@ class Suite(BaseModel):
             budget,
             min_pass_rate,
         )
-        if plan.repeat_auto and not self.streamed:
-            from scenarist.engine._repeats import check_rates
-
-            check_rates(self.scenarios, plan.min_pass_rate)
         send, receive = anyio.create_memory_object_stream[tuple[int, ScenarioResult]](
             plan.cap or 100
         )
@@ -443,10 +443,6 @@ class Suite(BaseModel):
             budget,
             min_pass_rate,
         )
-        if plan.repeat_auto and not self.streamed:
-            from scenarist.engine._repeats import check_rates
-
-            check_rates(self.scenarios, plan.min_pass_rate)
         if not self.streamed:
             # giskard-checks refuses such tags when it builds the result, after the run
             bad_tags = tags_error(self.scenarios)

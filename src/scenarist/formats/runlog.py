@@ -46,8 +46,11 @@ from scenarist._version import __version__
 from scenarist.errors import RunLogError
 from scenarist.model.budget import BudgetReport
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
+from scenarist.model._construct import construct
 from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus, pass_rate
+from scenarist.model.trace import Trace
+from scenarist.model.usage import usage_totals
 
 __all__ = [
     "FORMAT_VERSION",
@@ -192,18 +195,43 @@ class ScenarioRecord(BaseModel):
     ) -> ScenarioRecord:
         """The record of ``result``; ``guarantee``: the run's, when it replayed or
         recorded (a certificate is written then, and for any trace with replayed calls)."""
-        return cls(
-            certificate=scenario_certificate(result, guarantee),
-            index=index,
-            result=result,
-            check_count=result.check_count,
-            no_checks=not result.has_checks,
-            vacuous=result.vacuous,
-            flaky=result.flaky,
-            cost_usd=result.cost_usd,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            outcome="budget" if result.budget_stopped else None,
+        if type(result) is not ScenarioResult or type(result.final_trace) is not Trace:
+            return cls(  # a subclass may compute its figures its own way: ask it
+                certificate=scenario_certificate(result, guarantee),
+                index=index,
+                result=result,
+                check_count=result.check_count,
+                no_checks=not result.has_checks,
+                vacuous=result.vacuous,
+                flaky=result.flaky,
+                cost_usd=result.cost_usd,
+                tokens_in=result.tokens_in,
+                tokens_out=result.tokens_out,
+                outcome="budget" if result.budget_stopped else None,
+            )
+        # Built without validation (a scenario a run finished: every value is already of
+        # its type), each figure read once: this runs for every scenario of a run.
+        trace = result.final_trace
+        cost, tokens_in, tokens_out = usage_totals(trace._roots())
+        check_count = sum(len(step.results) for step in result.steps)
+        return construct(
+            cls,
+            {
+                "record_type": "scenario",
+                "index": index,
+                "result": result,
+                "check_count": check_count,
+                "no_checks": check_count == 0,
+                "vacuous": result.vacuous,
+                "flaky": result.flaky,
+                "cost_usd": cost,
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
+                "certificate": scenario_certificate(result, guarantee),
+                "outcome": "budget" if result.budget_stopped else None,
+            },
+            private={"_json": None},
+            fields_set=_RECORD_FIELDS_SET,
         )
 
     def scenario_result(self) -> ScenarioResult:
@@ -211,6 +239,10 @@ class ScenarioRecord(BaseModel):
         if self.certificate is None or self.result.certificate == self.certificate:
             return self.result
         return self.result.model_copy(update={"certificate": self.certificate})
+
+
+_RECORD_FIELDS_SET = set(ScenarioRecord.model_fields) - {"record_type"}
+"""What :meth:`ScenarioRecord.from_result` sets (as the keyword arguments it passed)."""
 
 
 class RunLogFooter(BaseModel):

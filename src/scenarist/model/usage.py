@@ -78,6 +78,20 @@ def _walk(roots: Iterable[Span], cost_above: bool, tokens_above: bool) -> Iterat
 _Counted = tuple[Span, bool, bool, bool]  # span, captured, cost covered, tokens covered
 
 
+def usage_totals(roots: Sequence[Span]) -> tuple[float | None, int, int]:
+    """A trace's cost (``None`` when no counted span has one), input and output tokens,
+    in one walk: what :func:`cost_spans` and :func:`token_spans` count, summed."""
+    costs: list[float] = []
+    tokens_in = tokens_out = 0
+    for span, _, cost_covered, tokens_covered in _walk(roots, False, False):
+        if not cost_covered and span.cost_usd is not None:
+            costs.append(span.cost_usd)
+        if not tokens_covered:
+            tokens_in += span.tokens_in or 0
+            tokens_out += span.tokens_out or 0
+    return (sum(costs) if costs else None), tokens_in, tokens_out
+
+
 def error_spans(roots: Sequence[Span]) -> list[Span]:
     """The failed spans that count, in pre-order (a captured call in a step does not)."""
 

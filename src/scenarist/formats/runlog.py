@@ -44,9 +44,9 @@ from scenarist import _json_limits
 from scenarist._jsonable import dump_json, split_jsonl
 from scenarist._version import __version__
 from scenarist.errors import RunLogError
+from scenarist.model._construct import construct
 from scenarist.model.budget import BudgetReport
 from scenarist.model.certificate import Guarantee, ReplayCertificate, scenario_certificate
-from scenarist.model._construct import construct
 from scenarist.model.results import ScenarioResult, SuiteResult
 from scenarist.model.status import ScenarioStatus, pass_rate
 from scenarist.model.trace import Trace

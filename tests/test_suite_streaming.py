@@ -178,3 +178,36 @@ def test_select_filters_a_stream_as_it_runs() -> None:
     result = chosen.run_sync(verbose=False)
     assert [r.scenario_name for r in result.results] == ["s2", "s7"]
     assert source.built == 10
+
+
+def test_each_result_hands_every_result_to_the_sink_in_the_task_that_ran_it() -> None:
+    source = CountingSource(40, steps_of_delay=1)
+    suite = Suite(name="sunk", scenarios=list(source), target=target_for(source))
+    seen: list[tuple[int, str, str]] = []
+    runners: set[Any] = set()
+
+    async def sink(index: int, result: Any) -> None:
+        seen.append((index, result.scenario_name, result.status.value))
+        runners.add(asyncio.current_task())
+
+    async def consume() -> set[Any]:
+        await suite.each_result(sink, parallel=True, max_concurrency=4)
+        return {asyncio.current_task()}
+
+    consumer = asyncio.run(consume())
+    assert sorted(seen) == [(i, f"s{i}", "pass") for i in range(40)]
+    assert [i for i, _, _ in seen] != list(range(40))  # in completion order
+    assert len(runners) == 4 and not runners & consumer  # the 4 workers, no consumer task
+
+
+def test_each_result_hands_over_what_ran_then_raises_the_source_error() -> None:
+    source = CountingSource(10, fail_at=6)
+    suite = Suite(name="sunk", scenarios=iter(source), target=target_for(source))
+    names: list[str] = []
+
+    async def sink(index: int, result: Any) -> None:
+        names.append(result.scenario_name)
+
+    with pytest.raises(ScenarioSourceError, match="after 6 scenarios"):
+        asyncio.run(suite.each_result(sink, parallel=True, max_concurrency=3))
+    assert sorted(names) == [f"s{i}" for i in range(6)]

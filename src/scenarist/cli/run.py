@@ -15,7 +15,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1033,7 +1033,12 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         from scenarist.engine.suite import Suite
 
         suite = Suite(name=suite_name, scenarios=file.scenarios)
-        stream_of_results = suite.iter_results(
+
+        async def sink(index: int, result: ScenarioResult) -> None:
+            keep(offset + index, result)  # its line is written before the next one starts
+
+        await suite.each_result(
+            sink,
             return_exception=True,
             parallel=_cap(plan.parallel) > 1,
             max_concurrency=plan.parallel,
@@ -1042,9 +1047,6 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
             budget=plan.budget,
             min_pass_rate=plan.min_pass_rate,
         )
-        async with aclosing(stream_of_results) as finished:  # closed here, in this task
-            async for index, result in finished:
-                keep(offset + index, result)
 
     async def run_all() -> None:
         offset = 0

@@ -390,6 +390,40 @@ class Suite(BaseModel):
         if failed:
             raise failed[0]
 
+    async def each_result(
+        self,
+        sink: ScenarioSink,
+        target: Any = MISSING,
+        return_exception: bool = False,
+        parallel: bool = False,
+        max_concurrency: int | str | AdaptiveConcurrency | None = None,
+        *,
+        timeout_s: float | None = None,
+        repeat: int | str = 1,
+        executor: Executor | None = None,
+        rate_limits: Any = None,
+        budget: Budget | float | str | None = None,
+        min_pass_rate: float | None = None,
+    ) -> None:
+        """As :meth:`iter_results`, but each ``(index, result)`` is handed to ``await
+        sink(index, result)`` as it finishes, in the task that ran it: no buffer and no
+        consumer task in between, so a sink that writes each result away at once (the
+        CLI's run log) costs no task switch a scenario. A scenario source that fails
+        raises after the scenarios already running have been handed over.
+        """
+        plan = self._plan(
+            target,
+            return_exception,
+            parallel,
+            validate_concurrency(max_concurrency),
+            timeout_s,
+            repeat,
+            rate_limits,
+            budget,
+            min_pass_rate,
+        )
+        await self._execute(sink, plan, executor)
+
     async def run(
         self,
         target: Any = MISSING,

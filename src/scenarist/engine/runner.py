@@ -17,7 +17,7 @@ import inspect
 import time
 import traceback
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
@@ -386,7 +386,7 @@ def active_cassette() -> Certifying | None:
         )
         if certifies:
             _CERTIFYING[kind] = True
-    return source if certifies else None
+    return cast("Certifying", source) if certifies else None
 
 
 _CERTIFYING: dict[type, bool] = {}

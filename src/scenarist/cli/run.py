@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
-from scenarist.cli._junit import location
+from scenarist.cli._junit import location, locations
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
@@ -1084,7 +1084,9 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
-    places = [location(f.path, s.name) for f in plan.files for s in f.scenarios]
+    places = [
+        place for f in plan.files for place in locations(f.path, (s.name for s in f.scenarios))
+    ]
     where: list[Location | None] = [
         place for place, r in zip(places, results, strict=True) if r is not None
     ]

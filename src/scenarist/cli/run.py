@@ -42,7 +42,7 @@ from scenarist.formats.runlog import (
 )
 from scenarist.model.certificate import run_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
-from scenarist.model.status import ScenarioStatus
+from scenarist.model.status import ScenarioStatus, pass_rate_of
 
 if TYPE_CHECKING:
     from scenarist.engine.budget import Budget, Estimate
@@ -119,18 +119,23 @@ def verdict(
     whatever its failing repeats, FAIL and INCONCLUSIVE fail; the line then adds the
     verdicts' counts, so it agrees with the exit code.
     """
-    rate = result.pass_rate
+    # each scenario's status rolled up once (a result does not keep it): the counts, the
+    # rate and the notes below read this list, not the result's properties, which each
+    # roll every status up again (~20 ms a pass over 10,000 results)
+    statuses = [r.status for r in result.results]
+    rate = pass_rate_of(statuses)
     counts = result.summary_line()
-    failed_count, errored_count = result.failed_count, result.errored_count
+    failed_count = statuses.count(ScenarioStatus.FAIL)
+    errored_count = statuses.count(ScenarioStatus.ERROR)
     verdicts = result.rate_verdicts
     if verdicts:
-        judged = [r for r in result.results if r.rate_verdict is not None]
-        below = sum(r.rate_verdict != "pass" for r in judged)
+        judged = [r.rate_verdict for r in result.results]
+        below = sum(v != "pass" for v in judged if v is not None)
         failed_count = below + sum(
-            r.status is ScenarioStatus.FAIL for r in result.results if r.rate_verdict is None
+            s is ScenarioStatus.FAIL for v, s in zip(judged, statuses, strict=True) if v is None
         )
         errored_count = sum(
-            r.status is ScenarioStatus.ERROR for r in result.results if r.rate_verdict is None
+            s is ScenarioStatus.ERROR for v, s in zip(judged, statuses, strict=True) if v is None
         )
         counts += " | min pass rate: " + ", ".join(
             f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive")
@@ -185,7 +190,7 @@ def verdict(
             "generator that yielded none (--fail-on-vacuous)"
         )
     elif not failed_count and not errored_count:
-        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
+        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result, statuses)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
     elif errored_count:
@@ -218,12 +223,13 @@ def _budget_reason(budget: BudgetReport) -> str:
     )
 
 
-def _untested(result: SuiteResult) -> str:
+def _untested(result: SuiteResult, statuses: list[ScenarioStatus]) -> str:
     """What a PASSED line must not hide, even with ``--quiet``: passes that tested nothing
-    (no interaction, or no check), and a run whose every scenario was skipped."""
-    passed = [r for r in result.results if r.status is ScenarioStatus.PASS]
+    (no interaction, or no check), and a run whose every scenario was skipped.
+    ``statuses``: each result's status, in order."""
+    passed = [r for r, s in zip(result.results, statuses, strict=True) if s is ScenarioStatus.PASS]
     vacuous = sum(r.vacuous for r in passed)
-    unchecked = sum(not r.vacuous and not r.has_checks for r in passed)
+    unchecked = sum(not r.has_checks and not r.vacuous for r in passed)
     notes = []
     if vacuous:
         notes.append(

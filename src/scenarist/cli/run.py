@@ -890,6 +890,8 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
     """Add the items to ``ran``: the runs files made while imported, then each item
     list run on the default client (inside the file's cassette with ``--record`` /
     ``--replay``, as a scenario file's agents are); one scenario result per item."""
+    if not any(f.item_runs or f.item_list is not None for f in files):
+        return  # no items: the Veval client is not even imported (~20 ms)
     from scenarist._sync import run_sync
     from scenarist.veval.default_client import get_client
 

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import xmlschema
 from click.testing import Result
 from tests.cli.conftest import FAILING
@@ -121,3 +122,33 @@ def test_the_compact_junit_of_200_scenarios_is_ten_times_smaller_than_the_full(
     failing = [c for c in _cases(home / "compact.xml").values() if c.find("failure") is not None]
     assert len(failing) == 10
     assert all(c.find("system-out") is not None for c in failing)
+
+
+def test_locations_of_a_file_are_each_scenarios_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scenarist.cli._junit import location, locations
+
+    inside = tmp_path / "work" / "suites" / "greet.py"
+    inside.parent.mkdir(parents=True)
+    inside.write_text(
+        'from scenarist import Scenario\n\nA = Scenario("a")\nB = Scenario(name="bé")\n'
+        'C = Scenario(f"c{1}")\nD = Scenario("a")\n',
+        encoding="utf-8",
+    )
+    outside = tmp_path / "elsewhere" / "case.scenario.yaml"
+    outside.parent.mkdir()
+    outside.write_text(YAML, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "work")
+    names = ["a", "bé", "c1", "missing", "a"]
+    for path in (inside, Path("suites/greet.py"), outside):
+        assert locations(path, iter(names)) == [location(path, name) for name in names]
+    assert locations(inside, names) == [
+        ("suites/greet.py", 3),
+        ("suites/greet.py", 4),
+        ("suites/greet.py", None),
+        ("suites/greet.py", None),
+        ("suites/greet.py", 3),
+    ]
+    assert locations(outside, ["yaml_case"]) == [(str(outside.resolve()), None)]
+    assert locations(inside, []) == []

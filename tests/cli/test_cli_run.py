@@ -121,6 +121,189 @@ def test_verdict_line_and_exit_code_never_disagree(
         assert outcome.exit_code == (2 if result.errored_count else 1)
 
 
+def _made(kinds: str) -> list[ScenarioResult]:
+    """A result of each kind: P pass, V vacuous pass (no interaction), U pass without
+    checks, N both, F fail, X error, S skip, B not started (budget); r / f / i a repeated
+    scenario whose rate verdict is pass / fail / inconclusive (its status the opposite)."""
+    from scenarist.model.budget import BUDGET_PHASE
+    from scenarist.model.results import RepeatStats, StepError
+    from scenarist.model.trace import Interaction, Trace
+
+    def step(status: str) -> TestCaseResult:
+        return TestCaseResult(results=[CheckResult(status=status)])  # type: ignore[arg-type]
+
+    made = []
+    for i, kind in enumerate(kinds):
+        talked = Trace(interactions=[Interaction(inputs="q", outputs="a")])
+        fields: dict[str, object] = {
+            "P": {"steps": [step("pass")], "final_trace": talked},
+            "V": {"steps": [step("pass")]},
+            "U": {"steps": [TestCaseResult()], "final_trace": talked},
+            "N": {"steps": [TestCaseResult()]},
+            "F": {"steps": [step("pass"), step("fail")], "final_trace": talked},
+            "X": {"steps": [step("error")], "final_trace": talked},
+            "S": {"steps": [step("skip")]},
+            "B": {
+                "steps": [
+                    TestCaseResult(
+                        error=StepError(message="b", exception_type="E", phase=BUDGET_PHASE)
+                    )
+                ]
+            },
+        }.get(kind, {})
+        if kind in "rfi":
+            status, rate = {
+                "r": ("fail", "pass"),
+                "f": ("pass", "fail"),
+                "i": ("fail", "inconclusive"),
+            }[kind]
+            stats = RepeatStats(
+                runs=5,
+                passed=3,
+                pass_rate=0.6,
+                ci_low=0.2,
+                ci_high=0.9,
+                min_pass_rate=0.5,
+                verdict=rate,  # type: ignore[arg-type]
+            )
+            fields = {"steps": [step(status)], "final_trace": talked, "repeat_stats": stats}
+        made.append(ScenarioResult(scenario_name=f"{kind}{i}", **fields))  # type: ignore[arg-type]
+    return made
+
+
+@pytest.mark.parametrize(
+    ("kinds", "options", "code", "line"),
+    [
+        (
+            "PN",
+            {"incomplete": True},
+            0,
+            (
+                "no scenario failed (1 passed with no interaction (or an empty input generator): "
+                "nothing tested, --fail-on-vacuous fails them) | INCOMPLETE run (no end record): "
+                "2 scenarios: 2 passed, 0 failed, 0 errored, 0 skipped | pass rate 100.0%"
+            ),
+        ),
+        (
+            "VU",
+            {},
+            0,
+            (
+                "no scenario failed (1 passed with no interaction (or an empty input generator): "
+                "nothing tested, --fail-on-vacuous fails them; 1 passed without any check) | 2 "
+                "scenarios: 2 passed, 0 failed, 0 errored, 0 skipped | pass rate 100.0%"
+            ),
+        ),
+        (
+            "VU",
+            {"fail_on_vacuous": True},
+            1,
+            (
+                "1 scenario(s) passed with no interaction, or with an input generator that "
+                "yielded none (--fail-on-vacuous) | 2 scenarios: 2 passed, 0 failed, 0 errored, 0 "
+                "skipped | pass rate 100.0%"
+            ),
+        ),
+        (
+            "UUS",
+            {},
+            0,
+            (
+                "no scenario failed (2 passed without any check) | 3 scenarios: 2 passed, 0 "
+                "failed, 0 errored, 1 skipped | pass rate 100.0%"
+            ),
+        ),
+        (
+            "PB",
+            {},
+            2,
+            (
+                "1 scenario(s) errored | 2 scenarios: 1 passed, 0 failed, 0 errored, 1 not "
+                "started (budget), 0 skipped | pass rate 50.0%"
+            ),
+        ),
+        (
+            "PVUNFXSB",
+            {},
+            2,
+            (
+                "2 scenario(s) errored | 8 scenarios: 4 passed, 1 failed, 1 errored, 1 not "
+                "started (budget), 1 skipped | pass rate 57.1%"
+            ),
+        ),
+        (
+            "PVUNFXSB",
+            {"fail_under": 0.5},
+            0,
+            (
+                "pass rate at least --fail-under 50.0% | 8 scenarios: 4 passed, 1 failed, 1 "
+                "errored, 1 not started (budget), 1 skipped | pass rate 57.1%"
+            ),
+        ),
+        (
+            "rf",
+            {"fail_under": 0.5},
+            0,
+            (
+                "pass rate at least --fail-under 50.0% | 2 scenarios: 1 passed, 1 failed, 0 "
+                "errored, 0 skipped | pass rate 50.0% | min pass rate: 1 pass, 1 fail, 0 "
+                "inconclusive"
+            ),
+        ),
+        (
+            "rP",
+            {},
+            0,
+            (
+                "no scenario failed | 2 scenarios: 1 passed, 1 failed, 0 errored, 0 skipped | "
+                "pass rate 50.0% | min pass rate: 1 pass, 0 fail, 0 inconclusive"
+            ),
+        ),
+        (
+            "fX",
+            {},
+            2,
+            (
+                "1 scenario(s) errored | 2 scenarios: 1 passed, 0 failed, 1 errored, 0 skipped | "
+                "pass rate 50.0% | min pass rate: 0 pass, 1 fail, 0 inconclusive"
+            ),
+        ),
+        (
+            "iPV",
+            {"fail_on_vacuous": True},
+            1,
+            (
+                "1 scenario(s) failed (0 below their required pass rate, 1 inconclusive) | 3 "
+                "scenarios: 2 passed, 1 failed, 0 errored, 0 skipped | pass rate 66.7% | min pass "
+                "rate: 0 pass, 0 fail, 1 inconclusive"
+            ),
+        ),
+        (
+            "rfiPFXSBVU",
+            {},
+            2,
+            (
+                "2 scenario(s) errored | 10 scenarios: 4 passed, 3 failed, 1 errored, 1 not "
+                "started (budget), 1 skipped | pass rate 44.4% | min pass rate: 1 pass, 1 fail, 1 "
+                "inconclusive"
+            ),
+        ),
+    ],
+)
+def test_verdict_counts_each_status_rate_verdict_and_untested_pass(
+    kinds: str, options: dict[str, object], code: int, line: str
+) -> None:
+    """The verdict rolls each status up once (``verdict``): the same lines as reading the
+    suite result's properties gave (recorded from that version)."""
+    incomplete = bool(options.pop("incomplete", False))
+    result = SuiteResult(results=_made(kinds), incomplete=incomplete)
+    outcome = verdict(result, collected=len(kinds), **options)  # type: ignore[arg-type]
+    assert (outcome.exit_code, outcome.line) == (
+        code,
+        f"scenarist: {WORD[code]} (exit {code}): {line}",
+    )
+
+
 def test_run_import_error_is_reported_and_other_files_still_run(cli: Cli, write: Write) -> None:
     write("suites/good.py", PASSING)
     write("suites/broken.py", "import nonexistent_module_xyz\n")

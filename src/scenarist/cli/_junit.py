@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,13 +20,22 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scenarist.report.junit import Location
 
-__all__ = ["location"]
+__all__ = ["location", "locations"]
 
 
 def location(path: Path, scenario_name: str | None = None) -> Location:
     """``(file, line)`` of the scenario ``scenario_name`` defined in ``path``."""
     line = _lines(str(path)).get(scenario_name) if scenario_name is not None else None
     return _relative(path), line
+
+
+def locations(path: Path, scenario_names: Iterable[str]) -> list[Location]:
+    """:func:`location` of each of ``scenario_names``, all defined in ``path``: the file
+    resolved once (``Path.resolve`` twice a scenario was ~25 µs, a quarter of a second for
+    10,000 of them) and its names parsed once."""
+    file = _relative(path)
+    lines = _lines(str(path))
+    return [(file, lines.get(name)) for name in scenario_names]
 
 
 def _relative(path: Path) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scenarist.cli._discover import Discovery, SourceFile, discover
-from scenarist.cli._junit import location
+from scenarist.cli._junit import location, locations
 from scenarist.cli._outputs import Outputs, check_upload
 from scenarist.cli._runs import HOME_FIX, load_run_log, runs_dir, write_problem
 from scenarist.cli._select import parse_keyword, parse_tags
@@ -42,7 +42,7 @@ from scenarist.formats.runlog import (
 )
 from scenarist.model.certificate import run_certificate
 from scenarist.model.results import ScenarioResult, SuiteResult
-from scenarist.model.status import ScenarioStatus
+from scenarist.model.status import ScenarioStatus, pass_rate_of
 
 if TYPE_CHECKING:
     from scenarist.engine.budget import Budget, Estimate
@@ -119,18 +119,23 @@ def verdict(
     whatever its failing repeats, FAIL and INCONCLUSIVE fail; the line then adds the
     verdicts' counts, so it agrees with the exit code.
     """
-    rate = result.pass_rate
+    # each scenario's status rolled up once (a result does not keep it): the counts, the
+    # rate and the notes below read this list, not the result's properties, which each
+    # roll every status up again (~20 ms a pass over 10,000 results)
+    statuses = [r.status for r in result.results]
+    rate = pass_rate_of(statuses)
     counts = result.summary_line()
-    failed_count, errored_count = result.failed_count, result.errored_count
+    failed_count = statuses.count(ScenarioStatus.FAIL)
+    errored_count = statuses.count(ScenarioStatus.ERROR)
     verdicts = result.rate_verdicts
     if verdicts:
-        judged = [r for r in result.results if r.rate_verdict is not None]
-        below = sum(r.rate_verdict != "pass" for r in judged)
+        judged = [r.rate_verdict for r in result.results]
+        below = sum(v != "pass" for v in judged if v is not None)
         failed_count = below + sum(
-            r.status is ScenarioStatus.FAIL for r in result.results if r.rate_verdict is None
+            s is ScenarioStatus.FAIL for v, s in zip(judged, statuses, strict=True) if v is None
         )
         errored_count = sum(
-            r.status is ScenarioStatus.ERROR for r in result.results if r.rate_verdict is None
+            s is ScenarioStatus.ERROR for v, s in zip(judged, statuses, strict=True) if v is None
         )
         counts += " | min pass rate: " + ", ".join(
             f"{verdicts.get(v, 0)} {v}" for v in ("pass", "fail", "inconclusive")
@@ -185,7 +190,7 @@ def verdict(
             "generator that yielded none (--fail-on-vacuous)"
         )
     elif not failed_count and not errored_count:
-        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result)
+        code, word, reason = 0, "PASSED", "no scenario failed" + _untested(result, statuses)
     elif fail_under is not None and rate is not None and rate >= fail_under:
         code, word, reason = 0, "PASSED", f"pass rate at least --fail-under {threshold}"
     elif errored_count:
@@ -218,12 +223,13 @@ def _budget_reason(budget: BudgetReport) -> str:
     )
 
 
-def _untested(result: SuiteResult) -> str:
+def _untested(result: SuiteResult, statuses: list[ScenarioStatus]) -> str:
     """What a PASSED line must not hide, even with ``--quiet``: passes that tested nothing
-    (no interaction, or no check), and a run whose every scenario was skipped."""
-    passed = [r for r in result.results if r.status is ScenarioStatus.PASS]
+    (no interaction, or no check), and a run whose every scenario was skipped.
+    ``statuses``: each result's status, in order."""
+    passed = [r for r, s in zip(result.results, statuses, strict=True) if s is ScenarioStatus.PASS]
     vacuous = sum(r.vacuous for r in passed)
-    unchecked = sum(not r.vacuous and not r.has_checks for r in passed)
+    unchecked = sum(not r.has_checks and not r.vacuous for r in passed)
     notes = []
     if vacuous:
         notes.append(
@@ -884,6 +890,8 @@ def _run_items(ran: _Ran, files: list[SourceFile], plan: _Plan) -> None:
     """Add the items to ``ran``: the runs files made while imported, then each item
     list run on the default client (inside the file's cassette with ``--record`` /
     ``--replay``, as a scenario file's agents are); one scenario result per item."""
+    if not any(f.item_runs or f.item_list is not None for f in files):
+        return  # no items: the Veval client is not even imported (~20 ms)
     from scenarist._sync import run_sync
     from scenarist.veval.default_client import get_client
 
@@ -1086,7 +1094,9 @@ def _execute(plan: _Plan, suite_name: str) -> _Ran:
         if progress is not None:
             progress.close()
     finished = [r for r in results if r is not None]
-    places = [location(f.path, s.name) for f in plan.files for s in f.scenarios]
+    places = [
+        place for f in plan.files for place in locations(f.path, (s.name for s in f.scenarios))
+    ]
     where: list[Location | None] = [
         place for place, r in zip(places, results, strict=True) if r is not None
     ]

@@ -537,9 +537,11 @@ class ScenarioResult(_Renderable):
         any, judged nothing), or with a step whose input generator yielded no input. Still
         a PASS, as in giskard-checks, but flagged in every report; ``--fail-on-vacuous``
         makes it a failure."""
-        return self.passed and (
+        # the trace first: rolling the status up costs more, and a trace with
+        # interactions and no empty generator (the usual pass) needs no status
+        return (
             not self.final_trace.interactions or any(s.empty_generators for s in self.steps)
-        )
+        ) and self.passed
 
     @property
     def vacuous_reason(self) -> str | None:

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 from tests.helpers.limits import HANG_S
+from tests.server.conftest import make_run_log
 
 from scenarist.model.record import TraceRecord
 from scenarist.store.sql.store import SqlStore
@@ -182,3 +183,64 @@ def test_processes_writing_one_file_at_once_lose_nothing(tmp_path: Path) -> None
     store = SqlStore(tmp_path / "scenarist.db")
     page = asyncio.run(store.search_traces(limit=500))
     assert len(page.items) == 180
+
+
+def test_the_head_revision_is_alembics_head() -> None:
+    from scenarist.store.sql.migrate import HEAD_REVISION, head_revision
+
+    assert head_revision() == HEAD_REVISION, "raise HEAD_REVISION with each new migration"
+
+
+async def test_a_store_migrates_an_older_database_and_reads_the_head_cheaply(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``is_current`` is true at the head only; a store opened on an older database still
+    migrates it (the check that skips Alembic never skips a migration)."""
+    from alembic import command
+
+    from scenarist.store.sql import engine as engine_module
+    from scenarist.store.sql.migrate import alembic_config, current_revision, is_current
+
+    store = SqlStore(database_url)
+    engine = await store.engine()
+    assert await is_current(engine)
+    await store.ingest_run_log(make_run_log("before"))
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda c: command.downgrade(alembic_config(c), "0009"))
+    assert not await is_current(engine)
+    await store.close()
+    monkeypatch.setattr(engine_module, "_migrated", set())  # a new process, as it were
+    again = SqlStore(database_url)
+    try:
+        engine = await again.engine()
+        assert await current_revision(engine) == "0010" and await is_current(engine)
+        assert [r.run_id for r in (await again.list_runs()).items] == ["before"]
+        async with engine.begin() as connection:  # two rows: not the head, whatever they say
+            await connection.execute(text("INSERT INTO alembic_version VALUES ('0009')"))
+        assert not await is_current(engine)
+    finally:
+        await again.close()
+
+
+def test_a_current_database_opens_without_importing_alembic(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from scenarist._sync import run_sync\n"
+        "from scenarist.store.default import default_store\n"
+        "store = default_store()\n"
+        "print(len(run_sync(store.list_runs).items), 'alembic' in sys.modules)\n"
+    )
+    env = {**os.environ, "SCENARIST_HOME": str(tmp_path)}
+    env.pop("SCENARIST_DATABASE_URL", None)
+    outputs = []
+    for _ in range(2):  # the first creates and migrates the database, the second reads it
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=HANG_S
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.split())
+    assert outputs == [["0", "True"], ["0", "False"]]

@@ -59,15 +59,19 @@ def dumps(model: BaseModel) -> str:
     return json_text(model.model_dump())
 
 
+_NO_REPEATS: Row = {"repeats_passed": None, "repeats_total": None, "rate_verdict": None}
+"""The repeat columns of a scenario run once (one dict for all: merged, never changed)."""
+
+
 def _repeat_columns(result: ScenarioResult) -> Row:
     """The repeats' counts and rate verdict (``None`` each without repeats)."""
     stats = result.repeat_stats
+    if stats is None:
+        return _NO_REPEATS
     return {
-        "repeats_passed": stats.passed if stats is not None else None,
-        "repeats_total": stats.runs if stats is not None else None,
-        "rate_verdict": stats.verdict.value
-        if stats is not None and stats.verdict is not None
-        else None,
+        "repeats_passed": stats.passed,
+        "repeats_total": stats.runs,
+        "rate_verdict": stats.verdict.value if stats.verdict is not None else None,
     }
 
 
@@ -102,7 +106,7 @@ def run_log_rows(log: RunLog, now: datetime) -> tuple[Row, list[Row], list[Row]]
                 "cost_usd": record.cost_usd,
                 "tokens_in": record.tokens_in,
                 "tokens_out": record.tokens_out,
-                "tags": json.dumps(result.tags, ensure_ascii=False),
+                "tags": json.dumps(tags, ensure_ascii=False) if (tags := result.tags) else "[]",
                 "runs_executed": result.runs_executed,
                 "flaky": record.flaky,
                 "check_count": record.check_count,

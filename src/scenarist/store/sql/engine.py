@@ -350,21 +350,14 @@ class Database:
     async def _upgrade(self, engine: AsyncEngine) -> None:
         """Migrate to the latest schema; a file that is not a database, or a database
         written by a newer scenarist, is a :class:`UserError` naming it and the fix."""
-        from alembic.util.exc import CommandError
-
         from scenarist.store.location import database_label
-        from scenarist.store.sql.migrate import head_revision, upgrade
+        from scenarist.store.sql.migrate import head_revision, is_current, upgrade
 
         where = database_label(self.url)
         try:
             async with _migration_lock(self.url):
-                await upgrade(engine)
-        except CommandError as exc:  # a revision this version does not ship
-            raise UserError(
-                f"the database {where} has a schema this version of scenarist does not know "
-                f"({exc}; the newest it knows is {head_revision()!r}): it was written by a "
-                "newer scenarist; upgrade scenarist, or point SCENARIST_DATABASE_URL elsewhere"
-            ) from exc
+                if not await is_current(engine):  # Alembic is imported only to migrate
+                    await upgrade(engine)
         except UNAVAILABLE_ERRORS:
             raise
         except DatabaseError as exc:
@@ -372,6 +365,16 @@ class Database:
                 f"{where} cannot be used as a scenarist database "
                 f"({unavailable_reason(exc)}); move it away or point SCENARIST_DATABASE_URL "
                 "at another database"
+            ) from exc
+        except Exception as exc:
+            from alembic.util.exc import CommandError
+
+            if not isinstance(exc, CommandError):
+                raise
+            raise UserError(  # a revision this version does not ship
+                f"the database {where} has a schema this version of scenarist does not know "
+                f"({exc}; the newest it knows is {head_revision()!r}): it was written by a "
+                "newer scenarist; upgrade scenarist, or point SCENARIST_DATABASE_URL elsewhere"
             ) from exc
 
     async def _on_first_open(self) -> None:

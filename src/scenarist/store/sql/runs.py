@@ -10,6 +10,7 @@ from sqlalchemy import and_, delete, func, or_, select
 
 from scenarist.model.results import StepError
 from scenarist.model.status import pass_rate_of
+from scenarist.store.sql._bulk import insert_rows
 from scenarist.store.sql._paging import cursor_time, keyset, page_of
 from scenarist.store.sql._rows import run_log_rows, scenario_run_rows
 from scenarist.store.sql._subset import USUAL_WINDOW, is_subset
@@ -41,13 +42,6 @@ _RUNS = table_of(RunRow)
 _SCENARIOS = table_of(ScenarioResultRow)
 _CHECKS = table_of(CheckResultRow)
 _SUMMARY_COLUMNS = [_RUNS.c[name] for name in RunSummary.model_fields]
-# Bound parameters per statement stay under SQLite's and asyncpg's limits.
-_BATCH = 2000
-
-
-async def _insert_many(connection: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
-    for start in range(0, len(rows), _BATCH):
-        await connection.execute(table.insert(), rows[start : start + _BATCH])
 
 
 class RunQueries(Database):
@@ -92,8 +86,8 @@ class RunQueries(Database):
                     return result.model_copy(update={"created": False})
                 await self._delete_run(connection, project, run["run_id"])
                 await connection.execute(_RUNS.insert(), [{**run, "pinned": existing.pinned}])
-            await _insert_many(connection, _SCENARIOS, scenarios)
-            await _insert_many(connection, _CHECKS, checks)
+            await insert_rows(connection, _SCENARIOS, scenarios)
+            await insert_rows(connection, _CHECKS, checks)
         return result
 
     async def _delete_run(self, connection: AsyncConnection, project: str, run_id: str) -> None:

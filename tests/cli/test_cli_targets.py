@@ -165,3 +165,52 @@ def test_quiet_keeps_a_line_a_failure_and_the_verdict(cli: Cli, write: Write) ->
     assert lines[1].startswith("FAIL answers_wrong - step 1 · says_yes: ")
     assert lines[2].startswith("scenarist: ERROR (exit 2)") and len(lines) == 3
     assert "Suite Results" not in result.stdout and "fine" not in result.stdout
+
+
+SUITE_TARGETS = """
+from scenarist import Equals, Scenario, Suite
+
+shared = Scenario("shared").interact("q").check(Equals(expected_value="A:q"))
+own = Scenario("own", target=lambda q: f"own:{q}").interact("q").check(
+    Equals(expected_value="own:q")
+)
+a = Suite(name="a", target=lambda q: f"A:{q}", scenarios=[shared, own])
+"""
+
+NOT_CALLABLE = """
+from scenarist import Equals, Scenario, Suite
+
+suite = Suite(name="bad", target="not a function", scenarios=[
+    Scenario("s").interact("q").check(Equals(expected_value="x")),
+])
+"""
+
+
+def test_a_suite_target_serves_its_scenarios_without_changing_them(
+    cli: Cli, write: Write, home: Path
+) -> None:
+    import importlib.util
+
+    path = write("targets_mod.py", SUITE_TARGETS)
+    result = cli("run", "targets_mod.py", "-q")
+    assert result.exit_code == 0, result.output
+    assert "2 passed" in result.stdout
+    spec = importlib.util.spec_from_file_location("targets_mod_again", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from scenarist.cli._discover import _with_target
+
+    given = _with_target(module.shared, module.a)
+    assert given is not module.shared and given.target is module.a.target
+    assert module.shared.target is not module.a.target  # the user's scenario is not changed
+    assert _with_target(module.own, module.a) is module.own  # it has its own target
+
+
+def test_a_suite_target_that_is_not_callable_is_refused_naming_it(cli: Cli, write: Write) -> None:
+    write("bad_target.py", NOT_CALLABLE)
+    result = cli("run", "bad_target.py")
+    assert result.exit_code == 2, result.output
+    assert "target must be a callable (a function of inputs), got 'not a function'" in (
+        " ".join((result.stdout + result.stderr).split())
+    )

@@ -50,6 +50,7 @@ from scenarist.engine.suite import Suite
 from scenarist.errors import UserError
 from scenarist.formats.files import read_data
 from scenarist.formats.item_list import ItemList, is_item_list, load_item_list
+from scenarist.model._construct import replace
 from scenarist.model._missing import is_missing
 
 if TYPE_CHECKING:
@@ -263,7 +264,10 @@ def _load(file: Path, source: SourceFile, seen: dict[int, object]) -> None:
 def _with_target(scenario: Scenario, suite: Suite) -> Scenario:
     """The scenario with its suite's target and required pass rate where it has none."""
     if is_missing(scenario.target) and not is_missing(suite.target):
-        scenario = scenario.copy().with_target(suite.target)
+        if callable(suite.target):  # what the field's validator asks: no copy of the steps
+            scenario = replace(scenario, target=suite.target)  # (a run changes none)
+        else:  # refused as an assignment refuses it
+            scenario = scenario.copy().with_target(suite.target)
     if scenario.min_pass_rate is None and suite.min_pass_rate is not None:
         scenario = scenario.model_copy(update={"min_pass_rate": suite.min_pass_rate})
     return scenario

@@ -373,10 +373,22 @@ def _validate_multiple_runs(value: Any) -> int:
     return value
 
 
+_CERTIFYING: dict[type, bool] = {}
+"""Whether a source class certifies its calls, by class: a protocol's ``isinstance``
+looks every member up (7 µs, paid by each scenario of a replay), and both members are
+the class's own (a property and a method)."""
+
+
 def active_cassette() -> Certifying | None:
     """The cassette serving this context's LLM calls (one that certifies them), if any."""
     source = current_source()
-    return source if isinstance(source, Certifying) else None
+    if source is None:
+        return None
+    kind = type(source)
+    certifies = _CERTIFYING.get(kind)
+    if certifies is None:
+        certifies = _CERTIFYING[kind] = isinstance(source, Certifying)
+    return source if certifies else None  # type: ignore[return-value]
 
 
 def cassette_certificate(trace: Trace[Any, Any]) -> ReplayCertificate | None:

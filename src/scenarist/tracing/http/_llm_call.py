@@ -114,9 +114,10 @@ class LLMCall:
         # the one redaction, before anything is recorded (see scenarist.redaction)
         self._fields = fields = redacted_fields()  # read once a call (the environment)
         request_json = redact_body(body, payloads.parse_body(body), fields)
-        self.span = recorder.open(endpoint.name, "llm", request_json)
-        url = redact_url(str(request.url), fields)
-        self.span.metadata.update(provider=endpoint.provider, url=url)
+        self.span = span = recorder.open(endpoint.name, "llm", request_json)
+        metadata = span.metadata
+        metadata["provider"] = endpoint.provider
+        metadata["url"] = redact_url(str(request.url), fields)
         self.status = _NO_RESPONSE
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
@@ -173,7 +174,7 @@ class LLMCall:
             output, finished = self._output()
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
-            self._describe(output)
+            self._describe(output, values, metadata)
             answers = response_fields(self._fields)
             body = self._body
             output = redact(output, answers) if body is None else redact_body(body, output, answers)
@@ -227,10 +228,10 @@ class LLMCall:
             return None, finished
         return payloads.assemble_stream(self.endpoint.name, events), finished
 
-    def _describe(self, output: Any) -> None:
-        values, metadata = field_values(self.span), self.span.metadata
+    def _describe(self, output: Any, values: dict[str, Any], metadata: dict[str, Any]) -> None:
         request = values["input"] if isinstance(values["input"], dict) else {}
-        path = str(metadata.get("url", "")).split("?", 1)[0]
+        url = metadata.get("url", "")
+        path = (url if type(url) is str else str(url)).partition("?")[0]
         usage = payloads.usage_of(output)
         values["model"] = payloads.model_of(output, request, path)
         values["tokens_in"], values["tokens_out"] = usage.tokens_in, usage.tokens_out

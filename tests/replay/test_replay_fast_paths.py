@@ -201,3 +201,16 @@ def test_the_collector_is_paused_inside_and_left_as_it_was() -> None:
         assert not gc.isenabled()  # someone else turned it off: it stays off
     finally:
         gc.enable()
+
+
+def test_the_redaction_variable_is_read_on_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarist.redaction import ENV_VAR, redacted_fields
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert "customer_email" not in redacted_fields()
+    monkeypatch.setenv(ENV_VAR, "Customer-Email")
+    assert "customer_email" in redacted_fields()
+    monkeypatch.setenv(ENV_VAR, "")
+    assert "customer_email" not in redacted_fields()
+    monkeypatch.setattr("os.environ", {ENV_VAR: "session_id"})  # a replaced environment
+    assert "session_id" in redacted_fields()

@@ -214,3 +214,23 @@ def test_the_redaction_variable_is_read_on_every_call(monkeypatch: pytest.Monkey
     assert "customer_email" not in redacted_fields()
     monkeypatch.setattr("os.environ", {ENV_VAR: "session_id"})  # a replaced environment
     assert "session_id" in redacted_fields()
+
+
+def test_certificates_of_the_same_counts_are_one_frozen_value() -> None:
+    from scenarist.model.certificate import ReplayCertificate
+    from scenarist.model.trace import Span
+
+    def span(**metadata: Any) -> Span:
+        return Span(name="openai.chat.completions", kind="llm", metadata=metadata)
+
+    spans = [span(url="u", replayed=True), span(url="u"), span(), span(url="u", replayed=True)]
+    one = ReplayCertificate.from_spans(spans, "in-process")
+    assert one == ReplayCertificate(replayed=2, live=1, guarantee="in-process")
+    assert ReplayCertificate.from_spans(list(spans), "in-process") is one
+    with pytest.raises(ValueError):
+        ReplayCertificate.from_spans(spans, "bogus")  # type: ignore[arg-type]
+
+    class Mine(ReplayCertificate):
+        pass
+
+    assert type(Mine.from_spans(spans, "in-process")) is Mine

@@ -234,3 +234,63 @@ def test_certificates_of_the_same_counts_are_one_frozen_value() -> None:
         pass
 
     assert type(Mine.from_spans(spans, "in-process")) is Mine
+
+
+@pytest.mark.parametrize(
+    "body_text",
+    [
+        '{"choices": [{"message": {"content": "h\\u00e9llo \\u2028"}}], "usage": {"x": 3}}',
+        '{"a": "\\ud800", "n": 123456789012345678901234567890, "f": 1e16, "z": -0.0}',
+        '{"x": NaN, "y": [1, 2, {"password": "p", "token": "t"}]}',  # redacted: a copy
+        '"just a string"',
+        "[1, 2, 3]",
+        "null",
+    ],
+)
+@pytest.mark.parametrize("module", [httpx, httpx2])
+def test_a_replayed_span_output_is_what_parsing_the_served_body_gives(
+    tmp_path: Path, module: Any, body_text: str
+) -> None:
+    from scenarist.redaction import redact, redacted_fields, response_fields
+    from scenarist.tracing.recorder import RunRecorder
+
+    path = tmp_path / "tape.jsonl"
+    line = (
+        '{"request":{"body":{"q":1},"method":"POST","path":"/v1/chat/completions"},'
+        f'"response":{{"body":{body_text},"headers":{{}},"status":200}}}}'
+    )
+    path.write_text(f"{HEADER}\n{line}\n", encoding="utf-8")
+    with cassette(path, "replay"), module.Client() as client, RunRecorder("t") as recorder:
+        served = client.post(URL, json={"q": 1}).content
+    (span,) = recorder.spans()
+    expected = redact(json.loads(served), response_fields(redacted_fields()))
+    assert canonical(span.output) == canonical(expected)
+    assert span.metadata["replayed"] is True
+
+
+@pytest.mark.parametrize("secret", [True, False])
+@pytest.mark.parametrize("module", [httpx, httpx2])
+def test_the_request_parsed_once_keys_the_call_and_stays_the_span_input(
+    tmp_path: Path, module: Any, secret: bool
+) -> None:
+    from scenarist.tracing.recorder import RunRecorder
+
+    path = tmp_path / "tape.jsonl"
+    stored: dict[str, Any] = {"messages": [{"content": "h\u00e9", "role": "user"}]}
+    if secret:
+        stored["api_key"] = "[redacted]"
+    line = json.dumps(
+        {
+            "request": {"body": stored, "method": "POST", "path": "/v1/chat/completions"},
+            "response": {"body": {"ok": 1}, "headers": {}, "status": 200},
+        }
+    )
+    path.write_text(f"{HEADER}\n{line}\n", encoding="utf-8")
+    sent: dict[str, Any] = {"user": "u1", "messages": [{"content": "hé", "role": "user"}]}
+    if secret:
+        sent["api_key"] = "sk-secret"
+    with cassette(path, "replay"), module.Client() as client, RunRecorder("t") as recorder:
+        assert client.post(URL, json=sent).json() == {"ok": 1}
+    (span,) = recorder.spans()
+    expected = {**sent, "api_key": "[redacted]"} if secret else sent
+    assert span.input == expected  # the volatile field stays in the span, the secret does not

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from scenarist.redaction import redact
 from scenarist.replay._request_key import BODY_DEPTH
 from scenarist.tracing.http import _llm_payloads as payloads
-from scenarist.tracing.http._llm_call import REPLAYED
+from scenarist.tracing.http._llm_call import REPLAYED, served_json
 
 __all__ = ["Served", "prepare", "respond", "serve", "stored_response", "tap"]
 
@@ -34,6 +34,9 @@ Done = Callable[[list[bytes] | None], None]
 """Called once when a taped response ends: its body chunks, or ``None`` if it failed."""
 
 
+_NOT_JSON: Any = object()
+
+
 class Served(NamedTuple):
     """A recorded response ready to serve: what :func:`respond` builds a response from."""
 
@@ -45,6 +48,8 @@ class Served(NamedTuple):
     """The body: one chunk, or one per event of a stream."""
     whole: bool
     """Not a stream of events: the body is one chunk, given read for httpx and httpx2."""
+    parsed: Any = _NOT_JSON
+    """The recorded JSON the body was encoded from (what parsing it gives), if it was."""
 
 
 def prepare(response: dict[str, Any]) -> Served:
@@ -62,7 +67,7 @@ def prepare(response: dict[str, Any]) -> Served:
         chunks = [base64.b64decode(response["body_base64"])]
     if whole:
         headers["content-length"] = str(len(chunks[0]))
-    return Served(response["status"], headers, chunks, whole)
+    return Served(response["status"], headers, chunks, whole, response.get("body", _NOT_JSON))
 
 
 def serve(module: Any, response: dict[str, Any]) -> Any:
@@ -74,6 +79,8 @@ def respond(module: Any, served: Served) -> Any:
     """A ``module.Response`` replaying ``served`` (see :func:`prepare`), marked as replayed."""
     if served.whole and module.__name__ in _READ_AT_ONCE:
         # the body given whole, as a MockTransport does
+        if served.parsed is not _NOT_JSON:  # the capture takes it, not parsing it again
+            served_json(served.chunks[0], served.parsed)
         return module.Response(
             served.status,
             headers=served.headers,

@@ -20,6 +20,7 @@ from typing import Any
 
 from scenarist._json_limits import MAX_DEPTH, fast_loads
 from scenarist.redaction import redact
+from scenarist.tracing.http._llm_call import NOT_PARSED
 
 try:  # a core dependency; json below when it is missing all the same
     import msgspec
@@ -56,14 +57,19 @@ MatchOn = Sequence[str] | Callable[[dict[str, Any]], Any] | None
 stored request returning any JSON value; ``None`` for the whole stored body."""
 
 
-def stored_request(method: str, path: str, content: bytes, names: frozenset[str]) -> dict[str, Any]:
+def stored_request(
+    method: str, path: str, content: bytes, names: frozenset[str], parsed: Any = NOT_PARSED
+) -> dict[str, Any]:
     """The request as a cassette stores it (see the module docstring); ``names``: the
-    redacted field names (``scenarist.redaction.redacted_fields``)."""
-    body: Any
-    try:
-        body = fast_loads(content) if content else None  # json.loads's answer
-    except ValueError:
-        body = content.decode("utf-8", "replace")
+    redacted field names (``scenarist.redaction.redacted_fields``); ``parsed``: the body
+    already parsed as here (``json.loads``, its text when not JSON, ``None`` when empty),
+    read, never changed."""
+    body: Any = parsed
+    if body is NOT_PARSED:
+        try:
+            body = fast_loads(content) if content else None  # json.loads's answer
+        except ValueError:
+            body = content.decode("utf-8", "replace")
     stored = redact(body, names, depth=BODY_DEPTH)  # a copy: the volatile fields go from it
     if type(stored) is dict and not stored.keys().isdisjoint(VOLATILE_FIELDS):
         stored = {k: v for k, v in stored.items() if k not in VOLATILE_FIELDS}

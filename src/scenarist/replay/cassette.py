@@ -68,6 +68,7 @@ from scenarist.replay._request_key import (
     nearest_diff,
     stored_request,
 )
+from scenarist.tracing.http._llm_call import parsed_request
 from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
 from scenarist.tracing.http._sandbox import guarantee as _guarantee
 from scenarist.tracing.http.capture import serve_llm_calls
@@ -342,7 +343,8 @@ class Cassette:
             content = request.content
         except Exception:  # a streamed request body not read yet
             content = request.read()
-        stored = stored_request(request.method, request.url.path, content, self._redact)
+        parsed = parsed_request(content)  # the capture's parse of this body, if it made one
+        stored = stored_request(request.method, request.url.path, content, self._redact, parsed)
         if self._replaying:
             return self._serve(stored, module)
         slot = self._reserve(stored)
@@ -355,7 +357,8 @@ class Cassette:
             content = request.content
         except Exception:
             content = await request.aread()
-        stored = stored_request(request.method, request.url.path, content, self._redact)
+        parsed = parsed_request(content)  # the capture's parse of this body, if it made one
+        stored = stored_request(request.method, request.url.path, content, self._redact, parsed)
         if self._replaying:
             return self._serve(stored, module)
         slot = self._reserve(stored)

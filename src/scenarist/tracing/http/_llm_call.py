@@ -54,7 +54,10 @@ def parsed_request(body: bytes) -> Any:
     in flight (a response source keys the request on it: one parse, not two), else
     :data:`NOT_PARSED`. Shared with the span's input: read it, never mutate it."""
     known = _requested.get()
-    return known[1] if known is not None and known[0] is body else NOT_PARSED
+    if known is None or known[0] is not body:
+        return NOT_PARSED
+    _requested.set(None)  # taken once: a request object sent again is parsed again
+    return known[1]
 
 
 def served_json(body: bytes, value: Any) -> None:
@@ -248,6 +251,7 @@ class LLMCall:
                 self._body = body  # what the output is parsed from: redact_body's text
                 known = _served.get()
                 if known is not None and known[0] is body:  # a recording's, parsed already
+                    _served.set(None)
                     return known[1], True
                 return payloads.parse_body(body), True
             parser = payloads.SSEParser()

@@ -87,7 +87,9 @@ def fast_loads(text: str | bytes) -> Any:
     more goes to json directly. A property test holds the two to the same answers.
     """
     if _fast_decode is not None:
-        if isinstance(text, str):
+        if len(text) < 512:  # fewer characters than that many brackets: not counted
+            brackets = 0
+        elif isinstance(text, str):
             brackets = text.count("[") + text.count("{")
         else:
             brackets = text.count(b"[") + text.count(b"{")
@@ -126,7 +128,7 @@ def too_deep_text(text: str, limit: int = MAX_DEPTH) -> bool:
     dropped and the innermost pairs removed a level per pass (each pass at C speed, as
     many passes as the text is deep, at most ``limit``).
     """
-    if text.count("[") + text.count("{") <= limit:
+    if len(text) <= limit or text.count("[") + text.count("{") <= limit:
         return False
     brackets = _strings_and_scalars.sub("", text)
     for _ in range(limit):

@@ -47,7 +47,7 @@ def test_a_known_provider_url_wins_over_the_wire_format() -> None:
 
 
 def test_without_genai_prices_the_cost_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    caches = (pricing._genai_prices, pricing._price, pricing._provider_for_url)
+    caches = (pricing._genai_prices, pricing._cost, pricing._price, pricing._provider_for_url)
     for cache in caches:
         cache.cache_clear()
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # as if not installed

@@ -18,7 +18,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["FREEZE_EVERY", "frozen_while_running"]
+__all__ = ["FREEZE_EVERY", "frozen_while_running", "paused"]
 
 #: Results kept between two freezes (a freeze is a constant-time list splice).
 FREEZE_EVERY = 512
@@ -39,3 +39,19 @@ def frozen_while_running() -> Iterator[Callable[[], None]]:
         yield gc.freeze
     finally:
         gc.unfreeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector off inside: for loading many objects that all stay alive (a
+    cassette's recorded calls), which each collection while they accumulate would walk
+    again for nothing (10,000 calls read in 0.145 s instead of 0.26 s). A collector
+    someone else turned off stays off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

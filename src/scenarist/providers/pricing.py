@@ -48,6 +48,23 @@ def cost_usd(
     >>> cost_usd("openai", "no-such-model", 1000, 500) is None
     True
     """
+    return _cost(
+        provider, model, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, api_url
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _cost(
+    provider: str | None,
+    model: str | None,
+    tokens_in: int | None,
+    tokens_out: int | None,
+    cache_read_tokens: int,
+    cache_write_tokens: int,
+    api_url: str | None,
+) -> float | None:
+    """:func:`cost_usd`, one cache lookup for a call priced before (a replay's calls are
+    the recorded ones again: 1.7 µs a call through the URL and price caches, 0.4 here)."""
     if not model or (tokens_in is None and tokens_out is None):
         return None
     provider_id = (_provider_for_url(api_url.split("?")[0]) if api_url else None) or provider

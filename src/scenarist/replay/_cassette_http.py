@@ -10,14 +10,14 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from scenarist.redaction import redact
 from scenarist.replay._request_key import BODY_DEPTH
 from scenarist.tracing.http import _llm_payloads as payloads
-from scenarist.tracing.http._llm_call import REPLAYED
+from scenarist.tracing.http._llm_call import REPLAYED, served_json
 
-__all__ = ["serve", "stored_response", "tap"]
+__all__ = ["Served", "prepare", "respond", "serve", "stored_response", "tap"]
 
 KEPT_HEADERS = ("content-type", "x-request-id", "request-id", "x-should-retry")
 """Response headers a cassette keeps: what SDKs read back. Others are never written.
@@ -34,10 +34,30 @@ Done = Callable[[list[bytes] | None], None]
 """Called once when a taped response ends: its body chunks, or ``None`` if it failed."""
 
 
-def serve(module: Any, response: dict[str, Any]) -> Any:
-    """A ``module.Response`` replaying a recorded response, marked as replayed."""
+_NOT_JSON: Any = object()
+
+
+class Served(NamedTuple):
+    """A recorded response ready to serve: what :func:`respond` builds a response from."""
+
+    status: int
+    headers: dict[str, str]
+    """The kept headers, with ``content-length`` for a body served whole (never mutated:
+    a response copies what it is given)."""
+    chunks: list[bytes]
+    """The body: one chunk, or one per event of a stream."""
+    whole: bool
+    """Not a stream of events: the body is one chunk, given read for httpx and httpx2."""
+    parsed: Any = _NOT_JSON
+    """The recorded JSON the body was encoded from (what parsing it gives), if it was."""
+
+
+def prepare(response: dict[str, Any]) -> Served:
+    """``response`` (a recorded one, as a cassette line holds it) ready to serve: its body
+    encoded once, so serving it again costs only the response object."""
     headers = dict(response["headers"])
-    if "events" in response:
+    whole = "events" not in response
+    if not whole:
         chunks = [event.encode() + b"\n\n" for event in response["events"]]
     elif "body" in response:
         chunks = [_body_bytes(response["body"])]
@@ -45,17 +65,33 @@ def serve(module: Any, response: dict[str, Any]) -> Any:
         chunks = [response["text"].encode()]
     else:
         chunks = [base64.b64decode(response["body_base64"])]
-    if "events" not in response:
+    if whole:
         headers["content-length"] = str(len(chunks[0]))
-        if module.__name__ in _READ_AT_ONCE:  # the body given whole, as a MockTransport does
-            return module.Response(
-                response["status"], headers=headers, content=chunks[0], extensions={REPLAYED: True}
-            )
+    return Served(response["status"], headers, chunks, whole, response.get("body", _NOT_JSON))
+
+
+def serve(module: Any, response: dict[str, Any]) -> Any:
+    """A ``module.Response`` replaying a recorded response, marked as replayed."""
+    return respond(module, prepare(response))
+
+
+def respond(module: Any, served: Served) -> Any:
+    """A ``module.Response`` replaying ``served`` (see :func:`prepare`), marked as replayed."""
+    if served.whole and module.__name__ in _READ_AT_ONCE:
+        # the body given whole, as a MockTransport does
+        if served.parsed is not _NOT_JSON:  # the capture takes it, not parsing it again
+            served_json(served.chunks[0], served.parsed)
+        return module.Response(
+            served.status,
+            headers=served.headers,
+            content=served.chunks[0],
+            extensions={REPLAYED: True},
+        )
     replayed, _ = _stream_classes(module)
     return module.Response(
-        response["status"],
-        headers=headers,
-        stream=replayed(chunks),
+        served.status,
+        headers=served.headers,
+        stream=replayed(served.chunks),
         extensions={REPLAYED: True},
     )
 

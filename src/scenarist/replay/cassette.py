@@ -47,12 +47,13 @@ import os
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
+from scenarist.engine._gc import paused
 from scenarist.engine._lanes import current_lane
 from scenarist.engine._lanes import lane as cassette_lane
 from scenarist.errors import CassetteError, LiveCallBlockedError, ReplayMissError, UserError
@@ -67,6 +68,7 @@ from scenarist.replay._request_key import (
     nearest_diff,
     stored_request,
 )
+from scenarist.tracing.http._llm_call import parsed_request
 from scenarist.tracing.http._network_guard import NetworkGuard, guard_network
 from scenarist.tracing.http._sandbox import guarantee as _guarantee
 from scenarist.tracing.http.capture import serve_llm_calls
@@ -182,6 +184,7 @@ class Cassette:
         self._by_key: dict[str, list[deque[files.CassetteRecord]]] = {}
         self._recorded: list[files.CassetteRecord] = []
         self._taken: set[int] = set()  # lines served (a call outside any lane takes any)
+        self._served: dict[int, http.Served] = {}  # by line: each response ready to serve
         self._taped: list[list[Any]] = []  # [request, response, lane] slots
         self._open: dict[int, Any] = {}  # taped bodies not ended yet: at exit, kept as read
         self._counts = {"replayed": 0, "missed": 0, "live": 0}
@@ -236,16 +239,21 @@ class Cassette:
                 "records; record it first with mode='once' or mode='record' (or "
                 f"{RECORD_MODE_ENV}=once)"
             )
-        if self._replaying or (self.mode == "record" and exists):
-            self._recorded = files.read(self.path)  # validates a file we append to, too
-        if self._replaying:
-            for record in self._recorded:
-                key = self._matcher.key(record.request)
-                queue = self._lanes.get((record.lane, key))
-                if queue is None:
-                    queue = self._lanes[record.lane, key] = deque()
-                    self._by_key.setdefault(key, []).append(queue)
-                queue.append(record)
+        with paused():  # every call read stays: no collection walks them as they come
+            if self._replaying or (self.mode == "record" and exists):
+                self._recorded = files.read(self.path)  # validates a file we append to, too
+            if self._replaying:
+                for record in self._recorded:
+                    key = self._matcher.key(record.request)
+                    queue = self._lanes.get((record.lane, key))
+                    if queue is None:
+                        queue = self._lanes[record.lane, key] = deque()
+                        self._by_key.setdefault(key, []).append(queue)
+                    queue.append(record)
+                    # encoded once, in bulk, not between the SDK's work on each call; a text
+                    # with a lone surrogate is left to fail when served, as it always did
+                    with suppress(UnicodeEncodeError):
+                        self._served[record.line] = http.prepare(record.response)
         self._stack = ExitStack()
         self._stack.enter_context(serve_llm_calls(self))
         if self._replaying:  # strict: what the cassette does not serve never leaves
@@ -335,7 +343,8 @@ class Cassette:
             content = request.content
         except Exception:  # a streamed request body not read yet
             content = request.read()
-        stored = stored_request(request.method, request.url.path, content, self._redact)
+        parsed = parsed_request(content)  # the capture's parse of this body, if it made one
+        stored = stored_request(request.method, request.url.path, content, self._redact, parsed)
         if self._replaying:
             return self._serve(stored, module)
         slot = self._reserve(stored)
@@ -348,7 +357,8 @@ class Cassette:
             content = request.content
         except Exception:
             content = await request.aread()
-        stored = stored_request(request.method, request.url.path, content, self._redact)
+        parsed = parsed_request(content)  # the capture's parse of this body, if it made one
+        stored = stored_request(request.method, request.url.path, content, self._redact, parsed)
         if self._replaying:
             return self._serve(stored, module)
         slot = self._reserve(stored)
@@ -364,15 +374,29 @@ class Cassette:
 
     def _take(self, key: str, lane: str | None) -> tuple[files.CassetteRecord | None, bool]:
         """The recorded call to serve (oldest first), and whether any was ever recorded."""
+        taken = self._taken
+        if lane is not None:  # its own lane first, then calls recorded outside any lane
+            recorded = False
+            for queue in (self._lanes.get((lane, key)), self._lanes.get((None, key))):
+                if queue is None:
+                    continue
+                recorded = True
+                while queue and queue[0].line in taken:
+                    queue.popleft()
+                if queue:
+                    record = queue[0]
+                    taken.add(record.line)
+                    return record, True
+            return None, recorded
         queues = self._lanes_for(key, lane)
         for queue in queues:
-            while queue and queue[0].line in self._taken:
+            while queue and queue[0].line in taken:
                 queue.popleft()
         ready = [q for q in queues if q]
         if not ready:
             return None, bool(queues)
-        record = min((q[0] for q in ready), key=lambda r: r.line) if lane is None else ready[0][0]
-        self._taken.add(record.line)
+        record = min((q[0] for q in ready), key=lambda r: r.line)
+        taken.add(record.line)
         return record, True
 
     def _serve(self, request: dict[str, Any], module: Any) -> Any:
@@ -385,7 +409,10 @@ class Cassette:
             miss = self._miss(request, key, lane, exhausted=recorded)
             self.misses.append(miss)
             raise miss
-        return http.serve(module, record.response)
+        served = self._served.get(record.line)
+        if served is None:
+            return http.serve(module, record.response)
+        return http.respond(module, served)
 
     def _reserve(self, request: dict[str, Any]) -> list[Any]:
         slot: list[Any] = [request, None, current_lane()]

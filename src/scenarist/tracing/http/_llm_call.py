@@ -17,6 +17,7 @@ queued time out, so a latency budget does not depend on how many scenarios ran a
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from scenarist.model._construct import field_values
@@ -26,13 +27,44 @@ from scenarist.redaction import redact, redact_body, redact_url, redacted_fields
 from scenarist.tracing.http import _llm_payloads as payloads
 from scenarist.tracing.recorder import RunRecorder
 
-__all__ = ["REPLAYED", "LLMCall"]
+__all__ = ["NOT_PARSED", "REPLAYED", "LLMCall", "parsed_request", "served_json"]
 
 _clock = time.perf_counter
 """The clock every timing of a call reads (one name, so a test can inject its own)."""
 
 REPLAYED = "scenarist.replayed"
 """Response extension a response source sets when it answered a call itself (replay)."""
+
+
+_served: ContextVar[tuple[bytes, Any] | None] = ContextVar("scenarist_served_json", default=None)
+"""The body a response source last served in this context, and its JSON already parsed
+(a cassette's recording): a call whose body is that very object takes the value instead
+of parsing the bytes again (see :func:`served_json`)."""
+
+
+_requested: ContextVar[tuple[bytes, Any] | None] = ContextVar(
+    "scenarist_request_json", default=None
+)
+"""The request body the last call of this context was made with, and its parse."""
+NOT_PARSED: Any = object()
+
+
+def parsed_request(body: bytes) -> Any:
+    """``parse_body(body)`` when the capture parsed that very ``body`` object for the call
+    in flight (a response source keys the request on it: one parse, not two), else
+    :data:`NOT_PARSED`. Shared with the span's input: read it, never mutate it."""
+    known = _requested.get()
+    if known is None or known[0] is not body:
+        return NOT_PARSED
+    _requested.set(None)  # taken once: a request object sent again is parsed again
+    return known[1]
+
+
+def served_json(body: bytes, value: Any) -> None:
+    """Say that ``body``, about to be served in this context, parses to ``value`` (what
+    ``json.loads(body)`` gives; a cassette's recorded body, which it was encoded from).
+    The capture then takes ``value`` as the call's output, shared, never mutated."""
+    _served.set((body, value))
 
 
 _WANTED_HEADERS = frozenset({"content-encoding", "content-type", "x-request-id", "request-id"})
@@ -113,10 +145,13 @@ class LLMCall:
         self.endpoint = endpoint
         # the one redaction, before anything is recorded (see scenarist.redaction)
         self._fields = fields = redacted_fields()  # read once a call (the environment)
-        request_json = redact_body(body, payloads.parse_body(body), fields)
-        self.span = recorder.open(endpoint.name, "llm", request_json)
-        url = redact_url(str(request.url), fields)
-        self.span.metadata.update(provider=endpoint.provider, url=url)
+        parsed = payloads.parse_body(body)
+        _requested.set((body, parsed))
+        request_json = redact_body(body, parsed, fields)
+        self.span = span = recorder.open(endpoint.name, "llm", request_json)
+        metadata = span.metadata
+        metadata["provider"] = endpoint.provider
+        metadata["url"] = redact_url(str(request.url), fields)
         self.status = _NO_RESPONSE
         self._recorder, self._module = recorder, module
         self._chunks: list[bytes] = []
@@ -173,7 +208,7 @@ class LLMCall:
             output, finished = self._output()
             if early and self.status.streaming and not finished:
                 metadata["stream_closed_early"] = True  # the caller stopped reading
-            self._describe(output)
+            self._describe(output, values, metadata)
             answers = response_fields(self._fields)
             body = self._body
             output = redact(output, answers) if body is None else redact_body(body, output, answers)
@@ -214,6 +249,10 @@ class LLMCall:
                 return payloads.normalize(self.endpoint.name, parsed), True
             if not self.status.streaming:
                 self._body = body  # what the output is parsed from: redact_body's text
+                known = _served.get()
+                if known is not None and known[0] is body:  # a recording's, parsed already
+                    _served.set(None)
+                    return known[1], True
                 return payloads.parse_body(body), True
             parser = payloads.SSEParser()
             self._blocks = parser.feed(body) + parser.flush()
@@ -227,10 +266,10 @@ class LLMCall:
             return None, finished
         return payloads.assemble_stream(self.endpoint.name, events), finished
 
-    def _describe(self, output: Any) -> None:
-        values, metadata = field_values(self.span), self.span.metadata
+    def _describe(self, output: Any, values: dict[str, Any], metadata: dict[str, Any]) -> None:
         request = values["input"] if isinstance(values["input"], dict) else {}
-        path = str(metadata.get("url", "")).split("?", 1)[0]
+        url = metadata.get("url", "")
+        path = (url if type(url) is str else str(url)).partition("?")[0]
         usage = payloads.usage_of(output)
         values["model"] = payloads.model_of(output, request, path)
         values["tokens_in"], values["tokens_out"] = usage.tokens_in, usage.tokens_out

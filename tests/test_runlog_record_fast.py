@@ -63,9 +63,7 @@ def _results() -> list[ScenarioResult]:
     suite.append(Scenario("fails").interact("b").check(Equals(expected_value="nope")))
     suite.append(Scenario("no checks").interact("c"))
     suite.append(Scenario("vacuous").check(FnCheck(fn=lambda trace: True)))
-    suite.append(
-        Scenario("errors", target=_raises).interact("d").check(Equals(expected_value="x"))
-    )
+    suite.append(Scenario("errors", target=_raises).interact("d").check(Equals(expected_value="x")))
     suite.append(Scenario("déjà vu ✓").interact("é").check(StringMatching(keyword="ok")))
     results = list(suite.run_sync(verbose=False).results)
     flaky = Suite(name="flaky", target=_flaky)

@@ -41,6 +41,11 @@ Before any of it, scenarist's modules are byte-compiled (``compileall``), as an 
 package's are and as the SDK's are: a source tree in an environment with
 ``PYTHONDONTWRITEBYTECODE=1`` would otherwise compile them again in every replay.
 
+5. **engine only** (``--repeat`` times, after the pairs): the same scenario file's suite
+   through ``Suite.each_result`` inside the cassette, in a fresh Python, results dropped:
+   no CLI, run log, database, JUnit or report. The bound of what trimming the CLI's part
+   could reach: its overhead against the floor is printed beside the command's.
+
 Figures, medians over ``--repeat`` alternated replay/floor pairs:
 
 * scenarios/s = ``N`` / replay wall time (the whole command: start, imports, building the
@@ -104,6 +109,35 @@ for i in range(N):
     suite.append(
         Scenario(f"s{i:05d}").interact(f"question <q{i}>").check(StringMatching(keyword=f"<q{i}>"))
     )
+'''
+
+ENGINE_ONLY = '''
+"""The bound: the same scenarios through the engine alone, no CLI (no run log, database,
+JUnit or report): Suite.each_result inside the cassette, each result dropped."""
+import asyncio
+import sys
+
+from scenarist.replay.cassette import cassette
+
+import scale_scenarios
+
+passed = 0
+
+
+async def sink(index, result):
+    global passed
+    passed += result.passed
+
+
+async def main():
+    async with cassette(sys.argv[1], "replay") as tape:
+        suite, cap = scale_scenarios.suite, int(sys.argv[2])
+        await suite.each_result(sink, parallel=True, max_concurrency=cap)
+    assert passed == scale_scenarios.N and tape.stats.replayed == scale_scenarios.N, tape.stats
+    print(f"engine only: {passed} passed, {tape.stats.replayed} replayed")
+
+
+asyncio.run(main())
 '''
 
 FLOOR = '''
@@ -385,6 +419,14 @@ def main() -> None:
                     wall, cpu, _ = _timed(floor_cmd, env, root)
                     floors.append((wall, cpu))
                 print(f"  {which:6} wall {wall:7.2f} s  cpu {cpu:7.2f} s")
+        (root / "engine_only.py").write_text(ENGINE_ONLY)
+        engine_cmd = [sys.executable, "engine_only.py", str(cassette), parallel]
+        engines = []
+        for _ in range(args.repeat):
+            wall, cpu, _ = _timed(engine_cmd, env, root)
+            engines.append((wall, cpu))
+            print(f"  engine wall {wall:7.2f} s  cpu {cpu:7.2f} s")
+        e_cpu = statistics.median(c for _, c in engines)
         r_wall = statistics.median(w for w, _ in replays)
         r_cpu = statistics.median(c for _, c in replays)
         f_wall = statistics.median(w for w, _ in floors)
@@ -401,6 +443,8 @@ def main() -> None:
             "overhead_cpu": (r_cpu - f_cpu) / r_cpu,
             "overhead_wall": (r_wall - f_wall) / r_wall,
             "runs": {"replay": replays, "floor": floors},
+            "engine_only_cpu_s": e_cpu,
+            "overhead_engine_only_cpu": (e_cpu - f_cpu) / e_cpu,
             "load_average": os.getloadavg(),
         }
 
@@ -454,6 +498,8 @@ def main() -> None:
           f"{f_cpu:.2f} s CPU -> {n / f_wall:,.0f} calls/s")  # fmt: skip
     print(f"  our overhead, (replay - floor) / replay: {results['overhead_cpu']:.1%} of CPU, "
           f"{results['overhead_wall']:.1%} of wall")  # fmt: skip
+    print(f"  the engine alone (no CLI, run log, database, report): {e_cpu:.2f} s CPU, "
+          f"overhead {results['overhead_engine_only_cpu']:.1%}")  # fmt: skip
     if "overhead_profile" in results:
         print(f"  our overhead, scenarist's share of the {args.profiler} profile: "
               f"{results['overhead_profile']:.1%}")  # fmt: skip

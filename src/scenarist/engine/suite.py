@@ -251,13 +251,16 @@ class Suite(BaseModel):
         target: Any,
         return_exception: bool,
         parallel: bool,
-        concurrency: int | AdaptiveConcurrency | None,
+        max_concurrency: Any,
         timeout_s: float | None,
         repeat: Any,
         rate_limits: Any,
         budget: Any = None,
         min_pass_rate: Any = None,
     ) -> RunPlan:
+        """The plan of one run, every argument validated (``max_concurrency`` as
+        :func:`validate_concurrency` says)."""
+        concurrency = validate_concurrency(max_concurrency)
         count, auto = _repeat_plan(repeat)
         rate = _validate_rate(min_pass_rate, "min_pass_rate")
         if rate is None:
@@ -349,12 +352,11 @@ class Suite(BaseModel):
         import anyio  # on first use: Suite.run does not need it
         import anyio.lowlevel
 
-        concurrency = validate_concurrency(max_concurrency)
         plan = self._plan(
             target,
             return_exception,
             parallel,
-            concurrency,
+            max_concurrency,
             timeout_s,
             repeat,
             rate_limits,
@@ -415,7 +417,7 @@ class Suite(BaseModel):
             target,
             return_exception,
             parallel,
-            validate_concurrency(max_concurrency),
+            max_concurrency,
             timeout_s,
             repeat,
             rate_limits,
@@ -465,12 +467,11 @@ class Suite(BaseModel):
         message naming the budget for giskard-checks code), and so is every later one;
         :attr:`SuiteResult.budget` says what was estimated, spent and stopped.
         """
-        concurrency = validate_concurrency(max_concurrency)
         plan = self._plan(
             target,
             return_exception,
             parallel,
-            concurrency,
+            max_concurrency,
             timeout_s,
             repeat,
             rate_limits,

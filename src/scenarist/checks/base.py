@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Self, TypeVar
 
-from pydantic import SerializeAsAny
+from pydantic import BaseModel, SerializeAsAny
 
 from scenarist.model._registry import KindRegistered
 from scenarist.model.items import ITraceAssertion
@@ -33,6 +33,28 @@ SPEC_CONTEXT: Final = {"scenarist_omit_callables": True}
 def omits_callables(context: Any) -> bool:
     """Whether a serialisation ``context`` asks to leave functions out (see ``SPEC_CONTEXT``)."""
     return isinstance(context, dict) and bool(context.get("scenarist_omit_callables"))
+
+
+class RefusesPredicatesInJson(BaseModel):
+    """For a check whose fields may hold Python predicates (``ToolArgs``,
+    ``ToolTrajectory``): a JSON dump calls :meth:`_reject_predicates` first (it raises,
+    naming them, when there are any) unless the context asks to leave functions out.
+    Put it before the check's base class."""
+
+    def _reject_predicates(self) -> None:
+        raise NotImplementedError
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """As :meth:`pydantic.BaseModel.model_dump`; JSON mode with predicates raises."""
+        if kwargs.get("mode") == "json" and not omits_callables(kwargs.get("context")):
+            self._reject_predicates()
+        return super().model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        """As :meth:`pydantic.BaseModel.model_dump_json`; raises when there are predicates."""
+        if not omits_callables(kwargs.get("context")):
+            self._reject_predicates()
+        return super().model_dump_json(*args, **kwargs)
 
 
 _Run = TypeVar("_Run", bound=Callable[..., Any])

@@ -18,7 +18,7 @@ from pydantic import (
     field_validator,
 )
 
-from scenarist.checks.base import Check
+from scenarist.checks.base import Check, RefusesPredicatesInJson
 from scenarist.checks.fn import omits_callables
 from scenarist.checks.spans import Count, Scope, SpanCheck
 from scenarist.errors import SerializationError
@@ -177,7 +177,7 @@ def call_arguments(span: Span) -> Mapping[str, Any] | None:
 
 
 @Check.register("trace_tool_args")
-class ToolArgs(_NamedToolCheck):
+class ToolArgs(RefusesPredicatesInJson, _NamedToolCheck):
     """Some call of ``tool_name`` has arguments matching ``args``.
 
     The arguments are the span's ``input`` when it is a mapping (or a JSON object string,
@@ -218,18 +218,6 @@ class ToolArgs(_NamedToolCheck):
         if omits_callables(info.context):
             return {key: _describe(value) for key, value in args.items()}
         raise self._unserialisable()
-
-    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """As :meth:`pydantic.BaseModel.model_dump`; JSON mode with predicates raises."""
-        if kwargs.get("mode") == "json" and not omits_callables(kwargs.get("context")):
-            self._reject_predicates()
-        return super().model_dump(*args, **kwargs)
-
-    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
-        """As :meth:`pydantic.BaseModel.model_dump_json`; raises when there are predicates."""
-        if not omits_callables(kwargs.get("context")):
-            self._reject_predicates()
-        return super().model_dump_json(*args, **kwargs)
 
     def _reject_predicates(self) -> None:
         if self._predicates():

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StrictBool, WithJsonSchema, model_validator
 
-from scenarist.checks.base import Check, omits_callables
+from scenarist.checks.base import Check, RefusesPredicatesInJson
 from scenarist.checks.spans import SpanCheck
 from scenarist.checks.trajectory import (
     EXPECTED_CALL_SCHEMA,
@@ -55,7 +55,7 @@ class _JudgeFailed(Exception):
 
 
 @Check.register("tool_trajectory")
-class ToolTrajectory(SpanCheck, WithJudgeMixin):
+class ToolTrajectory(RefusesPredicatesInJson, SpanCheck, WithJudgeMixin):
     """The tool calls match ``expected`` in ``mode``, scoring at least ``threshold``.
 
     ``judge``, ``temperature`` and ``max_retries`` serve the judged matchers only, as in
@@ -89,18 +89,6 @@ class ToolTrajectory(SpanCheck, WithJudgeMixin):
     def _reject_predicates(self) -> None:
         if self._predicates():
             raise unserialisable(self._predicates())
-
-    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """As :meth:`pydantic.BaseModel.model_dump`; JSON mode with predicates raises."""
-        if kwargs.get("mode") == "json" and not omits_callables(kwargs.get("context")):
-            self._reject_predicates()
-        return super().model_dump(*args, **kwargs)
-
-    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
-        """As :meth:`pydantic.BaseModel.model_dump_json`; raises when there are predicates."""
-        if not omits_callables(kwargs.get("context")):
-            self._reject_predicates()
-        return super().model_dump_json(*args, **kwargs)
 
     # -- running ---------------------------------------------------------------------------
 
